@@ -1,0 +1,7 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261122000000Initial } from './Migration20261122000000_initial.js';
+
+/** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
+export const MIGRATIONS: MigrationObject[] = [
+  { name: 'Migration20261122000000_initial', class: Migration20261122000000Initial },
+];

@@ -1,0 +1,193 @@
+/**
+ * The one configuration loader (DESIGN section 4). Every variable is parsed and
+ * validated here, once; a bad value is a ConfigError whose message is one line naming
+ * the variable and what is allowed, and the entry point exits with it.
+ */
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { TIERS, type Tier } from './domain/api-key.js';
+import { DEFAULT_TAX_RATE } from './domain/odds.js';
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface TierLimit {
+  hourly: number;
+  monthly: number;
+}
+export type TierLimits = Record<Tier, TierLimit>;
+
+/** Spec section 8. TIER_LIMITS may override any of these numbers. */
+export const DEFAULT_TIER_LIMITS: TierLimits = {
+  starter: { hourly: 100, monthly: 10_000 },
+  growth: { hourly: 1_000, monthly: 100_000 },
+  enterprise: { hourly: 10_000, monthly: 1_000_000 },
+};
+
+/** Spec section 6.1: retries after 1 min, 5 min, 30 min, 2 h, 12 h. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Absent: embedded PGlite under dataDir. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** Absent: in-memory limiter and event bus. */
+  redisUrl: string | null;
+  /** Null in embedded mode without ADMIN_TOKEN: one is generated and kept under DATA_DIR. */
+  adminToken: string | null;
+  demoSeed: boolean;
+  tierLimits: TierLimits;
+  webhookRetryScheduleMs: number[];
+  streamHeartbeatSeconds: number;
+  /** Test-only: host name -> loopback address. */
+  webhookHostOverrides: Map<string, string>;
+  logLevel: LogLevel;
+  /** Default bookmaker tax rate used when a pick does not name one. */
+  defaultTaxRate: number;
+  production: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+function value(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined) return undefined;
+  const trimmed = raw.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+function parseInteger(name: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer between ${min} and ${max} (got "${raw}")`);
+  const parsed = Number(raw);
+  if (parsed < min || parsed > max) throw new ConfigError(name, `must be an integer between ${min} and ${max} (got "${raw}")`);
+  return parsed;
+}
+
+function parseBoolean(name: string, raw: string): boolean {
+  const lowered = raw.toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(lowered)) return true;
+  if (['0', 'false', 'no', 'off'].includes(lowered)) return false;
+  throw new ConfigError(name, `must be one of true, false, 1, 0, yes, no, on, off (got "${raw}")`);
+}
+
+function parseUrl(name: string, raw: string, protocols: string[]): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')}`);
+  }
+  if (!protocols.includes(url.protocol)) throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')}`);
+  return raw;
+}
+
+export function parseTierLimits(raw: string | undefined): TierLimits {
+  const limits: TierLimits = structuredClone(DEFAULT_TIER_LIMITS);
+  if (raw === undefined) return limits;
+  const problem = 'must be JSON like {"starter":{"hourly":25},"enterprise":{"monthly":40}} with tiers starter, growth, enterprise and positive integer hourly/monthly';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('TIER_LIMITS', problem);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('TIER_LIMITS', problem);
+  for (const [tier, override] of Object.entries(parsed)) {
+    if (!(TIERS as readonly string[]).includes(tier)) throw new ConfigError('TIER_LIMITS', `${problem} (unknown tier "${tier}")`);
+    if (typeof override !== 'object' || override === null || Array.isArray(override)) throw new ConfigError('TIER_LIMITS', problem);
+    for (const [field, amount] of Object.entries(override)) {
+      if (field !== 'hourly' && field !== 'monthly') throw new ConfigError('TIER_LIMITS', `${problem} (unknown field "${field}")`);
+      if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 1) throw new ConfigError('TIER_LIMITS', problem);
+      limits[tier as Tier][field] = amount;
+    }
+  }
+  return limits;
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, min: 60_000, h: 3_600_000, hr: 3_600_000 };
+
+export function parseRetrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined) return [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS];
+  const problem = `must be 5 comma-separated durations such as "1m,5m,30m,2h,12h" or "1s,1s,1s,1s,1s" (got "${raw}")`;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length !== 5) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', problem);
+  return parts.map((part) => {
+    const match = /^(\d{1,9})(ms|s|m|min|h|hr)$/.exec(part);
+    if (!match) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', problem);
+    return Number(match[1]) * DURATION_UNITS_MS[match[2]!]!;
+  });
+}
+
+export function parseHostOverrides(raw: string | undefined): Map<string, string> {
+  const overrides = new Map<string, string>();
+  if (raw === undefined) return overrides;
+  const problem = `must be "name=127.0.0.1,other=::1" mapping host names to loopback addresses only (got "${raw}")`;
+  for (const entry of raw.split(',')) {
+    const [name, address, ...rest] = entry.trim().split('=');
+    if (!name || !address || rest.length > 0) throw new ConfigError('WEBHOOK_HOST_OVERRIDES', problem);
+    const host = name.trim().toLowerCase();
+    const target = address.trim();
+    // Only loopback targets: the override exists for tests and must not open a path to other hosts.
+    const loopback = (isIP(target) === 4 && target.startsWith('127.')) || target === '::1';
+    if (!/^[a-z0-9.-]+$/.test(host) || !loopback) throw new ConfigError('WEBHOOK_HOST_OVERRIDES', problem);
+    overrides.set(host, target);
+  }
+  return overrides;
+}
+
+export interface LoadConfigOptions {
+  /** The migrate command needs no admin token. */
+  requireAdminToken?: boolean;
+}
+
+export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): Config {
+  const databaseUrlRaw = value(env, 'DATABASE_URL');
+  const databaseUrl = databaseUrlRaw === undefined ? null : parseUrl('DATABASE_URL', databaseUrlRaw, ['postgres:', 'postgresql:']);
+  const redisUrlRaw = value(env, 'REDIS_URL');
+  const redisUrl = redisUrlRaw === undefined ? null : parseUrl('REDIS_URL', redisUrlRaw, ['redis:', 'rediss:']);
+  const embedded = databaseUrl === null;
+  const production = value(env, 'NODE_ENV') === 'production';
+
+  const adminTokenRaw = value(env, 'ADMIN_TOKEN');
+  if (adminTokenRaw !== undefined && adminTokenRaw.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 characters long');
+  }
+  if (adminTokenRaw === undefined && !embedded && (options.requireAdminToken ?? true)) {
+    throw new ConfigError('ADMIN_TOKEN', 'is required when DATABASE_URL is set (it is generated only in embedded mode)');
+  }
+
+  const logLevelRaw = value(env, 'LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevelRaw)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelRaw}")`);
+  }
+
+  const portRaw = value(env, 'PORT');
+  const demoSeedRaw = value(env, 'DEMO_SEED');
+  const heartbeatRaw = value(env, 'STREAM_HEARTBEAT_SECONDS');
+
+  return {
+    port: portRaw === undefined ? 3000 : parseInteger('PORT', portRaw, 0, 65535),
+    host: value(env, 'HOST') ?? '127.0.0.1',
+    databaseUrl,
+    dataDir: path.resolve(value(env, 'DATA_DIR') ?? './data'),
+    redisUrl,
+    adminToken: adminTokenRaw ?? null,
+    demoSeed: demoSeedRaw === undefined ? embedded : parseBoolean('DEMO_SEED', demoSeedRaw),
+    tierLimits: parseTierLimits(value(env, 'TIER_LIMITS')),
+    webhookRetryScheduleMs: parseRetrySchedule(value(env, 'WEBHOOK_RETRY_SCHEDULE')),
+    streamHeartbeatSeconds: heartbeatRaw === undefined ? 30 : parseInteger('STREAM_HEARTBEAT_SECONDS', heartbeatRaw, 1, 3600),
+    webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
+    logLevel: logLevelRaw as LogLevel,
+    defaultTaxRate: DEFAULT_TAX_RATE,
+    production,
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Keyset cursor for picks ordered by kickoff_at desc, id desc (DESIGN section 3, "Lists").
+ * The cursor names the last row of a page, so pages stay stable under concurrent inserts.
+ * It is opaque to clients but not secret: the checksum only catches accidental edits.
+ */
+import { createHash } from 'node:crypto';
+import { InvalidCursorError, InvalidParameterError } from './errors.js';
+
+export interface PickCursor {
+  kickoffAt: Date;
+  id: string;
+}
+
+const VERSION = 'p1';
+const MAX_CURSOR_LENGTH = 200;
+/** Largest |ms| a JS Date can hold. */
+const MAX_TIME_MS = 8.64e15;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+// Canonical integers only (no leading zeros, no "-0"), so a decoded cursor re-encodes identically.
+const PAYLOAD = /^p1:(0|-?[1-9][0-9]{0,15}):([0-9a-f-]{36}):([0-9a-f]{8})$/;
+
+function checksum(body: string): string {
+  return createHash('sha256').update(body).digest('hex').slice(0, 8);
+}
+
+/** Encodes a cursor. Bad input here is a programming error, hence RangeError, not a client error. */
+export function encodePickCursor(c: PickCursor): string {
+  const ms = c.kickoffAt.getTime();
+  if (!Number.isInteger(ms) || Math.abs(ms) > MAX_TIME_MS) {
+    throw new RangeError('encodePickCursor: kickoffAt is not a valid date');
+  }
+  const id = c.id.toLowerCase();
+  if (!UUID.test(id)) {
+    throw new RangeError(`encodePickCursor: id ${c.id} is not a UUID`);
+  }
+  const body = `${VERSION}:${ms}:${id}`;
+  return Buffer.from(`${body}:${checksum(body)}`, 'utf8').toString('base64url');
+}
+
+/** Decodes a client-supplied cursor; anything but a cursor this module produced throws InvalidCursorError. */
+export function decodePickCursor(s: string): PickCursor {
+  try {
+    return decodeOrThrow(s);
+  } catch (error) {
+    if (error instanceof InvalidCursorError) throw error;
+    // Whatever else went wrong, the client only ever sees invalid_cursor.
+    throw new InvalidCursorError();
+  }
+}
+
+function decodeOrThrow(s: string): PickCursor {
+  if (typeof s !== 'string' || s.length === 0 || s.length > MAX_CURSOR_LENGTH || !BASE64URL.test(s)) {
+    throw new InvalidCursorError();
+  }
+  const bytes = Buffer.from(s, 'base64url');
+  // Node's decoder is lenient (ignores stray bits, stops early); only the canonical form is accepted.
+  if (bytes.toString('base64url') !== s) throw new InvalidCursorError();
+  const match = PAYLOAD.exec(bytes.toString('latin1'));
+  if (!match) throw new InvalidCursorError();
+  const [, msText, id, check] = match as unknown as [string, string, string, string];
+  if (checksum(`${VERSION}:${msText}:${id}`) !== check) throw new InvalidCursorError();
+  if (!UUID.test(id)) throw new InvalidCursorError();
+  const ms = Number(msText);
+  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS) throw new InvalidCursorError();
+  return { kickoffAt: new Date(ms), id };
+}
+
+/** Page sizes are validated, never clamped (DESIGN section 3, "Lists"). */
+export function validatePageSize(parameter: string, value: number, max: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new InvalidParameterError(parameter, `${parameter} must be an integer between 1 and ${max}`);
+  }
+}

@@ -1,0 +1,99 @@
+/** Odds math of DESIGN section 3 ("Picks and money"). */
+import { InvalidParameterError } from './errors.js';
+import { roundTo } from './numbers.js';
+
+/** Default bookmaker tax on stakes; per-bookmaker rates override it. */
+export const DEFAULT_TAX_RATE = 0.053;
+
+export type EdgeTier = 'big_edge' | 'stark' | 'standard';
+
+export interface EdgeTierThresholds {
+  bigEdge: number;
+  stark: number;
+}
+
+export const DEFAULT_EDGE_TIER_THRESHOLDS: Readonly<EdgeTierThresholds> = Object.freeze({
+  bigEdge: 0.08,
+  stark: 0.04,
+});
+
+/** Pre-tax edge in percent: (odds / fair - 1) x 100. */
+export function edgePct(odds: number, referenceFairOdds: number): number {
+  return (odds / referenceFairOdds - 1) * 100;
+}
+
+/** Post-tax edge as a fraction (0.0858 style): odds x (1 - tax) / fair - 1. */
+export function edgePctPostTax(odds: number, referenceFairOdds: number, taxRate: number): number {
+  return (odds * (1 - taxRate)) / referenceFairOdds - 1;
+}
+
+/**
+ * Kelly stake fraction with p = 1 / fair and b = net post-tax odds. Never negative: a
+ * bet without edge has stake 0, and so has one whose net odds pay nothing (b <= 0).
+ */
+export function kellyFraction(odds: number, referenceFairOdds: number, taxRate: number): number {
+  const p = 1 / referenceFairOdds;
+  const b = odds * (1 - taxRate) - 1;
+  if (!(b > 0)) return 0;
+  const kelly = (p * b - (1 - p)) / b;
+  return kelly > 0 ? kelly : 0;
+}
+
+export function edgeTier(
+  edgePostTax: number,
+  thresholds: EdgeTierThresholds = DEFAULT_EDGE_TIER_THRESHOLDS,
+): EdgeTier {
+  if (edgePostTax >= thresholds.bigEdge) return 'big_edge';
+  if (edgePostTax >= thresholds.stark) return 'stark';
+  return 'standard';
+}
+
+export interface PickPricing {
+  edgePct: number;
+  edgePctPostTax: number;
+  kellyFraction: number;
+  edgeTier: EdgeTier;
+}
+
+/**
+ * Everything the service stores about a pick's price. Values are rounded for storage;
+ * the tier uses the unrounded edge so rounding can never promote a pick across a threshold.
+ * Inputs are validated here too, so a caller that forgot cannot store NaN or Infinity.
+ */
+export function priceEdges(
+  input: { odds: number; referenceFairOdds: number; taxRate: number },
+  thresholds: EdgeTierThresholds = DEFAULT_EDGE_TIER_THRESHOLDS,
+): PickPricing {
+  validateDecimalOdds('odds', input.odds);
+  validateDecimalOdds('referenceFairOdds', input.referenceFairOdds);
+  validateTaxRate('taxRate', input.taxRate);
+  const postTax = edgePctPostTax(input.odds, input.referenceFairOdds, input.taxRate);
+  return {
+    edgePct: roundTo(edgePct(input.odds, input.referenceFairOdds), 2),
+    edgePctPostTax: roundTo(postTax, 4),
+    kellyFraction: roundTo(kellyFraction(input.odds, input.referenceFairOdds, input.taxRate), 4),
+    edgeTier: edgeTier(postTax, thresholds),
+  };
+}
+
+export const MAX_DECIMAL_ODDS = 1000;
+
+/** Decimal odds pay back more than the stake (> 1.0); above 1000 is a typo, not a market. */
+export function validateDecimalOdds(parameter: string, value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 1 || value > MAX_DECIMAL_ODDS) {
+    throw new InvalidParameterError(
+      parameter,
+      `${parameter} must be decimal odds greater than 1.0 and at most ${MAX_DECIMAL_ODDS}`,
+    );
+  }
+}
+
+/** A tax of 100% or more would make every bet worthless; 0 means untaxed. */
+export function validateTaxRate(parameter: string, value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value >= 1) {
+    throw new InvalidParameterError(parameter, `${parameter} must be a number from 0 (inclusive) to 1 (exclusive)`);
+  }
+}
+
+/** Every edge tier, strongest first. */
+export const EDGE_TIERS = ['big_edge', 'stark', 'standard'] as const satisfies readonly EdgeTier[];

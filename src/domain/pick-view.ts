@@ -1,0 +1,66 @@
+/**
+ * The documented JSON shapes of a pick (spec 2.1 and 2.6), built from the stored fields.
+ * Webhook bodies and outbox payloads use these; the REST adapters produce the same shapes
+ * from GraphQL results, and tests hold both to the spec's field lists.
+ */
+import type { EdgeTier } from './odds.js';
+import type { PickResult, PickStatus } from './pick.js';
+
+export interface PickFields {
+  id: string;
+  sport: string;
+  league: string;
+  homeTeam: string;
+  awayTeam: string;
+  kickoffAt: Date;
+  description: string;
+  odds: number;
+  edgePct: number;
+  confidence: number;
+  status: PickStatus;
+  settledAt?: Date | null;
+  result?: PickResult | null;
+  market: string;
+  selection: string;
+  bookmakerName: string;
+  bookmakerSlug: string;
+  referenceFairOdds: number;
+  edgePctPostTax: number;
+  kellyFraction: number;
+  edgeTier: EdgeTier;
+  publishedAt?: Date | null;
+}
+
+export interface V1PickJson {
+  id: string;
+  sport: string;
+  league: string;
+  home_team: string;
+  away_team: string;
+  kickoff_at: string;
+  pick: string;
+  odds: number;
+  edge_pct: number;
+  confidence: number;
+  status: PickStatus;
+  settled_at: string | null;
+  result: PickResult | null;
+}
+
+export function v1PickJson(pick: PickFields): V1PickJson {
+  return {
+    id: pick.id,
+    sport: pick.sport,
+    league: pick.league,
+    home_team: pick.homeTeam,
+    away_team: pick.awayTeam,
+    kickoff_at: pick.kickoffAt.toISOString(),
+    pick: pick.description,
+    odds: pick.odds,
+    edge_pct: pick.edgePct,
+    confidence: pick.confidence,
+    status: pick.status,
+    settled_at: pick.settledAt ? pick.settledAt.toISOString() : null,
+    result: pick.result ?? null,
+  };
+}

@@ -1,0 +1,89 @@
+/** Pick lifecycle and input rules (DESIGN section 3, "Picks and money"). */
+import { InvalidParameterError, InvalidTransitionError } from './errors.js';
+import { roundTo } from './numbers.js';
+
+export const PICK_STATUSES = ['published', 'settled', 'admin_review'] as const;
+export type PickStatus = (typeof PICK_STATUSES)[number];
+
+export const PICK_RESULTS = ['won', 'lost', 'void', 'half_won', 'half_lost'] as const;
+export type PickResult = (typeof PICK_RESULTS)[number];
+
+/** admin_review picks are invisible everywhere; only these reach clients. */
+export const VISIBLE_STATUSES: readonly PickStatus[] = ['published', 'settled'];
+
+export function isPickStatus(s: string): s is PickStatus {
+  return (PICK_STATUSES as readonly string[]).includes(s);
+}
+
+export function isPickResult(s: string): s is PickResult {
+  return (PICK_RESULTS as readonly string[]).includes(s);
+}
+
+export function isVisibleStatus(s: PickStatus | string): boolean {
+  return (VISIBLE_STATUSES as readonly string[]).includes(s);
+}
+
+/** The whole state machine; settled is final. */
+const ALLOWED_TRANSITIONS: Readonly<Record<PickStatus, readonly PickStatus[]>> = {
+  published: ['settled', 'admin_review'],
+  admin_review: ['published'],
+  settled: [],
+};
+
+export function canTransition(from: PickStatus, to: PickStatus): boolean {
+  return ALLOWED_TRANSITIONS[from]?.includes(to) ?? false;
+}
+
+export function assertTransition(from: PickStatus, to: PickStatus): void {
+  if (!canTransition(from, to)) {
+    throw new InvalidTransitionError(from, to);
+  }
+}
+
+export function validateConfidence(value: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 100) {
+    throw new InvalidParameterError('confidence', 'confidence must be an integer between 0 and 100');
+  }
+}
+
+export const MAX_TEAM_NAME_LENGTH = 120;
+
+// Control characters (NUL above all: PostgreSQL rejects it in text) would turn into a 500
+// at the database or break the one-line SSE data frame.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Trims and checks a team name; length counts code points, like PostgreSQL varchar. */
+export function validateTeamName(parameter: string, value: string): string {
+  if (typeof value !== 'string') {
+    throw new InvalidParameterError(parameter, `${parameter} must be a string`);
+  }
+  const trimmed = value.trim();
+  if (trimmed.length === 0) {
+    throw new InvalidParameterError(parameter, `${parameter} must not be empty`);
+  }
+  if ([...trimmed].length > MAX_TEAM_NAME_LENGTH) {
+    throw new InvalidParameterError(parameter, `${parameter} must be at most ${MAX_TEAM_NAME_LENGTH} characters`);
+  }
+  if (CONTROL_CHARS.test(trimmed)) {
+    throw new InvalidParameterError(parameter, `${parameter} must not contain control characters`);
+  }
+  return trimmed;
+}
+
+/** Odds shown the way bookmakers print them: always two decimals. */
+function formatOdds(odds: number): string {
+  return roundTo(odds, 2).toFixed(2);
+}
+
+/**
+ * The human-readable bet used when the admin gives none:
+ * "Arsenal to win @ 2.10", "Draw @ 3.40"; other markets name the market.
+ */
+export function describePick(input: { market: string; selection: string; odds: number }): string {
+  const selection = input.selection.trim();
+  const odds = formatOdds(input.odds);
+  if (selection.toLowerCase() === 'draw') return `${selection} @ ${odds}`;
+  if (input.market === 'h2h') return `${selection} to win @ ${odds}`;
+  return `${selection} (${input.market}) @ ${odds}`;
+}

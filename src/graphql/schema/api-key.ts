@@ -1,0 +1,55 @@
+import type { ApiKeyEntity } from '../../persistence/entities/api-key.js';
+import { builder } from '../builder.js';
+import { TierEnum } from './pick.js';
+
+export const ApiKeyRef = builder.objectRef<ApiKeyEntity>('ApiKey').implement({
+  description: 'A customer API key. The secret itself is shown once, by createApiKey.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    tier: t.field({ type: TierEnum, resolve: (key) => key.tier }),
+    label: t.exposeString('label', { nullable: true }),
+    prefix: t.exposeString('displayPrefix', { description: 'The first characters of the key, to tell keys apart.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    revokedAt: t.field({ type: 'DateTime', nullable: true, resolve: (key) => key.revokedAt ?? null }),
+    lastUsedAt: t.field({ type: 'DateTime', nullable: true, resolve: (key) => key.lastUsedAt ?? null }),
+    active: t.boolean({ resolve: (key) => !key.revokedAt }),
+  }),
+});
+
+const CreatedApiKeyRef = builder.objectRef<{ key: string; apiKey: ApiKeyEntity }>('CreatedApiKey').implement({
+  fields: (t) => ({
+    key: t.exposeString('key', { description: 'The plaintext key. It is not stored and cannot be shown again.' }),
+    apiKey: t.field({ type: ApiKeyRef, resolve: (created) => created.apiKey }),
+  }),
+});
+
+const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
+  fields: (t) => ({
+    tier: t.field({ type: TierEnum, required: true }),
+    label: t.string(),
+  }),
+});
+
+builder.queryFields((t) => ({
+  apiKeys: t.field({
+    type: [ApiKeyRef],
+    authScopes: { admin: true },
+    resolve: (_root, _args, context) => context.services.apiKeys.list(),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createApiKey: t.field({
+    type: CreatedApiKeyRef,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: CreateApiKeyInput, required: true }) },
+    resolve: (_root, { input }, context) => context.services.apiKeys.create(input),
+  }),
+  revokeApiKey: t.field({
+    type: ApiKeyRef,
+    description: 'Takes effect on every instance within 1 s.',
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => context.services.apiKeys.revoke(String(args.id)),
+  }),
+}));

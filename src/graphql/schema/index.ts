@@ -1,0 +1,6 @@
+// One module per domain; importing them registers their types and fields on the builder.
+import './scalars.js';
+import './match-analysis.js';
+import './pick.js';
+import './track-record.js';
+import './api-key.js';

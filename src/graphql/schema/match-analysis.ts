@@ -1,0 +1,40 @@
+import type { MatchAnalysisEntity } from '../../persistence/entities/match-analysis.js';
+import { builder } from '../builder.js';
+
+export const MatchAnalysisRef = builder.objectRef<MatchAnalysisEntity>('MatchAnalysis').implement({
+  fields: (t) => ({
+    matchId: t.exposeID('matchId', { description: 'Equals the pick id.' }),
+    analysis: t.exposeString('analysis'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  matchAnalysis: t.field({
+    type: MatchAnalysisRef,
+    nullable: true,
+    description: 'The analysis of a visible pick; null when there is none.',
+    authScopes: { tier: 'growth' },
+    args: { matchId: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) =>
+      context.services.analyses.get(String(args.matchId), { includeHidden: context.principal.kind === 'admin' }),
+  }),
+}));
+
+const UpsertMatchAnalysisInput = builder.inputType('UpsertMatchAnalysisInput', {
+  fields: (t) => ({
+    matchId: t.id({ required: true }),
+    analysis: t.string({ required: true }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  upsertMatchAnalysis: t.field({
+    type: MatchAnalysisRef,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: UpsertMatchAnalysisInput, required: true }) },
+    resolve: (_root, { input }, context) =>
+      context.services.analyses.upsert({ matchId: String(input.matchId), analysis: input.analysis }),
+  }),
+}));

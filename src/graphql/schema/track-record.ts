@@ -1,0 +1,52 @@
+import type { TrackRecord } from '../../domain/track-record.js';
+import { builder } from '../builder.js';
+
+type Overall = TrackRecord['overall'];
+type SportRow = TrackRecord['perSport'][number];
+type SeriesPoint = TrackRecord['series'][number];
+
+const OverallRef = builder.objectRef<Overall>('TrackRecordOverall').implement({
+  fields: (t) => ({
+    roiPct: t.exposeFloat('roiPct'),
+    winRate: t.exposeFloat('winRate', { description: 'Percent of non-void picks won (half wins count).' }),
+    totalSettled: t.exposeInt('totalSettled', { description: 'All settled picks in the window, void included.' }),
+    clvAvgPct: t.exposeFloat('clvAvgPct'),
+    edgeAvgPct: t.exposeFloat('edgeAvgPct'),
+  }),
+});
+
+const SportRowRef = builder.objectRef<SportRow>('TrackRecordSport').implement({
+  fields: (t) => ({
+    sport: t.exposeString('sport'),
+    roiPct: t.exposeFloat('roiPct'),
+    totalSettled: t.exposeInt('totalSettled'),
+  }),
+});
+
+const SeriesPointRef = builder.objectRef<SeriesPoint>('TrackRecordPoint').implement({
+  fields: (t) => ({
+    date: t.exposeString('date', { description: 'UTC date, YYYY-MM-DD.' }),
+    cumulativePnlPct: t.exposeFloat('cumulativePnlPct'),
+  }),
+});
+
+const TrackRecordRef = builder.objectRef<TrackRecord>('TrackRecord').implement({
+  description: 'Performance of picks settled in the window, flat 1-unit stakes.',
+  fields: (t) => ({
+    overall: t.field({ type: OverallRef, resolve: (record) => record.overall }),
+    perSport: t.field({ type: [SportRowRef], resolve: (record) => record.perSport }),
+    series: t.field({ type: [SeriesPointRef], resolve: (record) => record.series }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  trackRecord: t.field({
+    type: TrackRecordRef,
+    authScopes: { tier: 'growth' },
+    args: {
+      sport: t.arg.string(),
+      daysBack: t.arg.int({ description: 'Lookback window in days, 1 to 365; default 30.' }),
+    },
+    resolve: (_root, args, context) => context.services.trackRecord.get(args),
+  }),
+}));

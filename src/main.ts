@@ -1,0 +1,84 @@
+/**
+ * Entry point: configuration, runtime, demo seed (embedded first start), HTTP server,
+ * graceful shutdown on SIGTERM/SIGINT.
+ */
+import { buildApp, LOG_REDACT_PATHS } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { embeddedAdminToken, loadDemoKeys, saveDemoKeys, type DemoKeys } from './embedded.js';
+import { createRuntime } from './runtime.js';
+import { seedDemo } from './seed/demo.js';
+
+function printBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null): void {
+  const lines = [
+    '',
+    `Picks service listening on ${url}`,
+    `  database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`}`,
+    `  limits/events: ${config.redisUrl ? 'Redis' : 'in-memory'}`,
+    `  GraphQL: ${url}/graphql`,
+  ];
+  if (config.adminToken === null) lines.push(`  admin token (kept in ${config.dataDir}/admin-token): ${adminToken}`);
+  if (demoKeys) {
+    lines.push('  demo API keys:');
+    for (const [tier, key] of Object.entries(demoKeys)) lines.push(`    ${tier.padEnd(10)} ${key}`);
+    const sample = demoKeys.growth ?? Object.values(demoKeys)[0];
+    if (sample) lines.push('', '  try:', `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/graphql' -H 'content-type: application/json' -d '{"query":"{ picks(first: 3) { nodes { id sport homeTeam awayTeam pick odds edgePct } } }"}'`);
+  }
+  lines.push('');
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const adminToken = config.adminToken ?? embeddedAdminToken(config.dataDir);
+  const runtime = await createRuntime(config, { adminToken });
+
+  let demoKeys: DemoKeys | null = config.databaseUrl ? null : loadDemoKeys(config.dataDir);
+  if (config.demoSeed) {
+    const seeded = await seedDemo(runtime.services, runtime.orm, runtime.clock);
+    if (seeded) {
+      demoKeys = seeded.keys;
+      if (!config.databaseUrl) saveDemoKeys(config.dataDir, seeded.keys);
+    }
+  }
+
+  const app = await buildApp(runtime, {
+    logger: { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } },
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'draining: no new connections, finishing in-flight requests');
+    try {
+      await app.close();
+      await runtime.close();
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  printBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

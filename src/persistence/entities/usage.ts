@@ -1,0 +1,15 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/** Durable monthly request count per key; the limiter flushes into it and re-seeds from it. */
+export const MonthlyUsageSchema = defineEntity({
+  name: 'MonthlyUsage',
+  tableName: 'monthly_usage',
+  properties: {
+    apiKeyId: p.uuid().primary(),
+    month: p.text().primary(),
+    requestCount: p.bigint('number'),
+    updatedAt: p.datetime(),
+  },
+});
+export class MonthlyUsageEntity extends MonthlyUsageSchema.class {}
+MonthlyUsageSchema.setClass(MonthlyUsageEntity);

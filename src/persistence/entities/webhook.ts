@@ -1,0 +1,62 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import type { EventType } from './outbox-event.js';
+
+export type WebhookSubscriptionStatus = 'active' | 'exhausted';
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
+/** A customer's webhook endpoint. The HMAC secret is stored encrypted, never in clear. */
+export const WebhookSubscriptionSchema = defineEntity({
+  name: 'WebhookSubscription',
+  tableName: 'webhook_subscriptions',
+  properties: {
+    id: p.uuid().primary(),
+    apiKeyId: p.uuid(),
+    url: p.text(),
+    events: p.json<EventType[]>(),
+    secretCiphertext: p.text(),
+    status: p.text().$type<WebhookSubscriptionStatus>(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+export class WebhookSubscriptionEntity extends WebhookSubscriptionSchema.class {}
+WebhookSubscriptionSchema.setClass(WebhookSubscriptionEntity);
+
+/** One event to send to one subscription, across all of its attempts (X-Service-Delivery = id). */
+export const WebhookDeliverySchema = defineEntity({
+  name: 'WebhookDelivery',
+  tableName: 'webhook_deliveries',
+  properties: {
+    id: p.uuid().primary(),
+    subscriptionId: p.uuid(),
+    eventId: p.uuid(),
+    status: p.text().$type<WebhookDeliveryStatus>(),
+    attemptCount: p.integer(),
+    nextAttemptAt: p.datetime().nullable(),
+    lockedUntil: p.datetime().nullable(),
+    lastStatusCode: p.integer().nullable(),
+    lastError: p.text().nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+export class WebhookDeliveryEntity extends WebhookDeliverySchema.class {}
+WebhookDeliverySchema.setClass(WebhookDeliveryEntity);
+
+/** The log of every attempt: kept for at least 30 days. */
+export const WebhookDeliveryAttemptSchema = defineEntity({
+  name: 'WebhookDeliveryAttempt',
+  tableName: 'webhook_delivery_attempts',
+  properties: {
+    id: p.uuid().primary(),
+    deliveryId: p.uuid(),
+    attemptNumber: p.integer(),
+    attemptedAt: p.datetime(),
+    durationMs: p.integer(),
+    statusCode: p.integer().nullable(),
+    errorKind: p.text().nullable(),
+    responseBody: p.text().nullable(),
+  },
+});
+export class WebhookDeliveryAttemptEntity extends WebhookDeliveryAttemptSchema.class {}
+WebhookDeliveryAttemptSchema.setClass(WebhookDeliveryAttemptEntity);

@@ -1,0 +1,69 @@
+/**
+ * initORM: the one place that knows which database engine runs. PostgreSQL when a
+ * DATABASE_URL is given, otherwise embedded PGlite (on disk under DATA_DIR, or in memory
+ * for tests). Both run the same hand-written migrations.
+ */
+import { mkdirSync } from 'node:fs';
+import type { Options } from '@mikro-orm/core';
+import { Migrator } from '@mikro-orm/migrations';
+import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
+import { MikroORM as PostgreSqlMikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM, SqlEntityManager } from '@mikro-orm/sql';
+import { MIGRATIONS } from '../../migrations/index.js';
+import { ENTITIES } from './entities/index.js';
+
+export type Orm = MikroORM;
+export type Em = SqlEntityManager;
+
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolMax?: number }
+  | { kind: 'pglite'; dataDir: string | 'memory://' };
+
+export interface InitOrmOptions {
+  /** Apply pending migrations before returning (embedded mode and tests). */
+  migrate?: boolean;
+  debug?: boolean;
+}
+
+export async function initORM(target: DatabaseTarget, options: InitOrmOptions = {}): Promise<Orm> {
+  const common: Partial<Options> = {
+    entities: ENTITIES,
+    extensions: [Migrator],
+    migrations: { migrationsList: MIGRATIONS, snapshot: false, transactional: true, allOrNothing: true, silent: true },
+    debug: options.debug ?? false,
+    // Identity maps are per unit of work: services always fork.
+    allowGlobalContext: false,
+    forceUtcTimezone: true,
+  };
+  let orm: Orm;
+  if (target.kind === 'postgres') {
+    orm = (await PostgreSqlMikroORM.init({
+      ...common,
+      clientUrl: target.url,
+      pool: { min: 0, max: target.poolMax ?? 10 },
+    } as Parameters<typeof PostgreSqlMikroORM.init>[0])) as unknown as Orm;
+  } else {
+    if (target.dataDir !== 'memory://') mkdirSync(target.dataDir, { recursive: true });
+    orm = (await PgliteMikroORM.init({
+      ...common,
+      dbName: target.dataDir,
+    } as Parameters<typeof PgliteMikroORM.init>[0])) as unknown as Orm;
+  }
+  if (options.migrate) await migrate(orm);
+  return orm;
+}
+
+export async function migrate(orm: Orm): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((migration) => migration.name);
+}
+
+/** True while the database answers a trivial query; used by /readyz. */
+export async function databaseAnswers(orm: Orm): Promise<boolean> {
+  try {
+    await orm.em.getConnection().execute('select 1');
+    return true;
+  } catch {
+    return false;
+  }
+}

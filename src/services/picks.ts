@@ -1,0 +1,305 @@
+/**
+ * Pick use cases: publishing, review, settlement and the read models. Every change that
+ * makes a pick visible or settles it writes its outbox event in the same transaction.
+ */
+import type { Clock } from '../domain/clock.js';
+import { encodePickCursor, decodePickCursor, validatePageSize } from '../domain/cursor.js';
+import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
+import { DEFAULT_MARKET, validateBookmaker, validateLeague, validateMarket, validateSelection } from '../domain/market.js';
+import {
+  DEFAULT_EDGE_TIER_THRESHOLDS,
+  priceEdges,
+  validateDecimalOdds,
+  validateTaxRate,
+  type EdgeTierThresholds,
+} from '../domain/odds.js';
+import {
+  assertTransition,
+  describePick,
+  validateConfidence,
+  validateTeamName,
+  type PickResult,
+  type PickStatus,
+} from '../domain/pick.js';
+import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
+import { addDays, parseIsoTimestamp, startOfUtcDay } from '../domain/time.js';
+import { PickEntity } from '../persistence/entities/pick.js';
+import type { Em, Orm } from '../persistence/orm.js';
+import { newId } from './ids.js';
+import { appendPickEvent } from './outbox.js';
+
+export interface PublishPickInput {
+  sport: string;
+  league: string;
+  homeTeam: string;
+  awayTeam: string;
+  kickoffAt: string;
+  market?: string | null;
+  selection: string;
+  bookmaker: { name: string; slug: string; taxRate?: number | null };
+  odds: number;
+  referenceFairOdds: number;
+  confidence: number;
+  pick?: string | null;
+  status?: 'published' | 'admin_review' | null;
+  publishedAt?: string | null;
+}
+
+export interface SettlePickInput {
+  id: string;
+  result: PickResult;
+  closingOdds: number;
+  settledAt?: string | null;
+}
+
+export interface ListPicksQuery {
+  first?: number | null;
+  after?: string | null;
+  sport?: string | null;
+  league?: string | null;
+  since?: string | null;
+}
+
+export interface PickPage {
+  picks: PickEntity[];
+  nextCursor: string | null;
+}
+
+export interface TodayPicksQuery {
+  limit?: number | null;
+  sport?: string | null;
+}
+
+export const PICKS_PAGE_DEFAULT = 50;
+export const PICKS_PAGE_MAX = 200;
+export const TODAY_DEFAULT = 20;
+export const TODAY_MAX = 50;
+
+const VISIBLE_SQL = `status in ('published', 'settled')`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface PickServiceOptions {
+  defaultTaxRate: number;
+  edgeTierThresholds?: EdgeTierThresholds;
+  /** Called after a commit that made a pick visible (cache invalidation). */
+  onVisibleChange?: () => void;
+}
+
+function requireTimestamp(parameter: string, value: string): Date {
+  const parsed = parseIsoTimestamp(value);
+  if (!parsed) throw new InvalidParameterError(parameter, `${parameter} must be an ISO 8601 timestamp with a time zone, e.g. 2026-11-22T18:00:00Z`);
+  return parsed;
+}
+
+function requireSport(parameter: string, value: string): string {
+  if (!isSportSlug(value)) throw new InvalidParameterError(parameter, `${parameter} must be one of: ${SPORT_SLUGS.join(', ')}`);
+  return value;
+}
+
+/** Unknown or malformed ids are simply not found: callers cannot tell the difference. */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+export class PickService {
+  private readonly thresholds: EdgeTierThresholds;
+
+  constructor(
+    private readonly orm: Orm,
+    private readonly clock: Clock,
+    private readonly options: PickServiceOptions,
+  ) {
+    this.thresholds = options.edgeTierThresholds ?? DEFAULT_EDGE_TIER_THRESHOLDS;
+  }
+
+  async publish(input: PublishPickInput): Promise<PickEntity> {
+    const sport = requireSport('sport', input.sport);
+    const league = validateLeague(input.league);
+    const homeTeam = validateTeamName('homeTeam', input.homeTeam);
+    const awayTeam = validateTeamName('awayTeam', input.awayTeam);
+    if (homeTeam === awayTeam) throw new InvalidParameterError('awayTeam', 'awayTeam must differ from homeTeam');
+    const kickoffAt = requireTimestamp('kickoffAt', input.kickoffAt);
+    const market = validateMarket(input.market ?? DEFAULT_MARKET);
+    const selection = validateSelection(market, input.selection, homeTeam, awayTeam);
+    const bookmaker = validateBookmaker(input.bookmaker.name, input.bookmaker.slug);
+    const taxRate = input.bookmaker.taxRate ?? this.options.defaultTaxRate;
+    validateTaxRate('bookmaker.taxRate', taxRate);
+    validateDecimalOdds('odds', input.odds);
+    validateDecimalOdds('referenceFairOdds', input.referenceFairOdds);
+    validateConfidence(input.confidence);
+    const status: PickStatus = input.status ?? 'published';
+    const now = this.clock.now();
+    let publishedAt: Date | null = null;
+    if (input.publishedAt != null) {
+      if (status !== 'published') {
+        throw new InvalidParameterError('publishedAt', 'publishedAt can only be given for a pick created in status PUBLISHED');
+      }
+      publishedAt = requireTimestamp('publishedAt', input.publishedAt);
+      if (publishedAt.getTime() > now.getTime()) throw new InvalidParameterError('publishedAt', 'publishedAt cannot be in the future');
+    } else if (status === 'published') {
+      publishedAt = now;
+    }
+    let description = describePick({ market, selection, odds: input.odds });
+    if (input.pick != null) {
+      description = input.pick.trim();
+      if (description === '' || description.length > 300) throw new InvalidParameterError('pick', 'pick must be 1 to 300 characters');
+    }
+    const pricing = priceEdges({ odds: input.odds, referenceFairOdds: input.referenceFairOdds, taxRate }, this.thresholds);
+
+    const pick = await this.orm.em.fork().transactional(async (em) => {
+      const created = em.create(PickEntity, {
+        id: newId(),
+        sport,
+        league,
+        homeTeam,
+        awayTeam,
+        kickoffAt,
+        market,
+        selection,
+        description,
+        bookmakerName: bookmaker.name,
+        bookmakerSlug: bookmaker.slug,
+        odds: input.odds,
+        referenceFairOdds: input.referenceFairOdds,
+        taxRate,
+        ...pricing,
+        confidence: input.confidence,
+        status,
+        result: null,
+        closingOdds: null,
+        publishedAt,
+        settledAt: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      if (status === 'published') await appendPickEvent(em, 'pick.published', created, now);
+      return created;
+    });
+    if (status === 'published') this.options.onVisibleChange?.();
+    return pick;
+  }
+
+  /** ADMIN_REVIEW -> PUBLISHED. The first time a pick becomes visible it emits pick.published. */
+  async approve(id: string): Promise<PickEntity> {
+    const pick = await this.transition(id, 'published', async (pick, em, now) => {
+      if (pick.publishedAt == null) {
+        pick.publishedAt = now;
+        await appendPickEvent(em, 'pick.published', pick, now);
+      }
+    });
+    this.options.onVisibleChange?.();
+    return pick;
+  }
+
+  /** PUBLISHED -> ADMIN_REVIEW: hidden again everywhere. */
+  async hold(id: string): Promise<PickEntity> {
+    const pick = await this.transition(id, 'admin_review', () => undefined);
+    this.options.onVisibleChange?.();
+    return pick;
+  }
+
+  /** PUBLISHED -> SETTLED (final); emits pick.settled. */
+  async settle(input: SettlePickInput): Promise<PickEntity> {
+    validateDecimalOdds('closingOdds', input.closingOdds);
+    const now = this.clock.now();
+    let settledAt = now;
+    if (input.settledAt != null) {
+      settledAt = requireTimestamp('settledAt', input.settledAt);
+      if (settledAt.getTime() > now.getTime()) throw new InvalidParameterError('settledAt', 'settledAt cannot be in the future');
+    }
+    const pick = await this.transition(input.id, 'settled', async (pick, em) => {
+      if (pick.publishedAt && settledAt.getTime() < pick.publishedAt.getTime()) {
+        throw new InvalidParameterError('settledAt', 'settledAt cannot be before the pick was published');
+      }
+      pick.result = input.result;
+      pick.closingOdds = input.closingOdds;
+      pick.settledAt = settledAt;
+      await appendPickEvent(em, 'pick.settled', pick, now);
+    });
+    this.options.onVisibleChange?.();
+    return pick;
+  }
+
+  private async transition(
+    id: string,
+    to: PickStatus,
+    apply: (pick: PickEntity, em: Em, now: Date) => void | Promise<void>,
+  ): Promise<PickEntity> {
+    if (!isUuid(id)) throw new NotFoundError(`No pick with id ${id}.`);
+    return this.orm.em.fork().transactional(async (em) => {
+      // Row lock: two concurrent transitions of one pick serialise instead of both passing the check.
+      const pick = await em.findOne(PickEntity, { id }, { lockMode: 4 /* PESSIMISTIC_WRITE */ });
+      if (!pick) throw new NotFoundError(`No pick with id ${id}.`);
+      assertTransition(pick.status, to);
+      const now = this.clock.now();
+      pick.status = to;
+      pick.updatedAt = now;
+      await apply(pick, em, now);
+      return pick;
+    });
+  }
+
+  /** A pick by id; admin_review picks only for callers allowed to see them. */
+  async get(id: string, options: { includeHidden: boolean }): Promise<PickEntity | null> {
+    if (!isUuid(id)) return null;
+    const pick = await this.orm.em.fork().findOne(PickEntity, { id });
+    if (!pick) return null;
+    if (!options.includeHidden && pick.status === 'admin_review') return null;
+    return pick;
+  }
+
+  /** GET /api/v1/picks: kickoff_at desc, id desc, keyset pagination over visible picks. */
+  async list(query: ListPicksQuery): Promise<PickPage> {
+    const first = query.first ?? PICKS_PAGE_DEFAULT;
+    validatePageSize('limit', first, PICKS_PAGE_MAX);
+    const conditions = [VISIBLE_SQL];
+    const params: unknown[] = [];
+    if (query.sport != null) {
+      conditions.push('sport = ?');
+      params.push(query.sport);
+    }
+    if (query.league != null) {
+      conditions.push('league = ?');
+      params.push(query.league);
+    }
+    if (query.since != null) {
+      conditions.push('kickoff_at > ?');
+      params.push(requireTimestamp('since', query.since));
+    }
+    if (query.after != null) {
+      const cursor = decodePickCursor(query.after);
+      conditions.push('(kickoff_at, id) < (?, ?)');
+      params.push(cursor.kickoffAt, cursor.id);
+    }
+    params.push(first + 1);
+    const em = this.orm.em.fork();
+    const rows = await em.execute(
+      `select * from picks where ${conditions.join(' and ')} order by kickoff_at desc, id desc limit ?`,
+      params,
+    );
+    const picks = rows.slice(0, first).map((row) => em.map(PickEntity, row));
+    const last = picks.at(-1);
+    const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
+    return { picks, nextCursor };
+  }
+
+  /** The public "today's top picks": first published on the current UTC date, best post-tax edge first. */
+  async today(query: TodayPicksQuery): Promise<PickEntity[]> {
+    const limit = query.limit ?? TODAY_DEFAULT;
+    validatePageSize('limit', limit, TODAY_MAX);
+    const dayStart = startOfUtcDay(this.clock.now());
+    const conditions = [VISIBLE_SQL, 'published_at >= ?', 'published_at < ?'];
+    const params: unknown[] = [dayStart, addDays(dayStart, 1)];
+    if (query.sport != null) {
+      conditions.push('sport = ?');
+      params.push(requireSport('sport', query.sport));
+    }
+    params.push(limit);
+    const em = this.orm.em.fork();
+    const rows = await em.execute(
+      `select * from picks where ${conditions.join(' and ')} order by edge_pct_post_tax desc, published_at desc, id desc limit ?`,
+      params,
+    );
+    return rows.map((row) => em.map(PickEntity, row));
+  }
+}
