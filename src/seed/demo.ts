@@ -33,7 +33,6 @@ const BOOKMAKERS = [
   { name: 'William Hill', slug: 'williamhill' },
 ];
 
-const RESULTS_CYCLE: PickResult[] = ['won', 'lost', 'won', 'lost', 'half_won', 'won', 'lost', 'void', 'half_lost', 'won', 'lost', 'won'];
 
 /** mulberry32: small, fast, deterministic. */
 function prng(seed: number): () => number {
@@ -65,7 +64,14 @@ export async function seedDemo(services: Services, orm: Orm, clock: Clock): Prom
   const round = (value: number, step: number) => Math.round(value / step) * step;
   const now = clock.now();
   let count = 0;
-  let resultIndex = 0;
+  // Outcomes follow the fair probability, with a few voids and half results (Asian lines).
+  const outcome = (referenceFairOdds: number): PickResult => {
+    const r = random();
+    if (r < 0.04) return 'void';
+    if (r < 0.08) return 'half_won';
+    if (r < 0.12) return 'half_lost';
+    return random() < 1 / referenceFairOdds ? 'won' : 'lost';
+  };
 
   const publishOne = async (kickoffAt: Date, options: { publishedAt?: Date; review?: boolean; sport?: SportSlug }) => {
     const sport = options.sport ?? pickOf(SPORT_SLUGS);
@@ -114,11 +120,9 @@ export async function seedDemo(services: Services, orm: Orm, clock: Clock): Prom
       const pick = await publishOne(kickoffAt, { publishedAt: new Date(kickoffAt.getTime() - (6 + Math.round(random() * 30)) * HOUR) });
       // The most recent two days stay unsettled now and then, as real books do.
       if (daysAgo <= 2 && i === 0) continue;
-      const result = RESULTS_CYCLE[resultIndex % RESULTS_CYCLE.length]!;
-      resultIndex += 1;
       await services.picks.settle({
         id: pick.id,
-        result,
+        result: outcome(pick.referenceFairOdds),
         closingOdds: Number(Math.max(1.01, pick.odds * (0.93 + random() * 0.1)).toFixed(2)),
         settledAt: new Date(Math.min(kickoffAt.getTime() + 3 * HOUR, now.getTime())).toISOString(),
       });

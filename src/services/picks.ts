@@ -2,6 +2,7 @@
  * Pick use cases: publishing, review, settlement and the read models. Every change that
  * makes a pick visible or settles it writes its outbox event in the same transaction.
  */
+import { LockMode } from '@mikro-orm/core';
 import type { Clock } from '../domain/clock.js';
 import { encodePickCursor, decodePickCursor, validatePageSize } from '../domain/cursor.js';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
@@ -99,6 +100,52 @@ function requireSport(parameter: string, value: string): string {
 /** Unknown or malformed ids are simply not found: callers cannot tell the difference. */
 export function isUuid(value: string): boolean {
   return UUID.test(value);
+}
+
+export interface SqlQuery {
+  sql: string;
+  params: unknown[];
+}
+
+/** The list query; served by the partial (kickoff_at desc, id desc) indexes. Exported for the EXPLAIN test. */
+export function listPicksSql(query: ListPicksQuery, limit: number): SqlQuery {
+  const conditions = [VISIBLE_SQL];
+  const params: unknown[] = [];
+  if (query.sport != null) {
+    conditions.push('sport = ?');
+    params.push(query.sport);
+  }
+  if (query.league != null) {
+    conditions.push('league = ?');
+    params.push(query.league);
+  }
+  if (query.since != null) {
+    conditions.push('kickoff_at > ?');
+    params.push(requireTimestamp('since', query.since));
+  }
+  if (query.after != null) {
+    const cursor = decodePickCursor(query.after);
+    conditions.push('(kickoff_at, id) < (?, ?)');
+    params.push(cursor.kickoffAt, cursor.id);
+  }
+  params.push(limit);
+  return { sql: `select * from picks where ${conditions.join(' and ')} order by kickoff_at desc, id desc limit ?`, params };
+}
+
+/** The public "today" query; served by the partial published_at indexes. */
+export function todayPicksSql(query: { sport?: string | null }, now: Date, limit: number): SqlQuery {
+  const dayStart = startOfUtcDay(now);
+  const conditions = [VISIBLE_SQL, 'published_at >= ?', 'published_at < ?'];
+  const params: unknown[] = [dayStart, addDays(dayStart, 1)];
+  if (query.sport != null) {
+    conditions.push('sport = ?');
+    params.push(query.sport);
+  }
+  params.push(limit);
+  return {
+    sql: `select * from picks where ${conditions.join(' and ')} order by edge_pct_post_tax desc, published_at desc, id desc limit ?`,
+    params,
+  };
 }
 
 export class PickService {
@@ -228,7 +275,7 @@ export class PickService {
     if (!isUuid(id)) throw new NotFoundError(`No pick with id ${id}.`);
     return this.orm.em.fork().transactional(async (em) => {
       // Row lock: two concurrent transitions of one pick serialise instead of both passing the check.
-      const pick = await em.findOne(PickEntity, { id }, { lockMode: 4 /* PESSIMISTIC_WRITE */ });
+      const pick = await em.findOne(PickEntity, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!pick) throw new NotFoundError(`No pick with id ${id}.`);
       assertTransition(pick.status, to);
       const now = this.clock.now();
@@ -252,31 +299,9 @@ export class PickService {
   async list(query: ListPicksQuery): Promise<PickPage> {
     const first = query.first ?? PICKS_PAGE_DEFAULT;
     validatePageSize('limit', first, PICKS_PAGE_MAX);
-    const conditions = [VISIBLE_SQL];
-    const params: unknown[] = [];
-    if (query.sport != null) {
-      conditions.push('sport = ?');
-      params.push(query.sport);
-    }
-    if (query.league != null) {
-      conditions.push('league = ?');
-      params.push(query.league);
-    }
-    if (query.since != null) {
-      conditions.push('kickoff_at > ?');
-      params.push(requireTimestamp('since', query.since));
-    }
-    if (query.after != null) {
-      const cursor = decodePickCursor(query.after);
-      conditions.push('(kickoff_at, id) < (?, ?)');
-      params.push(cursor.kickoffAt, cursor.id);
-    }
-    params.push(first + 1);
+    const { sql, params } = listPicksSql(query, first + 1);
     const em = this.orm.em.fork();
-    const rows = await em.execute(
-      `select * from picks where ${conditions.join(' and ')} order by kickoff_at desc, id desc limit ?`,
-      params,
-    );
+    const rows = await em.execute(sql, params);
     const picks = rows.slice(0, first).map((row) => em.map(PickEntity, row));
     const last = picks.at(-1);
     const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
@@ -287,19 +312,10 @@ export class PickService {
   async today(query: TodayPicksQuery): Promise<PickEntity[]> {
     const limit = query.limit ?? TODAY_DEFAULT;
     validatePageSize('limit', limit, TODAY_MAX);
-    const dayStart = startOfUtcDay(this.clock.now());
-    const conditions = [VISIBLE_SQL, 'published_at >= ?', 'published_at < ?'];
-    const params: unknown[] = [dayStart, addDays(dayStart, 1)];
-    if (query.sport != null) {
-      conditions.push('sport = ?');
-      params.push(requireSport('sport', query.sport));
-    }
-    params.push(limit);
+    if (query.sport != null) requireSport('sport', query.sport);
+    const { sql, params } = todayPicksSql({ sport: query.sport }, this.clock.now(), limit);
     const em = this.orm.em.fork();
-    const rows = await em.execute(
-      `select * from picks where ${conditions.join(' and ')} order by edge_pct_post_tax desc, published_at desc, id desc limit ?`,
-      params,
-    );
+    const rows = await em.execute(sql, params);
     return rows.map((row) => em.map(PickEntity, row));
   }
 }

@@ -24,6 +24,28 @@ interface BucketRow {
   sum_clv_pct: number | string;
 }
 
+/** Settled picks grouped by UTC day, sport and result; served by the partial settled_at index. */
+export function trackRecordSql(window: { from: Date; to: Date }, sport: string | null): { sql: string; params: unknown[] } {
+  const params: unknown[] = [window.from, window.to];
+  let sportCondition = '';
+  if (sport !== null) {
+    sportCondition = 'and sport = ?';
+    params.push(sport);
+  }
+  return {
+    sql: `select to_char(settled_at at time zone 'UTC', 'YYYY-MM-DD') as date, sport, result,
+              count(*) as count,
+              sum(odds)::float8 as sum_odds,
+              sum(edge_pct)::float8 as sum_edge_pct,
+              count(closing_odds) as count_with_closing,
+              coalesce(sum(100 * (odds / closing_odds - 1)), 0)::float8 as sum_clv_pct
+         from picks
+        where status = 'settled' and settled_at >= ? and settled_at <= ? ${sportCondition}
+        group by 1, 2, 3`,
+    params,
+  };
+}
+
 export class TrackRecordService {
   constructor(
     private readonly orm: Orm,
@@ -38,24 +60,8 @@ export class TrackRecordService {
       throw new InvalidParameterError('sport', `sport must be one of: ${SPORT_SLUGS.join(', ')}`);
     }
     const window = trackRecordWindow(this.clock.now(), daysBack);
-    const params: unknown[] = [window.from, window.to];
-    let sportCondition = '';
-    if (query.sport != null) {
-      sportCondition = 'and sport = ?';
-      params.push(query.sport);
-    }
-    const rows = await this.orm.em.fork().execute<BucketRow[]>(
-      `select to_char(settled_at at time zone 'UTC', 'YYYY-MM-DD') as date, sport, result,
-              count(*) as count,
-              sum(odds)::float8 as sum_odds,
-              sum(edge_pct)::float8 as sum_edge_pct,
-              count(closing_odds) as count_with_closing,
-              coalesce(sum(100 * (odds / closing_odds - 1)), 0)::float8 as sum_clv_pct
-         from picks
-        where status = 'settled' and settled_at >= ? and settled_at <= ? ${sportCondition}
-        group by 1, 2, 3`,
-      params,
-    );
+    const { sql, params } = trackRecordSql(window, query.sport ?? null);
+    const rows = await this.orm.em.fork().execute<BucketRow[]>(sql, params);
     const buckets: TrackRecordBucket[] = rows.map((row) => ({
       date: row.date,
       sport: row.sport,

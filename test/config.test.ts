@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_TIER_LIMITS, loadConfig } from '../src/config.js';
+
+const pg = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', ADMIN_TOKEN: 'a-long-enough-admin-token' };
+
+describe('loadConfig', () => {
+  it('defaults to embedded mode with demo data and spec limits', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      databaseUrl: null,
+      redisUrl: null,
+      adminToken: null,
+      demoSeed: true,
+      streamHeartbeatSeconds: 30,
+      logLevel: 'info',
+      webhookRetryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000],
+    });
+    expect(config.tierLimits).toEqual(DEFAULT_TIER_LIMITS);
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('turns the demo seed off by default with PostgreSQL', () => {
+    expect(loadConfig(pg).demoSeed).toBe(false);
+    expect(loadConfig({ ...pg, DEMO_SEED: 'true' }).demoSeed).toBe(true);
+  });
+
+  it('parses every variable', () => {
+    const config = loadConfig({
+      ...pg,
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      DATA_DIR: '/tmp/picks',
+      DEMO_SEED: 'no',
+      TIER_LIMITS: '{"starter":{"hourly":25},"enterprise":{"monthly":40}}',
+      WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s,500ms,1m',
+      STREAM_HEARTBEAT_SECONDS: '2',
+      WEBHOOK_HOST_OVERRIDES: 'receiver.test=127.0.0.1,other.test=::1',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redisUrl: 'redis://127.0.0.1:6379', dataDir: '/tmp/picks', demoSeed: false, streamHeartbeatSeconds: 2, logLevel: 'debug' });
+    expect(config.tierLimits.starter).toEqual({ hourly: 25, monthly: 10_000 });
+    expect(config.tierLimits.enterprise).toEqual({ hourly: 10_000, monthly: 40 });
+    expect(config.tierLimits.growth).toEqual(DEFAULT_TIER_LIMITS.growth);
+    expect(config.webhookRetryScheduleMs).toEqual([1000, 1000, 2000, 500, 60_000]);
+    expect([...config.webhookHostOverrides]).toEqual([['receiver.test', '127.0.0.1'], ['other.test', '::1']]);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_URL', 'not a url'],
+    ['REDIS_URL', 'http://127.0.0.1'],
+    ['ADMIN_TOKEN', 'short'],
+    ['DEMO_SEED', 'maybe'],
+    ['TIER_LIMITS', 'not json'],
+    ['TIER_LIMITS', '{"gold":{"hourly":1}}'],
+    ['TIER_LIMITS', '{"starter":{"daily":1}}'],
+    ['TIER_LIMITS', '{"starter":{"hourly":0}}'],
+    ['TIER_LIMITS', '{"starter":{"hourly":1.5}}'],
+    ['TIER_LIMITS', '[]'],
+    ['WEBHOOK_RETRY_SCHEDULE', '1s,1s'],
+    ['WEBHOOK_RETRY_SCHEDULE', '1s,1s,1s,1s,forever'],
+    ['STREAM_HEARTBEAT_SECONDS', '0'],
+    ['STREAM_HEARTBEAT_SECONDS', '1.5'],
+    ['WEBHOOK_HOST_OVERRIDES', 'receiver.test=10.0.0.5'],
+    ['WEBHOOK_HOST_OVERRIDES', 'receiver.test=8.8.8.8'],
+    ['WEBHOOK_HOST_OVERRIDES', 'receiver.test'],
+    ['LOG_LEVEL', 'loud'],
+  ])('rejects %s=%s with one line naming the variable', (name, raw) => {
+    const load = () => loadConfig({ ...pg, [name]: raw });
+    expect(load).toThrow(ConfigError);
+    try {
+      load();
+    } catch (error) {
+      const message = (error as Error).message;
+      expect(message).toContain(name);
+      expect(message).not.toContain('\n');
+    }
+  });
+
+  it('requires ADMIN_TOKEN with PostgreSQL, except for migrations', () => {
+    expect(() => loadConfig({ DATABASE_URL: pg.DATABASE_URL })).toThrow(/ADMIN_TOKEN/);
+    expect(loadConfig({ DATABASE_URL: pg.DATABASE_URL }, { requireAdminToken: false }).adminToken).toBeNull();
+  });
+});
