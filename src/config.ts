@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { TIERS, type Tier } from './domain/api-key.js';
 import { DEFAULT_TAX_RATE } from './domain/odds.js';
+import { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits } from './domain/access.js';
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -15,18 +16,7 @@ export class ConfigError extends Error {
   }
 }
 
-export interface TierLimit {
-  hourly: number;
-  monthly: number;
-}
-export type TierLimits = Record<Tier, TierLimit>;
-
-/** Spec section 8. TIER_LIMITS may override any of these numbers. */
-export const DEFAULT_TIER_LIMITS: TierLimits = {
-  starter: { hourly: 100, monthly: 10_000 },
-  growth: { hourly: 1_000, monthly: 100_000 },
-  enterprise: { hourly: 10_000, monthly: 1_000_000 },
-};
+export { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits };
 
 /** Spec section 6.1: retries after 1 min, 5 min, 30 min, 2 h, 12 h. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000];

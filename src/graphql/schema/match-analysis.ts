@@ -1,3 +1,4 @@
+import { MINIMUM_TIER } from '../../domain/access.js';
 import type { MatchAnalysisEntity } from '../../persistence/entities/match-analysis.js';
 import { builder } from '../builder.js';
 
@@ -15,7 +16,7 @@ builder.queryFields((t) => ({
     type: MatchAnalysisRef,
     nullable: true,
     description: 'The analysis of a visible pick; null when there is none.',
-    authScopes: { tier: 'growth' },
+    authScopes: { tier: MINIMUM_TIER.matchAnalysis },
     args: { matchId: t.arg.id({ required: true }) },
     resolve: (_root, args, context) =>
       context.services.analyses.get(String(args.matchId), { includeHidden: context.principal.kind === 'admin' }),

@@ -1,3 +1,4 @@
+import { MINIMUM_TIER } from '../../domain/access.js';
 import { TIERS } from '../../domain/api-key.js';
 import { EDGE_TIERS } from '../../domain/odds.js';
 import { PICK_RESULTS, PICK_STATUSES } from '../../domain/pick.js';
@@ -48,7 +49,7 @@ export const PickRef = builder.objectRef<PickEntity>('Pick').implement({
     analysis: t.field({
       type: MatchAnalysisRef,
       nullable: true,
-      authScopes: { tier: 'growth' },
+      authScopes: { tier: MINIMUM_TIER.matchAnalysis },
       resolve: (pick, _args, context) =>
         context.services.analyses.get(pick.id, { includeHidden: context.principal.kind === 'admin' }),
     }),
@@ -91,7 +92,7 @@ builder.queryFields((t) => ({
   picks: t.field({
     type: PickConnectionRef,
     description: 'Published and settled picks (never admin_review), newest kickoff first.',
-    authScopes: { tier: 'starter' },
+    authScopes: { tier: MINIMUM_TIER.listPicks },
     args: {
       first: t.arg.int({ description: 'Page size, 1 to 200; default 50.' }),
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
@@ -104,7 +105,7 @@ builder.queryFields((t) => ({
   pick: t.field({
     type: PickRef,
     nullable: true,
-    authScopes: { tier: 'starter' },
+    authScopes: { tier: MINIMUM_TIER.listPicks },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, context) =>
       context.services.picks.get(String(args.id), { includeHidden: context.principal.kind === 'admin' }),

@@ -1,3 +1,4 @@
+import { MINIMUM_TIER } from '../../domain/access.js';
 import type { TrackRecord } from '../../domain/track-record.js';
 import { builder } from '../builder.js';
 
@@ -42,7 +43,7 @@ const TrackRecordRef = builder.objectRef<TrackRecord>('TrackRecord').implement({
 builder.queryFields((t) => ({
   trackRecord: t.field({
     type: TrackRecordRef,
-    authScopes: { tier: 'growth' },
+    authScopes: { tier: MINIMUM_TIER.trackRecord },
     args: {
       sport: t.arg.string(),
       daysBack: t.arg.int({ description: 'Lookback window in days, 1 to 365; default 30.' }),

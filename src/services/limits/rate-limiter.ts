@@ -1,0 +1,47 @@
+/**
+ * The limiter port (DESIGN section 3, issue 3): one call per request with a valid key checks
+ * the hourly sliding window and the monthly cap together and, when both allow, counts the
+ * request in both. Rejected requests consume nothing. Two implementations: Redis (shared by
+ * all instances, one atomic Lua round trip) and in-memory (one process).
+ */
+import type { TierLimit } from '../../domain/access.js';
+
+export interface HourlyState {
+  limit: number;
+  /** Requests still admissible in the current rolling hour (after this request, if counted). */
+  remaining: number;
+  /** Unix seconds when the oldest counted request leaves the window. */
+  resetAt: number;
+}
+
+export interface MonthlyState {
+  limit: number;
+  used: number;
+  remaining: number;
+  /** 00:00:00 UTC on the first day of the next month. */
+  resetsAt: Date;
+}
+
+export type LimitDecision =
+  | { allowed: true; hourly: HourlyState; monthly: MonthlyState }
+  | {
+      allowed: false;
+      reason: 'hourly' | 'monthly';
+      /** Whole seconds (>= 1) until a request would be admitted again. */
+      retryAfterSeconds: number;
+      hourly: HourlyState;
+      monthly: MonthlyState;
+    };
+
+export type LimiterMode = 'redis' | 'memory' | 'fallback';
+
+export interface RateLimiter {
+  /** Checks both limits and counts the request when both allow it. */
+  consume(apiKeyId: string, policy: TierLimit): Promise<LimitDecision>;
+  /** The current state without counting anything (dashboards). */
+  peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }>;
+  /** Which engine decided the last request: 'fallback' while Redis is unreachable. */
+  mode(): LimiterMode;
+  /** Flushes monthly usage to PostgreSQL and stops timers. */
+  close(): Promise<void>;
+}
