@@ -4,17 +4,24 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ErrorCode } from './domain/errors.js';
+import { registerPublicRoutes } from '../adapters/public/plugin.js';
+import { registerRestRoutes } from '../adapters/rest/plugin.js';
+import { registerOpenApi } from '../adapters/shared/openapi.js';
+import { getSchema } from './graphql/schema.js';
 import { createYogaServer } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
 import { classifyError, sendError } from './server/errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
 import { registerHealthRoutes } from './server/health.js';
+import { registerRateLimitHeaders } from './server/rate-limit-headers.js';
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
+  /** An existing pino logger (the entry point shares one with the runtime). */
+  loggerInstance?: FastifyServerOptions['loggerInstance'];
 }
 
 /** Logs never carry credentials: Authorization, cookies, and API keys in bodies are redacted. */
@@ -30,7 +37,7 @@ export const LOG_REDACT_PATHS = [
 
 export async function buildApp(runtime: Runtime, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: BODY_LIMIT_BYTES,
     // Slow clients cannot hold a request open indefinitely.
     requestTimeout: 30_000,
@@ -61,8 +68,13 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     graphiql: !runtime.config.production,
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
   });
+  await registerOpenApi(app);
+  registerRateLimitHeaders(app, () => runtime.clock.now().getTime());
   registerGraphQLRoute(app, yoga);
-  registerHealthRoutes(app, runtime.readiness);
+  registerRestRoutes(app, yoga, getSchema());
+  const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
+  runtime.onVisibilityChange(() => publicAdapter.invalidate());
+  registerHealthRoutes(app, runtime.readiness, () => ({ limiter: runtime.limiter.mode() }));
 
   await app.ready();
   return app;

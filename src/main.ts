@@ -2,6 +2,7 @@
  * Entry point: configuration, runtime, demo seed (embedded first start), HTTP server,
  * graceful shutdown on SIGTERM/SIGINT.
  */
+import { pino } from 'pino';
 import { buildApp, LOG_REDACT_PATHS } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { embeddedAdminToken, loadDemoKeys, saveDemoKeys, type DemoKeys } from './embedded.js';
@@ -39,7 +40,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const adminToken = config.adminToken ?? embeddedAdminToken(config.dataDir);
-  const runtime = await createRuntime(config, { adminToken });
+  const logger = pino({ level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
+  const runtime = await createRuntime(config, { adminToken, log: logger });
 
   let demoKeys: DemoKeys | null = config.databaseUrl ? null : loadDemoKeys(config.dataDir);
   if (config.demoSeed) {
@@ -50,9 +52,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const app = await buildApp(runtime, {
-    logger: { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } },
-  });
+  const app = await buildApp(runtime, { loggerInstance: logger });
 
   let stopping = false;
   const stop = async (signal: string) => {

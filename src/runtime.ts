@@ -1,18 +1,41 @@
 /**
  * The composition root: one Runtime per process (or per test app) holding the ORM, the
- * clock and the services, and closing them in order.
+ * clock, the shared engines (limiter, event bus) and the services, closing them in order.
  */
 import { systemClock, type Clock } from './domain/clock.js';
 import type { Config } from './config.js';
 import { databaseAnswers, initORM, type DatabaseTarget, type Orm } from './persistence/orm.js';
+import type { EventBus } from './services/events/event-bus.js';
+import { BusChannel } from './services/events/event-bus.js';
+import { MemoryEventBus } from './services/events/memory-bus.js';
+import { RedisEventBus } from './services/events/redis-bus.js';
 import { createServices, type Services } from './services/index.js';
+import { createRateLimiter } from './services/limits/index.js';
+import type { RateLimiter } from './services/limits/rate-limiter.js';
+import { UsageStore } from './services/limits/usage-store.js';
+
+export interface ReadinessCheck {
+  name: string;
+  /** A failing optional dependency degrades the service instead of making it unready. */
+  optional?: boolean;
+  check: () => Promise<boolean>;
+}
+
+export interface RuntimeLog {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
+}
 
 export interface Runtime {
   config: Config;
   clock: Clock;
   orm: Orm;
+  bus: EventBus;
+  limiter: RateLimiter;
   services: Services;
-  readiness: { name: string; check: () => Promise<boolean> }[];
+  readiness: ReadinessCheck[];
+  /** Subscribes to changes that make cached public bodies stale. */
+  onVisibilityChange(listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -21,6 +44,7 @@ export interface RuntimeOptions {
   /** Overrides the target derived from config (tests use in-memory PGlite or a scratch database). */
   database?: DatabaseTarget;
   adminToken: string;
+  log?: RuntimeLog;
 }
 
 export function databaseTargetFor(config: Config): DatabaseTarget {
@@ -32,14 +56,45 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const target = options.database ?? databaseTargetFor(config);
   // Embedded databases are migrated at start; PostgreSQL deployments run `npm run migrate` first.
   const orm = await initORM(target, { migrate: target.kind === 'pglite' });
-  const services = createServices(orm, clock, { defaultTaxRate: config.defaultTaxRate, adminToken: options.adminToken });
+  const bus: EventBus = config.redisUrl ? new RedisEventBus(config.redisUrl, options.log) : new MemoryEventBus();
+  const limiter = createRateLimiter({
+    redisUrl: config.redisUrl,
+    usageStore: new UsageStore(orm, clock),
+    log: options.log,
+    // Production decides on Redis' own clock; tests inject theirs (month rollover, windows).
+    now: options.clock ? () => clock.now().getTime() : undefined,
+  });
+  const visibilityListeners = new Set<() => void>();
+  const services = createServices(
+    { orm, clock, limiter, bus },
+    {
+      defaultTaxRate: config.defaultTaxRate,
+      adminToken: options.adminToken,
+      tierLimits: config.tierLimits,
+      // Every instance drops its public cache when any instance changes what is visible.
+      onVisibleChange: () => void bus.publish(BusChannel.pickVisibility, '1').catch(() => undefined),
+    },
+  );
+  await services.auth.start();
+  const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
+    for (const listener of visibilityListeners) listener();
+  });
+  const readiness: ReadinessCheck[] = [{ name: 'database', check: () => databaseAnswers(orm) }];
+  if (config.redisUrl) readiness.push({ name: 'redis', optional: true, check: () => limiter.ping() });
   return {
     config,
     clock,
     orm,
+    bus,
+    limiter,
     services,
-    readiness: [{ name: 'database', check: () => databaseAnswers(orm) }],
+    readiness,
+    onVisibilityChange: (listener) => void visibilityListeners.add(listener),
     async close() {
+      await unsubscribeVisibility();
+      await services.auth.close();
+      await limiter.close();
+      await bus.close();
       await orm.close();
     },
   };

@@ -116,3 +116,23 @@ export class TierUpgradeRequiredError extends AppError {
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
+
+/** The hourly sliding window is full. */
+export class RateLimitExceededError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(ErrorCode.rateLimitExceeded, `Hourly request limit reached; retry in ${retryAfterSeconds} s.`, {
+      retry_after_seconds: retryAfterSeconds,
+    });
+    this.name = 'RateLimitExceededError';
+  }
+}
+
+/** The monthly cap is used up until the first day of the next month, 00:00 UTC. */
+export class MonthlyQuotaExceededError extends AppError {
+  constructor(resetsAt: Date) {
+    super(ErrorCode.monthlyQuotaExceeded, `Monthly request cap reached; it resets at ${resetsAt.toISOString()}.`, {
+      resets_at: resetsAt.toISOString(),
+    });
+    this.name = 'MonthlyQuotaExceededError';
+  }
+}

@@ -2,7 +2,20 @@ import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { tierAtLeast, type Tier } from '../domain/api-key.js';
 import { AdminRequiredError, InvalidApiKeyError, TierUpgradeRequiredError } from '../domain/errors.js';
-import type { Context } from './context.js';
+import type { Context, Principal } from './context.js';
+
+/** Throws the precise error for a principal below the minimum tier (admin passes). */
+export function assertTier(principal: Principal, minimum: Tier): void {
+  if (principal.kind === 'admin') return;
+  if (principal.kind !== 'apiKey') throw new InvalidApiKeyError();
+  if (!tierAtLeast(principal.tier, minimum)) throw new TierUpgradeRequiredError(minimum);
+}
+
+export function assertAdmin(principal: Principal): void {
+  if (principal.kind === 'admin') return;
+  if (principal.kind === 'anonymous' || principal.kind === 'invalid') throw new InvalidApiKeyError();
+  throw new AdminRequiredError();
+}
 
 /**
  * The schema builder: plugins and the Context type only. Scopes throw the precise
@@ -20,15 +33,11 @@ export const builder = new SchemaBuilder<{
   scopeAuth: {
     authScopes: (context) => ({
       admin: () => {
-        if (context.principal.kind === 'admin') return true;
-        if (context.principal.kind === 'anonymous' || context.principal.kind === 'invalid') throw new InvalidApiKeyError();
-        throw new AdminRequiredError();
+        assertAdmin(context.principal);
+        return true;
       },
       tier: (minimum: Tier) => {
-        const { principal } = context;
-        if (principal.kind === 'admin') return true;
-        if (principal.kind !== 'apiKey') throw new InvalidApiKeyError();
-        if (!tierAtLeast(principal.tier, minimum)) throw new TierUpgradeRequiredError(minimum);
+        assertTier(context.principal, minimum);
         return true;
       },
     }),

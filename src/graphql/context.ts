@@ -1,5 +1,6 @@
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../services/index.js';
+import type { LimitDecision } from '../services/limits/rate-limiter.js';
 
 export type { Principal };
 
@@ -7,4 +8,6 @@ export interface Context {
   principal: Principal;
   services: Services;
   requestId: string;
+  /** The limiter's decision for this request (API keys only). */
+  limits: LimitDecision | null;
 }

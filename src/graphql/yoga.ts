@@ -1,7 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import { ErrorCode, isAppError } from '../domain/errors.js';
+import {
+  AppError,
+  ERROR_HTTP_STATUS,
+  ErrorCode,
+  InvalidApiKeyError,
+  isAppError,
+  MonthlyQuotaExceededError,
+  RateLimitExceededError,
+} from '../domain/errors.js';
+import type { LimitDecision } from '../services/limits/rate-limiter.js';
 import type { Services } from '../services/index.js';
 import type { Context } from './context.js';
 import { getSchema } from './schema.js';
@@ -9,6 +18,43 @@ import { getSchema } from './schema.js';
 export interface ServerContext {
   req: FastifyRequest;
   reply: FastifyReply;
+  /** Set by anonymous adapters: credentials in the request are not looked at. */
+  anonymous?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set while building the GraphQL context; the HTTP layer turns it into rate-limit headers. */
+    rateLimit: LimitDecision | null;
+  }
+}
+
+/** A failure of the whole request (auth, limits): carries its HTTP status for yoga. */
+function requestError(error: AppError): GraphQLError {
+  return new GraphQLError(error.message, {
+    originalError: error,
+    extensions: { code: error.code, ...error.extras, http: { status: ERROR_HTTP_STATUS[error.code] } },
+  });
+}
+
+/** 401 for a presented but invalid credential, then 429 when the key is over its limits. */
+export async function buildContext(services: Services, req: FastifyRequest, options: { anonymous?: boolean } = {}): Promise<Context> {
+  // Anonymous surfaces (the public endpoint) ignore any credentials sent along.
+  const principal = options.anonymous ? ({ kind: 'anonymous' } as const) : await services.auth.principalFor(req.headers.authorization);
+  if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError());
+  let limits: LimitDecision | null = null;
+  if (principal.kind === 'apiKey') {
+    limits = await services.auth.consume(principal);
+    req.rateLimit = limits;
+    if (!limits.allowed) {
+      throw requestError(
+        limits.reason === 'monthly'
+          ? new MonthlyQuotaExceededError(limits.monthly.resetsAt)
+          : new RateLimitExceededError(limits.retryAfterSeconds),
+      );
+    }
+  }
+  return { principal, services, requestId: String(req.id), limits };
 }
 
 export type Yoga = YogaServerInstance<ServerContext, Context>;
@@ -32,7 +78,7 @@ export function toPublicGraphQLError(error: unknown, logUnexpected: (error: unkn
     return new GraphQLError(original.message, {
       nodes: graphQLError?.nodes,
       path: graphQLError?.path,
-      extensions: { code: original.code, ...original.extras },
+      extensions: { ...graphQLError?.extensions, code: original.code, ...original.extras },
     });
   }
   if (graphQLError && (!original || original instanceof GraphQLError)) {
@@ -61,10 +107,6 @@ export function createYogaServer(options: YogaOptions): Yoga {
     maskedErrors: {
       maskError: (error) => toPublicGraphQLError(error, options.logUnexpected),
     },
-    context: async ({ req }): Promise<Context> => ({
-      principal: await options.services.auth.principalFor(req.headers.authorization),
-      services: options.services,
-      requestId: String(req.id),
-    }),
+    context: ({ req, anonymous }) => buildContext(options.services, req, { anonymous }),
   });
 }

@@ -6,6 +6,7 @@ export function registerGraphQLRoute(app: FastifyInstance, yoga: Yoga): void {
   app.route({
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
+    schema: { hide: true },
     handler: async (req, reply) => {
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       response.headers.forEach((value, key) => {

@@ -1,19 +1,24 @@
 import type { FastifyInstance } from 'fastify';
+import type { ReadinessCheck } from '../runtime.js';
 
-export interface ReadinessCheck {
-  name: string;
-  check: () => Promise<boolean>;
-}
-
-/** /healthz: the process runs. /readyz: every dependency answers (DESIGN section 4). */
-export function registerHealthRoutes(app: FastifyInstance, checks: ReadinessCheck[]): void {
-  app.get('/healthz', async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
-    const results = await Promise.all(checks.map(async ({ name, check }) => [name, await check().catch(() => false)] as const));
-    const ready = results.every(([, ok]) => ok);
+/**
+ * /healthz: the process runs. /readyz: 200 "ready" while every dependency answers; 200
+ * "degraded" while only an optional one (Redis: the limiter falls back to per-instance
+ * limits) is down, so a load balancer keeps serving; 503 "unavailable" while the database
+ * is down.
+ */
+export function registerHealthRoutes(app: FastifyInstance, checks: readonly ReadinessCheck[], details: () => Record<string, string> = () => ({})): void {
+  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    const results = await Promise.all(
+      checks.map(async (check) => ({ check, ok: await check.check().catch(() => false) })),
+    );
+    const unavailable = results.some(({ check, ok }) => !ok && !check.optional);
+    const degraded = results.some(({ ok }) => !ok);
+    const status = unavailable ? 'unavailable' : degraded ? 'degraded' : 'ready';
     return reply
-      .status(ready ? 200 : 503)
+      .status(unavailable ? 503 : 200)
       .header('cache-control', 'no-store')
-      .send({ status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries(results.map(([name, ok]) => [name, ok ? 'up' : 'down'])) });
+      .send({ status, checks: Object.fromEntries(results.map(({ check, ok }) => [check.name, ok ? 'up' : 'down'])), ...details() });
   });
 }

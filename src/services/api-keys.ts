@@ -1,5 +1,5 @@
 import type { Clock } from '../domain/clock.js';
-import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, isApiKeyShape, type Tier } from '../domain/api-key.js';
+import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, type Tier } from '../domain/api-key.js';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
 import { ApiKeyEntity } from '../persistence/entities/api-key.js';
 import type { Orm } from '../persistence/orm.js';
@@ -58,10 +58,9 @@ export class ApiKeyService {
     return this.orm.em.fork().find(ApiKeyEntity, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
   }
 
-  /** The active key for a presented secret, or null (wrong shape, unknown or revoked). */
-  async findActiveByKey(key: string): Promise<ApiKeyEntity | null> {
-    if (!isApiKeyShape(key)) return null;
-    const apiKey = await this.orm.em.fork().findOne(ApiKeyEntity, { keyHash: hashApiKey(key) });
+  /** The active key with this SHA-256, or null (unknown or revoked). */
+  async findActiveByHash(keyHash: string): Promise<ApiKeyEntity | null> {
+    const apiKey = await this.orm.em.fork().findOne(ApiKeyEntity, { keyHash });
     if (!apiKey || apiKey.revokedAt) return null;
     return apiKey;
   }

@@ -1,22 +1,115 @@
-import { parseBearerToken } from '../domain/api-key.js';
+/**
+ * Authentication and request accounting for every surface.
+ *
+ * - API keys are looked up by SHA-256 behind a bounded in-process LRU cache. A revocation is
+ *   broadcast on the event bus and evicts the key on every instance at once; the cache TTL
+ *   bounds staleness if the bus is down.
+ * - last_used_at is written in batches (one UPDATE per flush), not once per request.
+ * - consume() asks the limiter for the key's tier limits: one request, one unit.
+ */
+import { LRUCache } from 'lru-cache';
+import type { TierLimits } from '../domain/access.js';
+import { hashApiKey, isApiKeyShape, parseBearerToken } from '../domain/api-key.js';
+import type { Clock } from '../domain/clock.js';
 import type { Principal } from '../domain/principal.js';
 import { secretsEqual } from '../domain/secrets.js';
+import type { Orm } from '../persistence/orm.js';
 import type { ApiKeyService } from './api-keys.js';
+import { BusChannel, type EventBus } from './events/event-bus.js';
+import type { LimitDecision, RateLimiter } from './limits/rate-limiter.js';
 
-/** Turns an Authorization header into a Principal: the admin token, an active API key, or nothing. */
+export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
+
+export interface AuthServiceOptions {
+  adminToken: string;
+  tierLimits: TierLimits;
+  /** Entries in the key cache; each is about 200 bytes. */
+  cacheSize?: number;
+  cacheTtlMs?: number;
+  lastUsedFlushMs?: number;
+}
+
+export const AUTH_CACHE_SIZE = 10_000;
+export const AUTH_CACHE_TTL_MS = 10_000;
+export const LAST_USED_FLUSH_MS = 10_000;
+
+type CachedKey = { apiKeyId: string; tier: ApiKeyPrincipal['tier'] } | 'unknown';
+
 export class AuthService {
+  private readonly cache: LRUCache<string, CachedKey>;
+  private readonly lastUsed = new Map<string, Date>();
+  private readonly flushTimer: NodeJS.Timeout;
+  private unsubscribe: (() => Promise<void>) | null = null;
+
   constructor(
+    private readonly orm: Orm,
     private readonly apiKeys: ApiKeyService,
-    private readonly adminToken: string,
-  ) {}
+    private readonly limiter: RateLimiter,
+    private readonly bus: EventBus,
+    private readonly clock: Clock,
+    private readonly options: AuthServiceOptions,
+  ) {
+    this.cache = new LRUCache({ max: options.cacheSize ?? AUTH_CACHE_SIZE, ttl: options.cacheTtlMs ?? AUTH_CACHE_TTL_MS });
+    this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), options.lastUsedFlushMs ?? LAST_USED_FLUSH_MS);
+    this.flushTimer.unref();
+  }
+
+  /** Subscribes to revocations from every instance. */
+  async start(): Promise<void> {
+    this.unsubscribe = await this.bus.subscribe(BusChannel.apiKeyRevoked, (keyHash) => {
+      this.cache.delete(keyHash);
+    });
+  }
 
   async principalFor(authorization: string | null | undefined): Promise<Principal> {
     if (authorization == null || authorization === '') return { kind: 'anonymous' };
     const token = parseBearerToken(authorization);
     if (token === null) return { kind: 'invalid' };
-    if (secretsEqual(token, this.adminToken)) return { kind: 'admin' };
-    const apiKey = await this.apiKeys.findActiveByKey(token);
-    if (!apiKey) return { kind: 'invalid' };
-    return { kind: 'apiKey', apiKeyId: apiKey.id, tier: apiKey.tier };
+    if (secretsEqual(token, this.options.adminToken)) return { kind: 'admin' };
+    if (!isApiKeyShape(token)) return { kind: 'invalid' };
+    const keyHash = hashApiKey(token);
+    let cached = this.cache.get(keyHash);
+    if (cached === undefined) {
+      const apiKey = await this.apiKeys.findActiveByHash(keyHash);
+      cached = apiKey ? { apiKeyId: apiKey.id, tier: apiKey.tier } : 'unknown';
+      this.cache.set(keyHash, cached);
+    }
+    if (cached === 'unknown') return { kind: 'invalid' };
+    this.lastUsed.set(cached.apiKeyId, this.clock.now());
+    return { kind: 'apiKey', apiKeyId: cached.apiKeyId, tier: cached.tier };
+  }
+
+  /** Counts one request against the key's hourly window and monthly cap. */
+  consume(principal: ApiKeyPrincipal): Promise<LimitDecision> {
+    return this.limiter.consume(principal.apiKeyId, this.options.tierLimits[principal.tier]);
+  }
+
+  /** Revokes in the database, then tells every instance to forget the key. */
+  async revoke(id: string) {
+    const apiKey = await this.apiKeys.revoke(id);
+    this.cache.delete(apiKey.keyHash);
+    await this.bus.publish(BusChannel.apiKeyRevoked, apiKey.keyHash).catch(() => undefined);
+    return apiKey;
+  }
+
+  /** One statement for every key used since the last flush; never moves last_used_at backwards. */
+  async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const batch = [...this.lastUsed];
+    this.lastUsed.clear();
+    const values = batch.map(() => '(?::uuid, ?::timestamptz)').join(', ');
+    await this.orm.em
+      .fork()
+      .execute(
+        `update api_keys as k set last_used_at = greatest(coalesce(k.last_used_at, v.used_at), v.used_at)
+           from (values ${values}) as v(id, used_at) where k.id = v.id`,
+        batch.flatMap(([id, at]) => [id, at]),
+      );
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.flushTimer);
+    await this.unsubscribe?.();
+    await this.flushLastUsed().catch(() => undefined);
   }
 }

@@ -1,9 +1,12 @@
+import type { TierLimits } from '../domain/access.js';
 import type { Clock } from '../domain/clock.js';
 import type { EdgeTierThresholds } from '../domain/odds.js';
 import type { Orm } from '../persistence/orm.js';
 import { MatchAnalysisService } from './analyses.js';
 import { ApiKeyService } from './api-keys.js';
 import { AuthService } from './auth.js';
+import type { EventBus } from './events/event-bus.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
 import { PickService } from './picks.js';
 import { TrackRecordService } from './track-record.js';
 
@@ -15,20 +18,28 @@ export interface Services {
   auth: AuthService;
 }
 
+export interface ServiceDeps {
+  orm: Orm;
+  clock: Clock;
+  limiter: RateLimiter;
+  bus: EventBus;
+}
+
 export interface ServiceOptions {
   defaultTaxRate: number;
   adminToken: string;
+  tierLimits: TierLimits;
   edgeTierThresholds?: EdgeTierThresholds;
   onVisibleChange?: () => void;
 }
 
-export function createServices(orm: Orm, clock: Clock, options: ServiceOptions): Services {
+export function createServices({ orm, clock, limiter, bus }: ServiceDeps, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(orm, clock);
   return {
     picks: new PickService(orm, clock, options),
     analyses: new MatchAnalysisService(orm, clock),
     trackRecord: new TrackRecordService(orm, clock),
     apiKeys,
-    auth: new AuthService(apiKeys, options.adminToken),
+    auth: new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits }),
   };
 }

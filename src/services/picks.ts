@@ -299,6 +299,7 @@ export class PickService {
   async list(query: ListPicksQuery): Promise<PickPage> {
     const first = query.first ?? PICKS_PAGE_DEFAULT;
     validatePageSize('limit', first, PICKS_PAGE_MAX);
+    if (query.sport != null) requireSport('sport', query.sport);
     const { sql, params } = listPicksSql(query, first + 1);
     const em = this.orm.em.fork();
     const rows = await em.execute(sql, params);

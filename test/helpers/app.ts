@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { ManualClock, systemClock, type Clock } from '../../src/domain/clock.js';
-import { migrate } from '../../src/persistence/orm.js';
+import { migrate, type DatabaseTarget } from '../../src/persistence/orm.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase } from './database.js';
 
@@ -17,6 +17,7 @@ export interface TestApp {
   runtime: Runtime;
   config: Config;
   clock: Clock;
+  databaseTarget: DatabaseTarget;
   /** POST /graphql as the admin (or with another Authorization header). */
   graphql<T = Record<string, unknown>>(
     query: string,
@@ -29,14 +30,19 @@ export interface TestApp {
 export interface TestAppOptions {
   clock?: Clock;
   env?: Record<string, string>;
+  /** A second instance on the same database (and Redis, when configured): a scale-out test. */
+  sameDatabaseAs?: TestApp;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
-  const config = loadConfig({ ADMIN_TOKEN, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...options.env });
+  const database = options.sameDatabaseAs
+    ? { target: options.sameDatabaseAs.databaseTarget, drop: async () => {} }
+    : await createTestDatabase();
+  const redisUrl = process.env.REDIS_URL?.trim();
+  const config = loadConfig({ ADMIN_TOKEN, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...options.env });
   const clock = options.clock ?? systemClock;
   const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock });
-  if (database.target.kind === 'postgres') await migrate(runtime.orm);
+  if (database.target.kind === 'postgres' && !options.sameDatabaseAs) await migrate(runtime.orm);
   // Unexpected errors are never part of a passing test: let them show.
   const app = await buildApp(runtime, { logger: { level: 'error' } });
   return {
@@ -44,6 +50,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     runtime,
     config,
     clock,
+    databaseTarget: database.target,
     async graphql(query, variables, authorization = `Bearer ${ADMIN_TOKEN}`) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (authorization !== null) headers.authorization = authorization;

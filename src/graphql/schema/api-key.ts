@@ -50,6 +50,6 @@ builder.mutationFields((t) => ({
     description: 'Takes effect on every instance within 1 s.',
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, context) => context.services.apiKeys.revoke(String(args.id)),
+    resolve: (_root, args, context) => context.services.auth.revoke(String(args.id)),
   }),
 }));

@@ -42,6 +42,14 @@ export interface RateLimiter {
   peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }>;
   /** Which engine decided the last request: 'fallback' while Redis is unreachable. */
   mode(): LimiterMode;
+  /** True while the limiter's engine answers (always true in memory); for /readyz. */
+  ping(): Promise<boolean>;
   /** Flushes monthly usage to PostgreSQL and stops timers. */
   close(): Promise<void>;
+}
+
+/** The slice of a pino (Fastify) logger the limiters report through. */
+export interface LimiterLog {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
 }

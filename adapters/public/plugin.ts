@@ -1,0 +1,149 @@
+/**
+ * GET /api/public/picks/today (spec 4.6, DESIGN section 3): anonymous, CORS-open, CDN-cached,
+ * indented JSON, ETag/304. A short in-process cache keyed by (UTC day, limit, sport) keeps a
+ * burst of anonymous traffic at about one database query per key per few seconds; it is
+ * dropped whenever a pick becomes visible.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../../src/domain/clock.js';
+import { ErrorCode, type ErrorExtras } from '../../src/domain/errors.js';
+import { SPORT_SLUGS } from '../../src/domain/sports.js';
+import { utcDateString } from '../../src/domain/time.js';
+import type { Yoga } from '../../src/graphql/yoga.js';
+import { ERROR_HTTP_STATUS } from '../../src/domain/errors.js';
+import { registerMethodNotAllowed } from '../rest/plugin.js';
+import { openOperation, prepareOperation } from '../shared/operations.js';
+import { openApiRouteSchema } from '../shared/openapi.js';
+import { parseParams, type ParamSpec } from '../shared/params.js';
+import { publicEnvelopeSchema } from '../shared/schemas.js';
+
+export const PUBLIC_PATH = '/api/public/picks/today';
+export const PUBLIC_CACHE_CONTROL = 'public, s-maxage=300, stale-while-revalidate=600';
+export const PUBLIC_CACHE_TTL_MS = 5_000;
+
+const PARAMS: readonly ParamSpec[] = [
+  { name: 'limit', in: 'query', type: 'integer', minimum: 1, maximum: 50, default: 20, variable: 'limit', description: 'Number of picks.' },
+  { name: 'sport', in: 'query', type: 'string', enum: SPORT_SLUGS, variable: 'sport', description: 'Sport slug.' },
+];
+
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': 'Content-Type, If-None-Match',
+  'access-control-expose-headers': 'ETag, X-Request-Id',
+  'access-control-max-age': '86400',
+};
+
+interface PublicPickNode {
+  id: string;
+  homeTeam: string;
+  awayTeam: string;
+  league: string;
+  sport: string;
+  kickoffAt: string;
+  market: string;
+  selection: string;
+  bookmaker: { name: string; slug: string };
+  odds: number;
+  referenceFairOdds: number;
+  edgePctPostTax: number;
+  kellyFraction: number;
+  edgeTier: string;
+  publishedAt: string;
+}
+
+function publicPick(node: PublicPickNode) {
+  return {
+    id: node.id,
+    match: { home: node.homeTeam, away: node.awayTeam, league: node.league, sport: node.sport, kickoff: node.kickoffAt },
+    market: node.market,
+    selection: node.selection,
+    bookmaker: { name: node.bookmaker.name, slug: node.bookmaker.slug },
+    odds: { book: node.odds, referenceFair: node.referenceFairOdds },
+    edgePctPostTax: node.edgePctPostTax,
+    kellyFraction: node.kellyFraction,
+    tier: node.edgeTier.toLowerCase(),
+    publishedAt: node.publishedAt,
+  };
+}
+
+interface RenderedBody {
+  body: string;
+  etag: string;
+}
+
+function sendPublicError(reply: FastifyReply, code: ErrorCode, message: string, extras: ErrorExtras = {}) {
+  return reply
+    .status(ERROR_HTTP_STATUS[code])
+    .headers(CORS_HEADERS)
+    .header('cache-control', 'no-store')
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ error: code, message, ...extras }, null, 2));
+}
+
+export interface PublicAdapter {
+  /** Drops cached bodies: call when a pick becomes visible or hidden. */
+  invalidate(): void;
+}
+
+export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, clock: Clock): PublicAdapter {
+  const operation = prepareOperation(schema, new URL('./documents/today-picks.graphql', import.meta.url), 'TodayPicks');
+  const cache = new LRUCache<string, RenderedBody>({ max: 1_000, ttl: PUBLIC_CACHE_TTL_MS });
+
+  app.route({
+    method: 'GET',
+    url: PUBLIC_PATH,
+    schema: openApiRouteSchema({
+      operationId: 'getTodayPicks',
+      summary: "Today's top picks (anonymous)",
+      description: 'Picks first published on the current UTC date, best post-tax edge first. CORS-open; cached by CDNs for 5 minutes; poll at most once per minute.',
+      params: PARAMS,
+      responseSchema: publicEnvelopeSchema,
+      errors: [400],
+      tags: ['public'],
+      anonymous: true,
+    }),
+    handler: async (req, reply) => {
+      const parsed = parseParams(PARAMS, req.query as Record<string, unknown>, {});
+      if (parsed.error) return sendPublicError(reply, parsed.error.code, parsed.error.message, parsed.error.extras);
+      const now = clock.now();
+      // Validation happens behind GraphQL, so the key must tell every raw input apart ('' is not absent).
+      const cacheKey = JSON.stringify([utcDateString(now), parsed.variables.limit ?? null, parsed.variables.sport ?? null]);
+      let rendered = cache.get(cacheKey);
+      if (!rendered) {
+        const runner = await openOperation(yoga, { req, reply, anonymous: true });
+        if (runner instanceof GraphQLError) return sendPublicError(reply, ErrorCode.internalError, 'Unexpected server error; retry later.');
+        const result = await runner.execute(operation, parsed.variables);
+        const error = result.errors?.[0];
+        if (error || !result.data) {
+          const code = error?.extensions.code as ErrorCode | undefined;
+          if (code && code !== ErrorCode.internalError && code in ERROR_HTTP_STATUS) {
+            const { code: _code, ...extras } = error!.extensions as Record<string, unknown>;
+            return sendPublicError(reply, code, error!.message, extras as ErrorExtras);
+          }
+          return sendPublicError(reply, ErrorCode.internalError, 'Unexpected server error; retry later.');
+        }
+        const picks = (result.data.todayPicks as PublicPickNode[]).map(publicPick);
+        const body = JSON.stringify({ generatedAt: now.toISOString(), count: picks.length, picks }, null, 2);
+        // The ETag covers the picks only, so an unchanged list revalidates even as generatedAt moves.
+        const etag = `"${createHash('sha256').update(JSON.stringify(picks)).digest('base64url').slice(0, 27)}"`;
+        rendered = { body, etag };
+        cache.set(cacheKey, rendered);
+      }
+      reply.headers(CORS_HEADERS).header('cache-control', PUBLIC_CACHE_CONTROL).header('etag', rendered.etag).header('vary', 'Accept-Encoding');
+      const ifNoneMatch = req.headers['if-none-match'];
+      if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === rendered.etag)) {
+        return reply.status(304).send();
+      }
+      return reply.status(200).type('application/json; charset=utf-8').send(rendered.body);
+    },
+  });
+
+  app.options(PUBLIC_PATH, { schema: { hide: true } }, async (_req, reply) => reply.status(204).headers(CORS_HEADERS).send());
+  registerMethodNotAllowed(app, PUBLIC_PATH, ['GET', 'OPTIONS']);
+
+  return { invalidate: () => cache.clear() };
+}

@@ -1,0 +1,115 @@
+/**
+ * The /api/v1 read endpoints (spec section 4). Each route: one GraphQL document, its
+ * parameters, the documented response schema, and the mapping of the GraphQL data to the
+ * documented JSON. Nothing here decides access or validity: the GraphQL layer does.
+ */
+import { MINIMUM_TIER } from '../../src/domain/access.js';
+import type { Tier } from '../../src/domain/api-key.js';
+import { NotFoundError } from '../../src/domain/errors.js';
+import { SPORT_SLUGS } from '../../src/domain/sports.js';
+import type { ParamSpec } from '../shared/params.js';
+import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../shared/schemas.js';
+import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
+
+export interface RestRoute {
+  operationId: string;
+  method: 'GET';
+  url: string;
+  summary: string;
+  description: string;
+  minimumTier: Tier;
+  documentFile: URL;
+  operationName: string;
+  params: readonly ParamSpec[];
+  responseSchema: object;
+  /** Documented error codes of this route (spec sections 4 and 7; DESIGN section 3). */
+  errors: readonly number[];
+  toBody(data: Record<string, unknown>): unknown;
+}
+
+const sportParam = (description: string): ParamSpec => ({
+  name: 'sport',
+  in: 'query',
+  type: 'string',
+  enum: SPORT_SLUGS,
+  variable: 'sport',
+  description,
+});
+
+export const REST_ROUTES: readonly RestRoute[] = [
+  {
+    operationId: 'listPicks',
+    method: 'GET',
+    url: '/api/v1/picks',
+    summary: 'List published and settled picks',
+    description: 'Kickoff time descending, then id descending; keyset pagination with `cursor`. admin_review picks are never returned.',
+    minimumTier: MINIMUM_TIER.listPicks,
+    documentFile: new URL('./documents/list-picks.graphql', import.meta.url),
+    operationName: 'ListPicks',
+    params: [
+      sportParam('Sport slug filter (exact).'),
+      { name: 'league', in: 'query', type: 'string', variable: 'league', description: 'League name filter (exact).' },
+      { name: 'since', in: 'query', type: 'string', format: 'date-time', variable: 'since', description: 'Only picks with kickoff_at after this time (ISO 8601 with a time zone).' },
+      { name: 'limit', in: 'query', type: 'integer', minimum: 1, maximum: 200, default: 50, variable: 'first', description: 'Page size.' },
+      { name: 'cursor', in: 'query', type: 'string', variable: 'after', description: 'next_cursor of the previous response, unchanged.' },
+    ],
+    responseSchema: pickListSchema,
+    errors: [400, 401, 429],
+    toBody: (data) => {
+      const page = data.picks as { count: number; pageInfo: { endCursor: string | null }; nodes: V1PickNode[] };
+      return { data: page.nodes.map(v1Pick), next_cursor: page.pageInfo.endCursor, count: page.count };
+    },
+  },
+  {
+    operationId: 'getTrackRecord',
+    method: 'GET',
+    url: '/api/v1/track-record',
+    summary: 'Aggregated performance of settled picks',
+    description: 'Flat 1-unit stakes over picks settled in the last `days_back` days.',
+    minimumTier: MINIMUM_TIER.trackRecord,
+    documentFile: new URL('./documents/track-record.graphql', import.meta.url),
+    operationName: 'TrackRecord',
+    params: [
+      sportParam('Scope to one sport.'),
+      { name: 'days_back', in: 'query', type: 'integer', minimum: 1, maximum: 365, default: 30, variable: 'daysBack', description: 'Lookback window in days.' },
+    ],
+    responseSchema: trackRecordSchema,
+    errors: [400, 401, 403, 429],
+    toBody: (data) => {
+      const record = data.trackRecord as {
+        overall: { roiPct: number; winRate: number; totalSettled: number; clvAvgPct: number; edgeAvgPct: number };
+        perSport: { sport: string; roiPct: number; totalSettled: number }[];
+        series: { date: string; cumulativePnlPct: number }[];
+      };
+      return {
+        overall: {
+          roi_pct: record.overall.roiPct,
+          win_rate: record.overall.winRate,
+          total_settled: record.overall.totalSettled,
+          clv_avg_pct: record.overall.clvAvgPct,
+          edge_avg_pct: record.overall.edgeAvgPct,
+        },
+        per_sport: record.perSport.map((row) => ({ sport: row.sport, roi_pct: row.roiPct, total_settled: row.totalSettled })),
+        series: record.series.map((point) => ({ date: point.date, cumulative_pnl_pct: point.cumulativePnlPct })),
+      };
+    },
+  },
+  {
+    operationId: 'getMatchAnalysis',
+    method: 'GET',
+    url: '/api/v1/match-analyses/:matchId',
+    summary: 'Analysis text for the match of a pick',
+    description: '`matchId` is the pick `id`. 404 not_found when there is no analysis (or no visible pick).',
+    minimumTier: MINIMUM_TIER.matchAnalysis,
+    documentFile: new URL('./documents/match-analysis.graphql', import.meta.url),
+    operationName: 'MatchAnalysis',
+    params: [{ name: 'matchId', in: 'path', type: 'string', format: 'uuid', required: true, variable: 'matchId', description: 'The pick id.' }],
+    responseSchema: matchAnalysisSchema,
+    errors: [401, 403, 404, 429],
+    toBody: (data) => {
+      const analysis = data.matchAnalysis as { matchId: string; analysis: string; createdAt: string } | null;
+      if (!analysis) throw new NotFoundError('No analysis exists for this match.');
+      return { match_id: analysis.matchId, analysis: analysis.analysis, created_at: analysis.createdAt };
+    },
+  },
+];

@@ -1,0 +1,57 @@
+/**
+ * Query and path parameters of the REST surfaces, declared once: the same declarations parse
+ * requests and describe the parameters in the OpenAPI document. The adapter only checks form
+ * (a single value, integer syntax); ranges, slugs and timestamps are validated by the
+ * services behind GraphQL, after authentication, limits and tier checks.
+ */
+import { InvalidParameterError } from '../../src/domain/errors.js';
+
+interface ParamBase {
+  name: string;
+  in: 'query' | 'path';
+  description: string;
+  /** The GraphQL variable this parameter feeds. */
+  variable: string;
+  required?: boolean;
+}
+
+export type ParamSpec =
+  | (ParamBase & { type: 'integer'; minimum: number; maximum: number; default: number })
+  | (ParamBase & { type: 'string'; format?: 'date-time' | 'uuid'; enum?: readonly string[]; maxLength?: number });
+
+const INTEGER = /^[+-]?\d{1,15}$/;
+export const MAX_STRING_PARAM = 500;
+
+export interface ParsedParams {
+  variables: Record<string, unknown>;
+  /** The first parameter of the wrong form, reported after the tier check. */
+  error: InvalidParameterError | null;
+}
+
+export function parseParams(specs: readonly ParamSpec[], query: Record<string, unknown>, path: Record<string, unknown>): ParsedParams {
+  const variables: Record<string, unknown> = {};
+  for (const spec of specs) {
+    const raw = (spec.in === 'query' ? query : path)[spec.name];
+    if (raw === undefined) continue;
+    if (Array.isArray(raw)) {
+      return { variables, error: new InvalidParameterError(spec.name, `${spec.name} must be given at most once`) };
+    }
+    const value = String(raw);
+    if (value.length > MAX_STRING_PARAM) {
+      return { variables, error: new InvalidParameterError(spec.name, `${spec.name} is too long`) };
+    }
+    if (spec.type === 'integer') {
+      // Beyond 32 bits GraphQL's Int cannot carry it: a form error like any other.
+      if (!INTEGER.test(value.trim()) || Math.abs(Number(value)) > 2_147_483_647) {
+        return {
+          variables,
+          error: new InvalidParameterError(spec.name, `${spec.name} must be an integer between ${spec.minimum} and ${spec.maximum}`),
+        };
+      }
+      variables[spec.variable] = Number(value.trim());
+    } else {
+      variables[spec.variable] = value;
+    }
+  }
+  return { variables, error: null };
+}

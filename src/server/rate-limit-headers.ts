@@ -1,0 +1,30 @@
+/**
+ * Rate-limit headers on every response to a valid key, 429 included (DESIGN section 3):
+ * X-RateLimit-Limit / -Remaining / -Reset for the hourly window, Retry-After on 429, and as
+ * an addition the IETF draft RateLimit-Policy / RateLimit fields for both policies.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { LimitDecision } from '../services/limits/rate-limiter.js';
+
+export function rateLimitHeaders(decision: LimitDecision, nowMs: number): Record<string, string> {
+  const { hourly, monthly } = decision;
+  const nowSeconds = Math.floor(nowMs / 1000);
+  const hourlyReset = Math.max(0, hourly.resetAt - nowSeconds);
+  const monthlyReset = Math.max(0, Math.ceil((monthly.resetsAt.getTime() - nowMs) / 1000));
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(hourly.limit),
+    'x-ratelimit-remaining': String(hourly.remaining),
+    'x-ratelimit-reset': String(hourly.resetAt),
+    'ratelimit-policy': `"hourly";q=${hourly.limit};w=3600, "monthly";q=${monthly.limit}`,
+    ratelimit: `"hourly";r=${hourly.remaining};t=${hourlyReset}, "monthly";r=${monthly.remaining};t=${monthlyReset}`,
+  };
+  if (!decision.allowed) headers['retry-after'] = String(decision.retryAfterSeconds);
+  return headers;
+}
+
+export function registerRateLimitHeaders(app: FastifyInstance, now: () => number): void {
+  app.decorateRequest('rateLimit', null);
+  app.addHook('onSend', async (req, reply) => {
+    if (req.rateLimit) reply.headers(rateLimitHeaders(req.rateLimit, now()));
+  });
+}

@@ -1,0 +1,63 @@
+import { Redis } from 'ioredis';
+import type { BusHandler, EventBus } from './event-bus.js';
+
+export interface RedisBusLog {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
+}
+
+/**
+ * Redis pub/sub. Publishing uses a normal connection; subscribing needs a dedicated one.
+ * ioredis reconnects with the backoff below and re-subscribes to every channel by itself.
+ */
+export class RedisEventBus implements EventBus {
+  private readonly publisher: Redis;
+  private readonly subscriber: Redis;
+  private readonly handlers = new Map<string, Set<BusHandler>>();
+
+  constructor(url: string, log?: RedisBusLog) {
+    const options = {
+      // Back off up to 2 s between reconnects; never give up.
+      retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2_000),
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      commandTimeout: 1_000,
+      lazyConnect: false,
+    };
+    this.publisher = new Redis(url, options);
+    this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: true });
+    for (const connection of [this.publisher, this.subscriber]) {
+      connection.on('error', (error: Error) => log?.warn({ err: error.message }, 'event bus: redis error'));
+    }
+    this.subscriber.on('ready', () => log?.info({}, 'event bus: subscribed connection ready'));
+    this.subscriber.on('message', (channel: string, message: string) => {
+      for (const handler of this.handlers.get(channel) ?? []) handler(message);
+    });
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.publisher.publish(channel, message);
+  }
+
+  async subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>> {
+    let set = this.handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+      await this.subscriber.subscribe(channel);
+    }
+    set.add(handler);
+    return async () => {
+      set.delete(handler);
+      if (set.size === 0) {
+        this.handlers.delete(channel);
+        await this.subscriber.unsubscribe(channel).catch(() => undefined);
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    this.handlers.clear();
+    await Promise.allSettled([this.publisher.quit(), this.subscriber.quit()]);
+  }
+}

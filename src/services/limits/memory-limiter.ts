@@ -1,0 +1,226 @@
+/**
+ * The in-process limiter: exact for one process (no REDIS_URL), and the Redis limiter's
+ * per-instance fallback while Redis is unreachable. Hourly buckets and month counts live in
+ * Maps; month counts are seeded from PostgreSQL on first use and written back as absolute
+ * values on a timer and at close.
+ */
+import type { TierLimit } from '../../domain/access.js';
+import { systemClock } from '../../domain/clock.js';
+import {
+  BUCKET_WIDTH_MS,
+  WINDOW_MS,
+  bucketOf,
+  currentBucket,
+  decide,
+  monthKeyOf,
+  oldestCountedBucket,
+  pruneBefore,
+  standing,
+} from '../../domain/rate-limit.js';
+import type { HourlyState, LimitDecision, LimiterLog, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
+import type { MonthlyUsageStore } from './usage-store.js';
+
+export const DEFAULT_FLUSH_INTERVAL_MS = 5_000;
+/** A key-month untouched for this long is forgotten once flushed (re-seeded if it returns). */
+const IDLE_MONTH_EVICTION_MS = WINDOW_MS;
+
+export interface MemoryRateLimiterOptions {
+  usageStore: MonthlyUsageStore;
+  /** Milliseconds since the epoch; tests inject a clock. */
+  now?: () => number;
+  /**
+   * How often dirty month counts are written to the usage store. null: never on a timer, only
+   * through flush() and close() (the Redis limiter's fallback, whose counts go to Redis first).
+   */
+  flushIntervalMs?: number | null;
+  log?: LimiterLog;
+}
+
+interface HourlyWindow {
+  /** Bucket number -> admitted requests; only buckets still in the window are kept. */
+  buckets: Map<number, number>;
+}
+
+interface MonthCount {
+  apiKeyId: string;
+  month: string;
+  /** Requests counted in the month: the seeded value plus what this process admitted. */
+  used: number;
+  /** The greatest value the usage store has accepted (or was seeded with). */
+  persisted: number;
+  lastUsedMs: number;
+}
+
+function keyMonthId(apiKeyId: string, month: string): string {
+  return `${apiKeyId}|${month}`;
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly usageStore: MonthlyUsageStore;
+  private readonly now: () => number;
+  private readonly log: LimiterLog | undefined;
+  private readonly windows = new Map<string, HourlyWindow>();
+  private readonly months = new Map<string, MonthCount>();
+  /** One load per key-month, shared by every request that arrives while it runs. */
+  private readonly seeding = new Map<string, Promise<void>>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  /** Flushes run one after another so an older snapshot never lands after a newer one. */
+  private flushQueue: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(options: MemoryRateLimiterOptions) {
+    this.usageStore = options.usageStore;
+    this.now = options.now ?? (() => systemClock.now().getTime());
+    this.log = options.log;
+    const flushIntervalMs = options.flushIntervalMs === undefined ? DEFAULT_FLUSH_INTERVAL_MS : options.flushIntervalMs;
+    if (flushIntervalMs !== null) {
+      if (!(flushIntervalMs > 0)) throw new RangeError(`flushIntervalMs must be positive, got ${flushIntervalMs}`);
+      this.timers.push(setInterval(() => void this.flushReportingFailure(), flushIntervalMs).unref());
+    }
+    // Buckets only leave the window once a minute: evicting more often would find nothing new.
+    this.timers.push(setInterval(() => this.evictIdle(), BUCKET_WIDTH_MS).unref());
+  }
+
+  async consume(apiKeyId: string, policy: TierLimit): Promise<LimitDecision> {
+    this.assertOpen();
+    for (;;) {
+      const nowMs = this.now();
+      const month = this.months.get(keyMonthId(apiKeyId, monthKeyOf(nowMs)));
+      if (!month) {
+        await this.seed(apiKeyId, monthKeyOf(nowMs));
+        // Re-read the clock and the maps: time moved while the load ran.
+        continue;
+      }
+      // Nothing below awaits, so requests for one key decide strictly one after another.
+      const window = this.windowOf(apiKeyId);
+      const verdict = decide({ nowMs, buckets: window.buckets, monthUsed: month.used }, policy);
+      if (verdict.allowed) {
+        const bucket = currentBucket(window.buckets, nowMs);
+        window.buckets.set(bucket, (window.buckets.get(bucket) ?? 0) + 1);
+        pruneBefore(window.buckets, oldestCountedBucket(bucket));
+        month.used += 1;
+      }
+      month.lastUsedMs = nowMs;
+      return verdict;
+    }
+  }
+
+  async peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }> {
+    this.assertOpen();
+    for (;;) {
+      const nowMs = this.now();
+      const month = this.months.get(keyMonthId(apiKeyId, monthKeyOf(nowMs)));
+      if (!month) {
+        await this.seed(apiKeyId, monthKeyOf(nowMs));
+        continue;
+      }
+      const buckets = this.windows.get(apiKeyId)?.buckets ?? new Map<number, number>();
+      return standing({ nowMs, buckets, monthUsed: month.used }, policy);
+    }
+  }
+
+  mode(): LimiterMode {
+    return 'memory';
+  }
+
+  /** Nothing external to wait for: always ready. */
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  /** Writes every month count that grew since its last write (absolute values). */
+  flush(): Promise<void> {
+    const run = this.flushQueue.then(() => this.writeDirtyMonths());
+    // A failed flush leaves its months dirty for the next one; it must not block the queue.
+    this.flushQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Keeps memory bounded: drops buckets that left the window, hourly state with nothing left
+   * in it, and month counts idle for an hour that are already stored (they are re-seeded from
+   * the usage store if the key returns).
+   */
+  evictIdle(): void {
+    const nowMs = this.now();
+    const oldestKept = oldestCountedBucket(bucketOf(nowMs));
+    for (const [apiKeyId, window] of this.windows) {
+      pruneBefore(window.buckets, oldestKept);
+      if (window.buckets.size === 0) this.windows.delete(apiKeyId);
+    }
+    for (const [id, month] of this.months) {
+      if (month.used === month.persisted && nowMs - month.lastUsedMs > IDLE_MONTH_EVICTION_MS) this.months.delete(id);
+    }
+  }
+
+  /**
+   * Forgets every count without writing it. The Redis limiter calls this when an outage
+   * starts, so the fallback seeds from PostgreSQL afresh instead of continuing from what it
+   * counted in an earlier outage (those requests were handed to Redis since).
+   */
+  reset(): void {
+    this.windows.clear();
+    this.months.clear();
+  }
+
+  /** What is held in memory, for tests and the memory benchmark. */
+  stats(): { hourlyWindows: number; monthCounts: number } {
+    return { hourlyWindows: this.windows.size, monthCounts: this.months.size };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    // Requests already waiting for a seed still decide; their counts belong in the last flush.
+    await Promise.allSettled([...this.seeding.values()]);
+    await this.flush();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('MemoryRateLimiter is closed');
+  }
+
+  private windowOf(apiKeyId: string): HourlyWindow {
+    let window = this.windows.get(apiKeyId);
+    if (!window) {
+      window = { buckets: new Map() };
+      this.windows.set(apiKeyId, window);
+    }
+    return window;
+  }
+
+  private seed(apiKeyId: string, month: string): Promise<void> {
+    const id = keyMonthId(apiKeyId, month);
+    let pending = this.seeding.get(id);
+    if (!pending) {
+      pending = this.usageStore
+        .load(apiKeyId, month)
+        .then((stored) => {
+          // A failed load stores nothing, so the next request tries again.
+          this.months.set(id, { apiKeyId, month, used: stored, persisted: stored, lastUsedMs: this.now() });
+        })
+        .finally(() => this.seeding.delete(id));
+      this.seeding.set(id, pending);
+    }
+    return pending;
+  }
+
+  private async writeDirtyMonths(): Promise<void> {
+    const dirty = [...this.months.values()].filter((month) => month.used > month.persisted);
+    if (dirty.length === 0) return;
+    const rows = dirty.map((month) => ({ apiKeyId: month.apiKeyId, month: month.month, count: month.used }));
+    await this.usageStore.flush(rows);
+    dirty.forEach((month, index) => {
+      month.persisted = Math.max(month.persisted, rows[index]!.count);
+    });
+  }
+
+  private async flushReportingFailure(): Promise<void> {
+    try {
+      await this.flush();
+    } catch (error) {
+      this.log?.warn({ err: error }, 'rate limiter: writing monthly usage failed; retrying at the next flush');
+    }
+  }
+}

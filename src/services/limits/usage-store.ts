@@ -1,0 +1,94 @@
+/**
+ * Durable monthly usage (DESIGN section 3: "Monthly usage is durable ... persisted to
+ * Postgres"). The limiters keep the live count (Redis or memory) and write ABSOLUTE counts
+ * here; PostgreSQL keeps the greatest value it has seen. Absolute values make a flush
+ * idempotent: a retried flush, or several instances flushing the same key-month, can never
+ * add a request twice. The limiters re-seed a key-month from here when their own copy is gone.
+ */
+import { systemClock, type Clock } from '../../domain/clock.js';
+import type { Orm } from '../../persistence/orm.js';
+
+export interface MonthlyUsageRow {
+  apiKeyId: string;
+  /** 'YYYY-MM' (UTC). */
+  month: string;
+  /** Absolute number of requests counted in that month, never a delta. */
+  count: number;
+}
+
+/** What the limiters need from durable storage; tests may substitute it. */
+export interface MonthlyUsageStore {
+  /** Requests counted for the key in the month so far (0 when none were recorded). */
+  load(apiKeyId: string, month: string): Promise<number>;
+  /** Records absolute counts; a count lower than the stored one changes nothing. */
+  flush(rows: readonly MonthlyUsageRow[]): Promise<void>;
+}
+
+export class UsageStore implements MonthlyUsageStore {
+  constructor(
+    private readonly orm: Orm,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  async load(apiKeyId: string, month: string): Promise<number> {
+    const rows = await this.orm.em
+      .fork()
+      .execute<{ request_count: string | number }[]>(
+        'select request_count from monthly_usage where api_key_id = ? and month = ?',
+        [apiKeyId, month],
+      );
+    // bigint arrives as a string from node-postgres; a month's count fits a double exactly.
+    return rows[0] ? Number(rows[0].request_count) : 0;
+  }
+
+  async flush(rows: readonly MonthlyUsageRow[]): Promise<void> {
+    const merged = mergeRows(rows);
+    if (merged.length === 0) return;
+    // ONE statement whatever the batch size: the rows travel as three array parameters
+    // (validated above, so the array literals cannot be malformed). The join skips ids without
+    // an api_keys row instead of failing the batch on the foreign key (a poisoned batch would
+    // block every later flush). The update's WHERE is greatest(stored, new) that also skips
+    // rewriting rows that did not grow.
+    await this.orm.em.fork().execute(
+      `insert into monthly_usage (api_key_id, month, request_count, updated_at)
+       select v.api_key_id, v.month, v.request_count, ?::timestamptz
+       from unnest(?::uuid[], ?::text[], ?::bigint[]) as v (api_key_id, month, request_count)
+       join api_keys k on k.id = v.api_key_id
+       on conflict (api_key_id, month) do update
+         set request_count = excluded.request_count, updated_at = excluded.updated_at
+         where monthly_usage.request_count < excluded.request_count`,
+      [
+        this.clock.now().toISOString(),
+        arrayLiteral(merged.map((row) => row.apiKeyId)),
+        arrayLiteral(merged.map((row) => row.month)),
+        arrayLiteral(merged.map((row) => String(row.count))),
+      ],
+    );
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+function arrayLiteral(items: string[]): string {
+  return `{${items.join(',')}}`;
+}
+
+/**
+ * One row per key-month with the greatest count: PostgreSQL refuses an upsert that touches
+ * the same row twice in one statement.
+ */
+function mergeRows(rows: readonly MonthlyUsageRow[]): MonthlyUsageRow[] {
+  const byKeyMonth = new Map<string, MonthlyUsageRow>();
+  for (const row of rows) {
+    if (!UUID.test(row.apiKeyId)) throw new RangeError(`monthly usage: api key id must be a UUID, got ${row.apiKeyId}`);
+    if (!MONTH.test(row.month)) throw new RangeError(`monthly usage: month must be YYYY-MM, got ${row.month}`);
+    if (!Number.isSafeInteger(row.count) || row.count < 0) {
+      throw new RangeError(`monthly usage: count must be a non-negative integer, got ${row.count}`);
+    }
+    const id = `${row.apiKeyId.toLowerCase()}|${row.month}`;
+    const existing = byKeyMonth.get(id);
+    if (!existing || existing.count < row.count) byKeyMonth.set(id, row);
+  }
+  return [...byKeyMonth.values()];
+}

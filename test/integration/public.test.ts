@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/domain/clock.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { APPROVE, HOLD, pickInput, PUBLISH } from '../helpers/fixtures.js';
+
+let t: TestApp;
+const clock = new ManualClock('2026-11-22T12:00:00Z');
+const URL_TODAY = '/api/public/picks/today';
+
+async function publish(overrides: Record<string, unknown>): Promise<string> {
+  const res = await t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput(overrides) });
+  expect(res.errors).toBeUndefined();
+  return res.data!.publishPick.id;
+}
+
+let bigEdgeId = '';
+beforeAll(async () => {
+  t = await createTestApp({ clock });
+  await publish({ publishedAt: '2026-11-21T23:59:59Z' }); // yesterday: not today
+  bigEdgeId = await publish({ odds: 2.5, referenceFairOdds: 2.1, sport: 'tennis', league: 'ATP Tour', homeTeam: 'Jannik Sinner', awayTeam: 'Carlos Alcaraz', selection: 'Jannik Sinner' });
+  await publish({ odds: 2.2, referenceFairOdds: 2.0 });
+  await publish({ odds: 2.12, referenceFairOdds: 2.0, selection: 'Draw' });
+  await publish({ status: 'ADMIN_REVIEW', odds: 3, referenceFairOdds: 2 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('GET /api/public/picks/today', () => {
+  it('serves today\'s visible picks, best post-tax edge first, as indented JSON with CDN and CORS headers', async () => {
+    const res = await t.app.inject({ method: 'GET', url: URL_TODAY, headers: { authorization: 'Bearer whatever' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['cache-control']).toBe('public, s-maxage=300, stale-while-revalidate=600');
+    expect(res.headers.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    expect(res.headers['content-type']).toContain('application/json');
+    expect(res.body).toContain('\n  "generatedAt"');
+    const body = res.json();
+    expect(body.generatedAt).toBe('2026-11-22T12:00:00.000Z');
+    expect(body.count).toBe(3);
+    expect(body.picks.map((p: { edgePctPostTax: number }) => p.edgePctPostTax)).toEqual([0.1274, 0.0417, 0.0038]);
+    expect(body.picks[0]).toEqual({
+      id: bigEdgeId,
+      match: { home: 'Jannik Sinner', away: 'Carlos Alcaraz', league: 'ATP Tour', sport: 'tennis', kickoff: '2026-12-01T15:00:00.000Z' },
+      market: 'h2h',
+      selection: 'Jannik Sinner',
+      bookmaker: { name: 'Bet365', slug: 'bet365' },
+      odds: { book: 2.5, referenceFair: 2.1 },
+      edgePctPostTax: 0.1274,
+      kellyFraction: expect.any(Number),
+      tier: 'big_edge',
+      publishedAt: '2026-11-22T12:00:00.000Z',
+    });
+    expect(body.picks.map((p: { tier: string }) => p.tier)).toEqual(['big_edge', 'stark', 'standard']);
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
+  it('honours limit and sport', async () => {
+    expect((await t.app.inject({ method: 'GET', url: `${URL_TODAY}?limit=1` })).json().count).toBe(1);
+    const tennis = (await t.app.inject({ method: 'GET', url: `${URL_TODAY}?sport=tennis` })).json();
+    expect(tennis.picks.map((p: { id: string }) => p.id)).toEqual([bigEdgeId]);
+  });
+
+  it('answers 304 to a matching If-None-Match', async () => {
+    const first = await t.app.inject({ method: 'GET', url: URL_TODAY });
+    const again = await t.app.inject({ method: 'GET', url: URL_TODAY, headers: { 'if-none-match': first.headers.etag as string } });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    expect(again.headers.etag).toBe(first.headers.etag);
+    const other = await t.app.inject({ method: 'GET', url: URL_TODAY, headers: { 'if-none-match': '"nope"' } });
+    expect(other.statusCode).toBe(200);
+  });
+
+  it('drops its cache when a pick becomes visible or hidden', async () => {
+    const before = (await t.app.inject({ method: 'GET', url: URL_TODAY })).json().count;
+    const id = await publish({ odds: 2.3, referenceFairOdds: 2.0, homeTeam: 'Liverpool', selection: 'Liverpool' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await t.app.inject({ method: 'GET', url: URL_TODAY })).json().count).toBe(before + 1);
+    await t.graphql(HOLD, { id });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await t.app.inject({ method: 'GET', url: URL_TODAY })).json().count).toBe(before);
+    await t.graphql(APPROVE, { id });
+  });
+
+  it('answers the CORS preflight with 204', async () => {
+    const res = await t.app.inject({ method: 'OPTIONS', url: URL_TODAY, headers: { origin: 'https://example.com', 'access-control-request-method': 'GET' } });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-allow-methods']).toContain('GET');
+  });
+
+  it.each(['limit=0', 'limit=51', 'limit=abc', 'limit=-3', 'limit=1&limit=2', 'sport=darts', 'sport=Soccer', 'sport='])(
+    '400 invalid_parameter for %s, with CORS and no-store',
+    async (query) => {
+      const res = await t.app.inject({ method: 'GET', url: `${URL_TODAY}?${query}` });
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.json()).toMatchObject({ error: 'invalid_parameter', parameter: query.split('=')[0] });
+    },
+  );
+
+  it('405 for other methods', async () => {
+    const res = await t.app.inject({ method: 'POST', url: URL_TODAY });
+    expect(res.statusCode).toBe(405);
+    expect(res.json()).toMatchObject({ error: 'method_not_allowed' });
+  });
+
+  it('rolls over at midnight UTC', async () => {
+    clock.set('2026-11-23T00:00:01Z');
+    expect((await t.app.inject({ method: 'GET', url: URL_TODAY })).json().count).toBe(0);
+    clock.set('2026-11-22T12:00:00Z');
+  });
+});

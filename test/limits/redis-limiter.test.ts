@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { TierLimit } from '../../src/domain/access.js';
+import { ManualClock } from '../../src/domain/clock.js';
+import { monthKeyOf } from '../../src/domain/rate-limit.js';
+import { startOfNextUtcMonth, utcMonthKey } from '../../src/domain/time.js';
+import type { LimitDecision, LimiterLog } from '../../src/services/limits/rate-limiter.js';
+import {
+  LUA_MONTH_OF,
+  RedisRateLimiter,
+  hourlyKey,
+  limiterRedisOptions,
+  monthKey,
+} from '../../src/services/limits/redis-limiter.js';
+import { describeLimiterContract } from './contract.js';
+import { startFrozenRedis, startProxy, startSilentServer, type LoopbackServer } from './network.js';
+import { openUsageDatabase, realRedisUrl, type UsageDatabase } from './support.js';
+
+/** The budget a request has for its limit decision, whatever Redis does. */
+const DECISION_BUDGET_MS = 50;
+
+function silentLog() {
+  return { warn: vi.fn(), info: vi.fn() };
+}
+
+let database: UsageDatabase;
+
+beforeAll(async () => {
+  database = await openUsageDatabase();
+});
+
+afterAll(async () => {
+  await database.close();
+});
+
+describe('RedisRateLimiter while Redis is unreachable', () => {
+  const servers: LoopbackServer[] = [];
+
+  beforeAll(async () => {
+    servers.push(await startSilentServer(), await startFrozenRedis());
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+  });
+
+  /** How to reach each broken Redis; a client is handed over once ioredis calls it ready. */
+  const outages: [string, () => Promise<{ url: string } | { client: Redis }>][] = [
+    ['nothing listens on the port', async () => ({ url: 'redis://127.0.0.1:1' })],
+    ['the server accepts connections but never answers', async () => ({ url: servers[0]!.url })],
+    [
+      'the server completed the handshake and then froze',
+      async () => {
+        const client = new Redis(servers[1]!.url, limiterRedisOptions());
+        clients.push(client);
+        await once(client, 'ready');
+        return { client };
+      },
+    ],
+  ];
+  const clients: Redis[] = [];
+
+  afterAll(() => {
+    for (const client of clients) client.disconnect();
+  });
+
+  it.each(outages)('decides every request in memory within 50 ms when %s', async (_, connection) => {
+    const log = silentLog();
+    const clock = new ManualClock('2026-11-22T10:00:00Z');
+    const limiter = new RedisRateLimiter({ ...(await connection()), usageStore: database.usageStore, now: () => clock.now().getTime(), log });
+    try {
+      const key = await database.createApiKey();
+      const policy = { hourly: 25, monthly: 1_000 };
+      const decisions: LimitDecision[] = [];
+      for (let i = 0; i < 30; i += 1) {
+        const started = performance.now();
+        decisions.push(await limiter.consume(key, policy));
+        expect(performance.now() - started).toBeLessThan(DECISION_BUDGET_MS);
+        expect(limiter.mode()).toBe('fallback');
+      }
+      // The outage costs no request: the first 25 pass, the rest are over the hourly limit.
+      expect(decisions.map((decision) => decision.allowed)).toEqual([...Array(25).fill(true), ...Array(5).fill(false)]);
+      expect(decisions[25]).toMatchObject({ reason: 'hourly', hourly: { remaining: 0 }, monthly: { used: 25 } });
+      expect(log.warn).toHaveBeenCalledTimes(1);
+      expect(await limiter.ping()).toBe(false);
+      await limiter.close();
+      // Counts Redis never took go to PostgreSQL at close.
+      expect(await database.storedCount(key, '2026-11')).toBe(25);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it.each(outages)('admits exactly 25 of 60 parallel requests within 50 ms when %s', async (_, connection) => {
+    const limiter = new RedisRateLimiter({ ...(await connection()), usageStore: database.usageStore, log: silentLog() });
+    try {
+      const key = randomUUID();
+      const started = performance.now();
+      const decisions = await Promise.all(Array.from({ length: 60 }, () => limiter.consume(key, { hourly: 25, monthly: 1_000 })));
+      expect(performance.now() - started).toBeLessThan(DECISION_BUDGET_MS);
+      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(25);
+    } finally {
+      await limiter.close();
+    }
+  });
+});
+
+if (realRedisUrl) {
+  const redisUrl = realRedisUrl;
+
+  describeLimiterContract(
+    'RedisRateLimiter',
+    ({ usageStore, now }) => new RedisRateLimiter({ url: redisUrl, usageStore, now, log: silentLog() }),
+    'redis',
+    () => database,
+  );
+
+  describe('RedisRateLimiter on a real Redis', () => {
+    let admin: Redis;
+    const open: RedisRateLimiter[] = [];
+
+    beforeAll(() => {
+      admin = new Redis(redisUrl);
+    });
+
+    afterAll(async () => {
+      await Promise.all(open.map((limiter) => limiter.close()));
+      await admin.quit();
+    });
+
+    async function setUp(options: { url?: string; flushIntervalMs?: number; probeIntervalMs?: number; log?: LimiterLog; injectClock?: boolean } = {}) {
+      const clock = new ManualClock('2026-11-22T10:00:00Z');
+      const limiter = new RedisRateLimiter({
+        url: options.url ?? redisUrl,
+        usageStore: database.usageStore,
+        now: options.injectClock === false ? undefined : () => clock.now().getTime(),
+        flushIntervalMs: options.flushIntervalMs,
+        probeIntervalMs: options.probeIntervalMs,
+        log: options.log ?? silentLog(),
+      });
+      open.push(limiter);
+      await vi.waitFor(async () => expect(await limiter.ping()).toBe(true));
+      return { clock, limiter };
+    }
+
+    it('computes the UTC month inside Lua exactly as the service does', async () => {
+      const monthStarts = Array.from({ length: (2200 - 1970) * 12 }, (_, index) => Date.UTC(1970, index, 1));
+      const edges = monthStarts.flatMap((start) => [start - 1, start]).filter((ms) => ms >= 0);
+      const random = fc.sample(fc.integer({ min: 0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) }), 2_000);
+      const times = [...edges, ...random];
+      const months = (await admin.eval(
+        `${LUA_MONTH_OF}\nlocal out = {}\nfor i = 1, #ARGV do out[i] = month_of(tonumber(ARGV[i])) end\nreturn out`,
+        0,
+        ...times.map(String),
+      )) as string[];
+      expect(months).toEqual(times.map((ms) => utcMonthKey(new Date(ms))));
+    });
+
+    it('re-seeds a lost month counter from PostgreSQL before admitting anything', async () => {
+      const { limiter } = await setUp();
+      const key = await database.createApiKey();
+      const policy: TierLimit = { hourly: 100, monthly: 5 };
+      for (let i = 0; i < 5; i += 1) expect((await limiter.consume(key, policy)).allowed).toBe(true);
+      await limiter.flush();
+      expect(await database.storedCount(key, '2026-11')).toBe(5);
+
+      // Redis loses its data.
+      await admin.del(hourlyKey(key), monthKey(key, '2026-11'));
+      const afterLoss = await Promise.all(Array.from({ length: 20 }, () => limiter.consume(key, policy)));
+      expect(afterLoss.every((decision) => !decision.allowed && decision.reason === 'monthly')).toBe(true);
+      expect(await admin.get(monthKey(key, '2026-11'))).toBe('5');
+      expect(await admin.pttl(monthKey(key, '2026-11'))).toBeGreaterThan(39 * 86_400_000);
+    });
+
+    it('admits exactly the limit across two instances with 64 concurrent clients', async () => {
+      const first = await setUp();
+      const second = await setUp();
+      const hourlyKeyId = randomUUID();
+      const hourlyCap = { hourly: 40, monthly: 10_000 };
+      const hourly = await Promise.all(
+        Array.from({ length: 64 }, (_, index) => (index % 2 === 0 ? first : second).limiter.consume(hourlyKeyId, hourlyCap)),
+      );
+      expect(hourly.filter((decision) => decision.allowed)).toHaveLength(40);
+
+      const monthlyKeyId = randomUUID();
+      const monthlyCap = { hourly: 1_000, monthly: 30 };
+      const monthly = await Promise.all(
+        Array.from({ length: 64 }, (_, index) => (index % 2 === 0 ? first : second).limiter.consume(monthlyKeyId, monthlyCap)),
+      );
+      expect(monthly.filter((decision) => decision.allowed)).toHaveLength(30);
+      expect(await admin.get(monthKey(monthlyKeyId, '2026-11'))).toBe('30');
+    });
+
+    it('decides on Redis time when no clock is injected', async () => {
+      const { limiter } = await setUp({ injectClock: false });
+      const key = randomUUID();
+      const [seconds] = (await admin.time()) as [string | number, string | number];
+      const decision = await limiter.consume(key, { hourly: 10, monthly: 100 });
+      const redisNow = Number(seconds) * 1000;
+      expect(decision.monthly.resetsAt).toEqual(startOfNextUtcMonth(new Date(redisNow)));
+      expect(decision.hourly.resetAt).toBeGreaterThanOrEqual(redisNow / 1000 + 3600);
+      expect(decision.hourly.resetAt).toBeLessThanOrEqual(redisNow / 1000 + 3662);
+      expect(await admin.get(monthKey(key, monthKeyOf(redisNow)))).toBe('1');
+    });
+
+    it('decides by the script\'s time even when this instance\'s clock is months off', async () => {
+      const { clock, limiter } = await setUp();
+      clock.set('2031-03-15T12:00:00Z');
+      const key = randomUUID();
+      expect(await limiter.consume(key, { hourly: 10, monthly: 100 })).toMatchObject({
+        allowed: true,
+        monthly: { used: 1, resetsAt: new Date('2031-04-01T00:00:00Z') },
+      });
+      expect(await admin.get(monthKey(key, '2031-03'))).toBe('1');
+    });
+
+    it('copies month counters to PostgreSQL on its flush timer', async () => {
+      const { limiter } = await setUp({ flushIntervalMs: 25 });
+      const key = await database.createApiKey();
+      for (let i = 0; i < 3; i += 1) await limiter.consume(key, { hourly: 10, monthly: 100 });
+      await vi.waitFor(async () => expect(await database.storedCount(key, '2026-11')).toBe(3));
+    });
+
+    it('falls back during an outage, then hands the fallback admissions to Redis and decides there again', async () => {
+      const proxy = await startProxy(redisUrl);
+      const log = silentLog();
+      const { limiter } = await setUp({ url: proxy.url, probeIntervalMs: 20, log });
+      try {
+        const key = await database.createApiKey();
+        const policy = { hourly: 100, monthly: 1_000 };
+        for (let i = 0; i < 3; i += 1) await limiter.consume(key, policy);
+        expect(limiter.mode()).toBe('redis');
+
+        proxy.cut();
+        for (let i = 0; i < 2; i += 1) {
+          const started = performance.now();
+          expect((await limiter.consume(key, policy)).allowed).toBe(true);
+          expect(performance.now() - started).toBeLessThan(DECISION_BUDGET_MS);
+        }
+        expect(limiter.mode()).toBe('fallback');
+        expect(log.warn).toHaveBeenCalledTimes(1);
+
+        proxy.restore();
+        let admittedWhileRecovering = 0;
+        await vi.waitFor(
+          async () => {
+            if ((await limiter.consume(key, policy)).allowed) admittedWhileRecovering += 1;
+            expect(limiter.mode()).toBe('redis');
+          },
+          { timeout: 5_000, interval: 50 },
+        );
+        expect(log.info).toHaveBeenCalledTimes(1);
+        expect(await limiter.ping()).toBe(true);
+        // After the next flush every admitted request is in the Redis month counter and in
+        // PostgreSQL: those before the outage, during it, and while it recovered (a fallback
+        // decision racing the hand-over is handed over by that flush).
+        await limiter.flush();
+        const admitted = 3 + 2 + admittedWhileRecovering;
+        expect(await admin.get(monthKey(key, '2026-11'))).toBe(String(admitted));
+        expect((await limiter.peek(key, policy)).monthly.used).toBe(admitted);
+        expect(await database.storedCount(key, '2026-11')).toBe(admitted);
+      } finally {
+        await limiter.close();
+        await proxy.close();
+      }
+    });
+  });
+}
