@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { ErrorCode } from './domain/errors.js';
 import { registerPublicRoutes } from '../adapters/public/plugin.js';
 import { registerRestRoutes } from '../adapters/rest/plugin.js';
+import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerOpenApi } from '../adapters/shared/openapi.js';
 import { getSchema } from './graphql/schema.js';
 import { createYogaServer } from './graphql/yoga.js';
@@ -72,6 +73,10 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   registerRateLimitHeaders(app, () => runtime.clock.now().getTime());
   registerGraphQLRoute(app, yoga);
   registerRestRoutes(app, yoga, getSchema());
+  registerStreamRoutes(app, yoga, getSchema(), {
+    heartbeatSeconds: runtime.config.streamHeartbeatSeconds,
+    now: () => runtime.clock.now().getTime(),
+  });
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
   registerHealthRoutes(app, runtime.readiness, () => ({ limiter: runtime.limiter.mode() }));

@@ -8,6 +8,7 @@ import { databaseAnswers, initORM, type DatabaseTarget, type Orm } from './persi
 import type { EventBus } from './services/events/event-bus.js';
 import { BusChannel } from './services/events/event-bus.js';
 import { MemoryEventBus } from './services/events/memory-bus.js';
+import { OutboxRelay } from './services/events/outbox-relay.js';
 import { RedisEventBus } from './services/events/redis-bus.js';
 import { createServices, type Services } from './services/index.js';
 import { createRateLimiter } from './services/limits/index.js';
@@ -32,6 +33,7 @@ export interface Runtime {
   orm: Orm;
   bus: EventBus;
   limiter: RateLimiter;
+  relay: OutboxRelay;
   services: Services;
   readiness: ReadinessCheck[];
   /** Subscribes to changes that make cached public bodies stale. */
@@ -65,6 +67,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     now: options.clock ? () => clock.now().getTime() : undefined,
   });
   const visibilityListeners = new Set<() => void>();
+  const relay = new OutboxRelay(orm, bus, { log: options.log });
   const services = createServices(
     { orm, clock, limiter, bus },
     {
@@ -72,10 +75,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       adminToken: options.adminToken,
       tierLimits: config.tierLimits,
       // Every instance drops its public cache when any instance changes what is visible.
-      onVisibleChange: () => void bus.publish(BusChannel.pickVisibility, '1').catch(() => undefined),
+      onVisibleChange: () => {
+        relay.kick();
+        void bus.publish(BusChannel.pickVisibility, '1').catch(() => undefined);
+      },
     },
   );
   await services.auth.start();
+  await services.feed.start();
+  relay.start();
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
     for (const listener of visibilityListeners) listener();
   });
@@ -87,10 +95,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     orm,
     bus,
     limiter,
+    relay,
     services,
     readiness,
     onVisibilityChange: (listener) => void visibilityListeners.add(listener),
     async close() {
+      await relay.stop();
+      await services.feed.close();
       await unsubscribeVisibility();
       await services.auth.close();
       await limiter.close();

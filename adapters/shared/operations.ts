@@ -34,6 +34,8 @@ export function prepareOperation(schema: GraphQLSchema, file: URL, name: string)
 export interface OperationRunner {
   context: Context;
   execute(operation: PreparedOperation, variables: Record<string, unknown>): Promise<ExecutionResult>;
+  /** For subscription documents: a stream of results, or one result carrying the refusal. */
+  subscribe(operation: PreparedOperation, variables: Record<string, unknown>): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
 }
 
 /**
@@ -45,7 +47,7 @@ export async function openOperation(
   server: { req: FastifyRequest; reply: FastifyReply; anonymous?: boolean },
 ): Promise<OperationRunner | GraphQLError> {
   const serverContext: ServerContext = server;
-  const { contextFactory, execute, schema } = yoga.getEnveloped(serverContext);
+  const { contextFactory, execute, subscribe, schema } = yoga.getEnveloped(serverContext);
   let context: Context;
   try {
     context = (await contextFactory()) as unknown as Context;
@@ -63,5 +65,13 @@ export async function openOperation(
         variableValues: variables,
         contextValue: context,
       })) as ExecutionResult,
+    subscribe: async (operation, variables) =>
+      (await subscribe({
+        schema,
+        document: operation.document,
+        operationName: operation.name,
+        variableValues: variables,
+        contextValue: context,
+      })) as AsyncIterableIterator<ExecutionResult> | ExecutionResult,
   };
 }

@@ -20,6 +20,7 @@ export const ErrorCode = {
   rateLimitExceeded: 'rate_limit_exceeded',
   monthlyQuotaExceeded: 'monthly_quota_exceeded',
   subscriptionLimit: 'subscription_limit',
+  tooManyStreams: 'too_many_streams',
   internalError: 'internal_error',
   serviceUnavailable: 'service_unavailable',
 } as const;
@@ -43,6 +44,7 @@ export const ERROR_HTTP_STATUS: Record<ErrorCode, number> = {
   rate_limit_exceeded: 429,
   monthly_quota_exceeded: 429,
   subscription_limit: 429,
+  too_many_streams: 429,
   internal_error: 500,
   service_unavailable: 503,
 };

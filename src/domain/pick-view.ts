@@ -1,6 +1,6 @@
 /**
  * The documented JSON shapes of a pick (spec 2.1 and 2.6), built from the stored fields.
- * Webhook bodies and outbox payloads use these; the REST adapters produce the same shapes
+ * Webhook bodies use these; events carry a PickSnapshot; the REST adapters produce the same shapes
  * from GraphQL results, and tests hold both to the spec's field lists.
  */
 import type { EdgeTier } from './odds.js';
@@ -29,6 +29,78 @@ export interface PickFields {
   kellyFraction: number;
   edgeTier: EdgeTier;
   publishedAt?: Date | null;
+}
+
+/** Every stored field a reader of a pick may need (the GraphQL Pick is built on this). */
+export interface PickRecord extends PickFields {
+  taxRate: number;
+  closingOdds?: number | null;
+}
+
+/** A pick as JSON (timestamps as ISO strings): what events carry across processes. */
+export interface PickSnapshot {
+  id: string;
+  sport: string;
+  league: string;
+  homeTeam: string;
+  awayTeam: string;
+  kickoffAt: string;
+  description: string;
+  odds: number;
+  edgePct: number;
+  confidence: number;
+  status: PickStatus;
+  settledAt: string | null;
+  result: PickResult | null;
+  market: string;
+  selection: string;
+  bookmakerName: string;
+  bookmakerSlug: string;
+  referenceFairOdds: number;
+  taxRate: number;
+  edgePctPostTax: number;
+  kellyFraction: number;
+  edgeTier: EdgeTier;
+  publishedAt: string | null;
+  closingOdds: number | null;
+}
+
+export function toPickSnapshot(pick: PickRecord): PickSnapshot {
+  return {
+    id: pick.id,
+    sport: pick.sport,
+    league: pick.league,
+    homeTeam: pick.homeTeam,
+    awayTeam: pick.awayTeam,
+    kickoffAt: pick.kickoffAt.toISOString(),
+    description: pick.description,
+    odds: pick.odds,
+    edgePct: pick.edgePct,
+    confidence: pick.confidence,
+    status: pick.status,
+    settledAt: pick.settledAt ? pick.settledAt.toISOString() : null,
+    result: pick.result ?? null,
+    market: pick.market,
+    selection: pick.selection,
+    bookmakerName: pick.bookmakerName,
+    bookmakerSlug: pick.bookmakerSlug,
+    referenceFairOdds: pick.referenceFairOdds,
+    taxRate: pick.taxRate,
+    edgePctPostTax: pick.edgePctPostTax,
+    kellyFraction: pick.kellyFraction,
+    edgeTier: pick.edgeTier,
+    publishedAt: pick.publishedAt ? pick.publishedAt.toISOString() : null,
+    closingOdds: pick.closingOdds ?? null,
+  };
+}
+
+export function fromPickSnapshot(snapshot: PickSnapshot): PickRecord {
+  return {
+    ...snapshot,
+    kickoffAt: new Date(snapshot.kickoffAt),
+    settledAt: snapshot.settledAt ? new Date(snapshot.settledAt) : null,
+    publishedAt: snapshot.publishedAt ? new Date(snapshot.publishedAt) : null,
+  };
 }
 
 export interface V1PickJson {

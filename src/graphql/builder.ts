@@ -31,6 +31,8 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
+    // Refuse a subscription when it starts, not at its first event.
+    authorizeOnSubscribe: true,
     authScopes: (context) => ({
       admin: () => {
         assertAdmin(context.principal);
@@ -46,3 +48,4 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});

@@ -6,6 +6,7 @@ import { MatchAnalysisService } from './analyses.js';
 import { ApiKeyService } from './api-keys.js';
 import { AuthService } from './auth.js';
 import type { EventBus } from './events/event-bus.js';
+import { PickFeed } from './events/pick-feed.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
 import { PickService } from './picks.js';
 import { TrackRecordService } from './track-record.js';
@@ -16,6 +17,8 @@ export interface Services {
   trackRecord: TrackRecordService;
   apiKeys: ApiKeyService;
   auth: AuthService;
+  /** Live and replayed pick events for subscriptions and streams. */
+  feed: PickFeed;
 }
 
 export interface ServiceDeps {
@@ -41,5 +44,6 @@ export function createServices({ orm, clock, limiter, bus }: ServiceDeps, option
     trackRecord: new TrackRecordService(orm, clock),
     apiKeys,
     auth: new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits }),
+    feed: new PickFeed(orm, bus, clock),
   };
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/domain/api-key.js';
+import { fromPickSnapshot, v1PickJson, type PickSnapshot } from '../../src/domain/pick-view.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH, REVOKE_KEY, SETTLE, UPSERT_ANALYSIS } from '../helpers/fixtures.js';
@@ -65,7 +66,7 @@ describe('publishPick', () => {
     const written = await events(pick.id);
     expect(written).toHaveLength(1);
     expect(written[0]!.type).toBe('pick.published');
-    expect(written[0]!.payload).toEqual({
+    expect(v1PickJson(fromPickSnapshot(written[0]!.payload.pick as PickSnapshot))).toEqual({
       id: pick.id,
       sport: 'soccer',
       league: 'Premier League',
@@ -189,7 +190,7 @@ describe('review and settlement transitions', () => {
     const written = await events(pick.id);
     expect(written.map((e) => e.type)).toEqual(['pick.published', 'pick.settled']);
     expect(Number(written[1]!.seq)).toBeGreaterThan(Number(written[0]!.seq));
-    expect(written[1]!.payload).toMatchObject({ status: 'settled', result: 'half_won', settled_at: '2026-12-01T17:00:00.000Z' });
+    expect(written[1]!.payload.pick).toMatchObject({ status: 'settled', result: 'half_won', settledAt: '2026-12-01T17:00:00.000Z', closingOdds: 2.05 });
 
     const twice = await t.graphql(SETTLE, { input: { id: pick.id, result: 'WON', closingOdds: 2.05 } });
     expect(twice.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_transition', from: 'settled', to: 'settled' });

@@ -2,7 +2,7 @@
  * What one API key costs in memory, recorded in docs/RATE_LIMITING.md and guarded here:
  * in Redis (MEMORY USAGE of the hourly hash and the month counter of a key at its hourly
  * limit, requests spread across the hour) and in process (MemoryRateLimiter heap per key).
- * The numbers are printed; the assertions allow about twice what was measured.
+ * The numbers are printed; the assertions leave roughly twice what was measured.
  */
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
@@ -21,15 +21,13 @@ const emptyUsage: MonthlyUsageStore = { load: async () => 0, flush: async () => 
 const START = '2026-11-22T10:00:00Z';
 
 describe('in-process memory per key', () => {
-  it('stays under 8 KiB for a key with requests in every counted bucket', async () => {
+  it('stays under 4 KiB for a key with requests in every counted bucket', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const clock = new ManualClock(START);
     const limiter = new MemoryRateLimiter({ usageStore: emptyUsage, now: () => clock.now().getTime(), flushIntervalMs: null });
     const keys = Array.from({ length: 2_000 }, () => randomUUID());
     const policy = { hourly: 1_000, monthly: 100_000 };
-    // Seed every key-month before measuring: only the steady state counts.
-    for (const key of keys) await limiter.peek(key, policy);
     gc();
     const before = process.memoryUsage().heapUsed;
     for (let minute = 0; minute <= 60; minute += 1) {
@@ -38,9 +36,9 @@ describe('in-process memory per key', () => {
     }
     gc();
     const perKey = (process.memoryUsage().heapUsed - before) / keys.length;
-    console.info(`MemoryRateLimiter: ${Math.round(perKey)} bytes of heap per key with 61 buckets (plus the key-month seeded before)`);
+    console.info(`MemoryRateLimiter: ${Math.round(perKey)} B of heap per key (61 buckets and its month count)`);
     expect(limiter.stats()).toEqual({ hourlyWindows: keys.length, monthCounts: keys.length });
-    expect(perKey).toBeLessThan(8 * 1024);
+    expect(perKey).toBeLessThan(4 * 1024);
     await limiter.close();
   });
 });
@@ -51,7 +49,8 @@ if (realRedisUrl) {
   describe('Redis memory per key', () => {
     const admin = new Redis(redisUrl);
     const clock = new ManualClock(START);
-    const limiter = new RedisRateLimiter({ url: redisUrl, usageStore: emptyUsage, now: () => clock.now().getTime() });
+    // A generous reply time: a loaded machine must not move requests to the fallback here.
+    const limiter = new RedisRateLimiter({ url: redisUrl, usageStore: emptyUsage, now: () => clock.now().getTime(), replyTimeoutMs: 1_000 });
 
     afterAll(async () => {
       await limiter.close();

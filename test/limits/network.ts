@@ -97,6 +97,9 @@ export interface CuttableProxy extends LoopbackServer {
   /** Drops every connection and refuses new ones until restore(). */
   cut(): void;
   restore(): void;
+  /** Holds Redis' replies back (commands still reach Redis) until releaseReplies(). */
+  holdReplies(): void;
+  releaseReplies(): void;
 }
 
 /** A TCP proxy to a real Redis. */
@@ -104,6 +107,7 @@ export async function startProxy(targetUrl: string): Promise<CuttableProxy> {
   const target = new URL(targetUrl);
   const sockets = new Set<Socket>();
   let down = false;
+  let held: { client: Socket; chunk: Buffer }[] | null = null;
   const server = createServer((client) => {
     if (down) {
       client.destroy();
@@ -117,7 +121,11 @@ export async function startProxy(targetUrl: string): Promise<CuttableProxy> {
     });
     upstream.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      if (held) held.push({ client, chunk });
+      else client.write(chunk);
+    });
   });
   const loopback = await listen(server, sockets);
   return {
@@ -130,6 +138,14 @@ export async function startProxy(targetUrl: string): Promise<CuttableProxy> {
     },
     restore: () => {
       down = false;
+    },
+    holdReplies: () => {
+      held = [];
+    },
+    releaseReplies: () => {
+      const replies = held ?? [];
+      held = null;
+      for (const { client, chunk } of replies) client.write(chunk);
     },
   };
 }

@@ -10,6 +10,7 @@ import { monthKeyOf } from '../../src/domain/rate-limit.js';
 import { startOfNextUtcMonth, utcMonthKey } from '../../src/domain/time.js';
 import type { LimitDecision, LimiterLog } from '../../src/services/limits/rate-limiter.js';
 import {
+  DEFAULT_REPLY_TIMEOUT_MS,
   LUA_MONTH_OF,
   RedisRateLimiter,
   hourlyKey,
@@ -95,14 +96,13 @@ describe('RedisRateLimiter while Redis is unreachable', () => {
     }
   });
 
-  it.each(outages)('admits exactly 25 of 60 parallel requests within 50 ms when %s', async (_, connection) => {
+  it.each(outages)('admits exactly 25 of 60 parallel requests when %s', async (_, connection) => {
     const limiter = new RedisRateLimiter({ ...(await connection()), usageStore: database.usageStore, log: silentLog() });
     try {
       const key = randomUUID();
-      const started = performance.now();
       const decisions = await Promise.all(Array.from({ length: 60 }, () => limiter.consume(key, { hourly: 25, monthly: 1_000 })));
-      expect(performance.now() - started).toBeLessThan(DECISION_BUDGET_MS);
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(25);
+      expect(limiter.mode()).toBe('fallback');
     } finally {
       await limiter.close();
     }
@@ -112,9 +112,14 @@ describe('RedisRateLimiter while Redis is unreachable', () => {
 if (realRedisUrl) {
   const redisUrl = realRedisUrl;
 
+  // Tests about decisions rather than outages give Redis a generous reply time: on a loaded
+  // 2-CPU CI machine a reply can miss the production deadline, and a request decided in
+  // memory there would fail them for a reason they are not about.
+  const RELAXED_REPLY_TIMEOUT_MS = 1_000;
+
   describeLimiterContract(
     'RedisRateLimiter',
-    ({ usageStore, now }) => new RedisRateLimiter({ url: redisUrl, usageStore, now, log: silentLog() }),
+    ({ usageStore, now }) => new RedisRateLimiter({ url: redisUrl, usageStore, now, log: silentLog(), replyTimeoutMs: RELAXED_REPLY_TIMEOUT_MS }),
     'redis',
     () => database,
   );
@@ -132,7 +137,9 @@ if (realRedisUrl) {
       await admin.quit();
     });
 
-    async function setUp(options: { url?: string; flushIntervalMs?: number; probeIntervalMs?: number; log?: LimiterLog; injectClock?: boolean } = {}) {
+    async function setUp(
+      options: { url?: string; flushIntervalMs?: number; probeIntervalMs?: number; replyTimeoutMs?: number; log?: LimiterLog; injectClock?: boolean } = {},
+    ) {
       const clock = new ManualClock('2026-11-22T10:00:00Z');
       const limiter = new RedisRateLimiter({
         url: options.url ?? redisUrl,
@@ -140,6 +147,7 @@ if (realRedisUrl) {
         now: options.injectClock === false ? undefined : () => clock.now().getTime(),
         flushIntervalMs: options.flushIntervalMs,
         probeIntervalMs: options.probeIntervalMs,
+        replyTimeoutMs: options.replyTimeoutMs ?? RELAXED_REPLY_TIMEOUT_MS,
         log: options.log ?? silentLog(),
       });
       open.push(limiter);
@@ -225,10 +233,40 @@ if (realRedisUrl) {
       await vi.waitFor(async () => expect(await database.storedCount(key, '2026-11')).toBe(3));
     });
 
+    it('decides a request Redis is slow to answer in memory, without giving up on Redis', async () => {
+      const proxy = await startProxy(redisUrl);
+      const log = silentLog();
+      // The production deadline: the slow reply below must be decided within the budget.
+      const { limiter } = await setUp({ url: proxy.url, replyTimeoutMs: DEFAULT_REPLY_TIMEOUT_MS, log });
+      try {
+        const key = randomUUID();
+        const policy = { hourly: 100, monthly: 1_000 };
+        for (let i = 0; i < 3; i += 1) await limiter.consume(key, policy);
+
+        proxy.holdReplies();
+        const started = performance.now();
+        expect((await limiter.consume(key, policy)).allowed).toBe(true);
+        expect(performance.now() - started).toBeLessThan(DECISION_BUDGET_MS);
+        expect(limiter.mode()).toBe('fallback');
+        proxy.releaseReplies();
+
+        expect(await limiter.consume(key, policy)).toMatchObject({ allowed: true });
+        expect(limiter.mode()).toBe('redis');
+        expect(log.warn).not.toHaveBeenCalled();
+        await limiter.flush();
+        // The slow request reached Redis and was counted there too: a late reply over-counts
+        // by one (5 admitted, 6 counted), never under.
+        expect(await admin.get(monthKey(key, '2026-11'))).toBe('6');
+      } finally {
+        await limiter.close();
+        await proxy.close();
+      }
+    });
+
     it('falls back during an outage, then hands the fallback admissions to Redis and decides there again', async () => {
       const proxy = await startProxy(redisUrl);
       const log = silentLog();
-      const { limiter } = await setUp({ url: proxy.url, probeIntervalMs: 20, log });
+      const { limiter } = await setUp({ url: proxy.url, probeIntervalMs: 20, replyTimeoutMs: DEFAULT_REPLY_TIMEOUT_MS, log });
       try {
         const key = await database.createApiKey();
         const policy = { hourly: 100, monthly: 1_000 };

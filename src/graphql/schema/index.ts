@@ -4,3 +4,4 @@ import './match-analysis.js';
 import './pick.js';
 import './track-record.js';
 import './api-key.js';
+import './pick-events.js';

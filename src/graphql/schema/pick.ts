@@ -3,7 +3,7 @@ import { TIERS } from '../../domain/api-key.js';
 import { EDGE_TIERS } from '../../domain/odds.js';
 import { PICK_RESULTS, PICK_STATUSES } from '../../domain/pick.js';
 import { encodePickCursor } from '../../domain/cursor.js';
-import type { PickEntity } from '../../persistence/entities/pick.js';
+import type { PickRecord } from '../../domain/pick-view.js';
 import { builder } from '../builder.js';
 import { upperEnumValues } from './enums.js';
 import { MatchAnalysisRef } from './match-analysis.js';
@@ -20,7 +20,7 @@ const BookmakerRef = builder.objectRef<{ name: string; slug: string }>('Bookmake
   }),
 });
 
-export const PickRef = builder.objectRef<PickEntity>('Pick').implement({
+export const PickRef = builder.objectRef<PickRecord>('Pick').implement({
   description: 'A model-generated bet whose odds beat the sharp reference bookmaker.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Also the matchId of the match analysis.' }),
@@ -63,7 +63,7 @@ const PageInfoRef = builder.objectRef<{ hasNextPage: boolean; endCursor: string 
   }),
 });
 
-const PickEdgeRef = builder.objectRef<PickEntity>('PickEdge').implement({
+const PickEdgeRef = builder.objectRef<PickRecord>('PickEdge').implement({
   fields: (t) => ({
     cursor: t.string({ resolve: (pick) => encodePickCursor({ kickoffAt: pick.kickoffAt, id: pick.id }) }),
     node: t.field({ type: PickRef, resolve: (pick) => pick }),
@@ -71,7 +71,7 @@ const PickEdgeRef = builder.objectRef<PickEntity>('PickEdge').implement({
 });
 
 interface PickConnectionShape {
-  picks: PickEntity[];
+  picks: PickRecord[];
   nextCursor: string | null;
 }
 

@@ -83,40 +83,25 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async consume(apiKeyId: string, policy: TierLimit): Promise<LimitDecision> {
     this.assertOpen();
-    for (;;) {
-      const nowMs = this.now();
-      const month = this.months.get(keyMonthId(apiKeyId, monthKeyOf(nowMs)));
-      if (!month) {
-        await this.seed(apiKeyId, monthKeyOf(nowMs));
-        // Re-read the clock and the maps: time moved while the load ran.
-        continue;
-      }
-      // Nothing below awaits, so requests for one key decide strictly one after another.
-      const window = this.windowOf(apiKeyId);
-      const verdict = decide({ nowMs, buckets: window.buckets, monthUsed: month.used }, policy);
-      if (verdict.allowed) {
-        const bucket = currentBucket(window.buckets, nowMs);
-        window.buckets.set(bucket, (window.buckets.get(bucket) ?? 0) + 1);
-        pruneBefore(window.buckets, oldestCountedBucket(bucket));
-        month.used += 1;
-      }
-      month.lastUsedMs = nowMs;
-      return verdict;
+    const { nowMs, month } = await this.currentMonth(apiKeyId);
+    // Nothing below awaits, so requests for one key decide strictly one after another.
+    const window = this.windowOf(apiKeyId);
+    const verdict = decide({ nowMs, buckets: window.buckets, monthUsed: month.used }, policy);
+    if (verdict.allowed) {
+      const bucket = currentBucket(window.buckets, nowMs);
+      window.buckets.set(bucket, (window.buckets.get(bucket) ?? 0) + 1);
+      pruneBefore(window.buckets, oldestCountedBucket(bucket));
+      month.used += 1;
     }
+    month.lastUsedMs = nowMs;
+    return verdict;
   }
 
   async peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }> {
     this.assertOpen();
-    for (;;) {
-      const nowMs = this.now();
-      const month = this.months.get(keyMonthId(apiKeyId, monthKeyOf(nowMs)));
-      if (!month) {
-        await this.seed(apiKeyId, monthKeyOf(nowMs));
-        continue;
-      }
-      const buckets = this.windows.get(apiKeyId)?.buckets ?? new Map<number, number>();
-      return standing({ nowMs, buckets, monthUsed: month.used }, policy);
-    }
+    const { nowMs, month } = await this.currentMonth(apiKeyId);
+    const buckets = this.windows.get(apiKeyId)?.buckets ?? new Map<number, number>();
+    return standing({ nowMs, buckets, monthUsed: month.used }, policy);
   }
 
   mode(): LimiterMode {
@@ -188,6 +173,17 @@ export class MemoryRateLimiter implements RateLimiter {
       this.windows.set(apiKeyId, window);
     }
     return window;
+  }
+
+  /** The key's count for the month the clock is in, seeded from the usage store if needed. */
+  private async currentMonth(apiKeyId: string): Promise<{ nowMs: number; month: MonthCount }> {
+    for (;;) {
+      // Read the clock after every wait: time moves while a seed loads (maybe into a new month).
+      const nowMs = this.now();
+      const month = this.months.get(keyMonthId(apiKeyId, monthKeyOf(nowMs)));
+      if (month) return { nowMs, month };
+      await this.seed(apiKeyId, monthKeyOf(nowMs));
+    }
   }
 
   private seed(apiKeyId: string, month: string): Promise<void> {

@@ -10,12 +10,14 @@
  * Redis lost its data) before any request is admitted, and their absolute values are written
  * back every flushIntervalMs.
  *
- * Outages: Redis errors or slowness never turn into a 429 or a hang. Commands fail fast (no
- * offline queue, a short command timeout), the instance then decides with a per-instance
- * MemoryRateLimiter ('fallback') and probes Redis in the background; when Redis answers, the
- * requests admitted meanwhile are added to the Redis month counters and Redis decides again.
+ * Outages: Redis errors or slowness never turn into a 429 or a hang. Commands fail at once
+ * while disconnected (no offline queue) and a decision waits at most replyTimeoutMs for
+ * Redis; the instance then decides with a per-instance MemoryRateLimiter ('fallback') and
+ * probes Redis in the background. When Redis answers, the requests admitted meanwhile are
+ * added to the Redis month counters and Redis decides again.
  */
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { TierLimit } from '../../domain/access.js';
 import { systemClock } from '../../domain/clock.js';
@@ -34,6 +36,13 @@ export const DEFAULT_REPLY_TIMEOUT_MS = 30;
  * decisions do not wait for it (see replyTimeoutMs).
  */
 const COMMAND_CLEANUP_TIMEOUT_MS = 2_000;
+/**
+ * A Redis that stays connected but stops answering is given up on (fallback for every request)
+ * once it has answered nothing for this long; before that, only the requests it failed to
+ * answer are decided in memory, so one slow reply on a busy machine costs one request's
+ * accuracy rather than a probe interval of all of them.
+ */
+const OUTAGE_CONFIRMATION_MS = 1_000;
 /** While in fallback, Redis is probed at most this often (and on every reconnect). */
 export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
 /** Month counters outlive their month by over a week, then expire (PostgreSQL keeps them). */
@@ -227,6 +236,8 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly flushTimer: NodeJS.Timeout;
   private flushQueue: Promise<void> = Promise.resolve();
   private redisHealthy = true;
+  /** performance.now() of Redis' last answer. */
+  private lastAnswerAt = Number.NEGATIVE_INFINITY;
   private lastMode: LimiterMode = 'redis';
   private readonly replyTimeoutMs: number;
   private connecting: Promise<void> | null = null;
@@ -273,7 +284,7 @@ export class RedisRateLimiter implements RateLimiter {
         return verdict;
       } catch (error) {
         if (!(error instanceof RedisUnavailableError)) throw error;
-        this.enterFallback(error);
+        this.noteRedisFailure(error);
       }
     }
     const verdict = await this.fallback.consume(apiKeyId, policy);
@@ -289,7 +300,7 @@ export class RedisRateLimiter implements RateLimiter {
         return standing(await this.runDecideScript(apiKeyId, policy, 'peek'), policy);
       } catch (error) {
         if (!(error instanceof RedisUnavailableError)) throw error;
-        this.enterFallback(error);
+        this.noteRedisFailure(error);
       }
     }
     return this.fallback.peek(apiKeyId, policy);
@@ -363,7 +374,9 @@ export class RedisRateLimiter implements RateLimiter {
       }, this.replyTimeoutMs);
     });
     try {
-      return await Promise.race([this.whenConnected().then(commands), deadline]);
+      const result = await Promise.race([this.whenConnected().then(commands), deadline]);
+      this.lastAnswerAt = performance.now();
+      return result;
     } catch (error) {
       throw new RedisUnavailableError(error);
     } finally {
@@ -431,6 +444,12 @@ export class RedisRateLimiter implements RateLimiter {
       this.seeding.set(key, pending);
     }
     return pending;
+  }
+
+  /** Switches to the fallback unless Redis is connected and answered within the last second. */
+  private noteRedisFailure(error: RedisUnavailableError): void {
+    if (this.client.status === 'ready' && performance.now() - this.lastAnswerAt < OUTAGE_CONFIRMATION_MS) return;
+    this.enterFallback(error);
   }
 
   private enterFallback(error: RedisUnavailableError): void {

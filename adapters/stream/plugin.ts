@@ -1,0 +1,138 @@
+/**
+ * GET /api/v1/picks/stream (spec 4.5 and 6.2): executes the pickPublished subscription
+ * through the shared schema and writes the documented frames:
+ *
+ *   id: <sequence>            (addition: resume with Last-Event-ID)
+ *   event: pick.published
+ *   data: <Pick JSON of spec 2.1, one line>
+ *   <blank line>
+ *
+ * plus ": heartbeat" comments. One request is counted at connect. A client that cannot keep
+ * up (more than MAX_BUFFERED_BYTES unsent) is disconnected; closing frees everything.
+ */
+import type { FastifyInstance } from 'fastify';
+import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { ErrorCode } from '../../src/domain/errors.js';
+import type { Yoga } from '../../src/graphql/yoga.js';
+import { sendError } from '../../src/server/errors.js';
+import { rateLimitHeaders } from '../../src/server/rate-limit-headers.js';
+import { registerMethodNotAllowed } from '../rest/plugin.js';
+import { sendGraphQLError } from '../shared/http-errors.js';
+import { openApiRouteSchema } from '../shared/openapi.js';
+import { openOperation, prepareOperation } from '../shared/operations.js';
+import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
+
+export const STREAM_PATH = '/api/v1/picks/stream';
+export const MAX_STREAMS_PER_KEY = 10;
+export const MAX_BUFFERED_BYTES = 256 * 1024;
+const LAST_EVENT_ID = /^\d{1,15}$/;
+
+export interface StreamOptions {
+  heartbeatSeconds: number;
+  now: () => number;
+}
+
+export interface StreamAdapter {
+  openStreams(): number;
+}
+
+export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, options: StreamOptions): StreamAdapter {
+  const operation = prepareOperation(schema, new URL('./documents/pick-published.graphql', import.meta.url), 'PickPublished');
+  const streamsPerKey = new Map<string, number>();
+  const closers = new Set<() => void>();
+
+  // SIGTERM: end every stream cleanly so the server can drain.
+  app.addHook('preClose', async () => {
+    for (const close of [...closers]) close();
+  });
+
+  app.route({
+    method: 'GET',
+    url: STREAM_PATH,
+    schema: openApiRouteSchema({
+      operationId: 'streamPicks',
+      summary: 'Server-Sent Events stream of new published picks (Enterprise)',
+      description:
+        'text/event-stream. Frames: `id: <sequence>`, `event: pick.published`, `data: <Pick JSON>`, blank line; `: heartbeat` comments. Reconnect with `Last-Event-ID` to replay missed events (24 h or 1,000 events).',
+      params: [],
+      responseSchema: { type: 'string', description: 'text/event-stream' },
+      errors: [400, 401, 403, 429],
+    }),
+    handler: async (req, reply) => {
+      const lastEventId = req.headers['last-event-id'];
+      const runner = await openOperation(yoga, { req, reply });
+      if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
+      if (lastEventId !== undefined && (typeof lastEventId !== 'string' || !LAST_EVENT_ID.test(lastEventId))) {
+        return sendError(reply, ErrorCode.invalidParameter, 'Last-Event-ID must be the id of an earlier event.', { parameter: 'Last-Event-ID' });
+      }
+      const { principal } = runner.context;
+      const keyId = principal.kind === 'apiKey' ? principal.apiKeyId : null;
+      if (keyId && (streamsPerKey.get(keyId) ?? 0) >= MAX_STREAMS_PER_KEY) {
+        return sendError(reply, ErrorCode.tooManyStreams, `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key; close one first.`);
+      }
+      const outcome = await runner.subscribe(operation, { afterSequence: lastEventId ?? null });
+      if (!(Symbol.asyncIterator in outcome)) {
+        return sendGraphQLError(reply, (outcome as ExecutionResult).errors?.[0] ?? { message: 'No stream', extensions: {} });
+      }
+      const results = outcome;
+
+      if (keyId) streamsPerKey.set(keyId, (streamsPerKey.get(keyId) ?? 0) + 1);
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+        'x-request-id': String(req.id),
+        ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
+      });
+      res.flushHeaders();
+
+      let closed = false;
+      const heartbeat = setInterval(() => write(': heartbeat\n\n'), options.heartbeatSeconds * 1000);
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        clearInterval(heartbeat);
+        closers.delete(close);
+        if (keyId) {
+          const open = (streamsPerKey.get(keyId) ?? 1) - 1;
+          if (open > 0) streamsPerKey.set(keyId, open);
+          else streamsPerKey.delete(keyId);
+        }
+        void results.return?.();
+        res.end();
+      };
+      function write(chunk: string): void {
+        if (closed) return;
+        if (res.writableLength > MAX_BUFFERED_BYTES) {
+          req.log.warn({ buffered: res.writableLength }, 'stream client too slow; disconnecting');
+          close();
+          return;
+        }
+        res.write(chunk);
+      }
+      closers.add(close);
+      req.raw.on('close', close);
+      res.on('error', close);
+
+      try {
+        for await (const result of results) {
+          const event = result.data?.pickPublished as { sequence: string; pick: V1PickNode } | undefined;
+          if (!event) break;
+          write(`id: ${event.sequence}\nevent: pick.published\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`);
+        }
+      } catch (error) {
+        req.log.warn({ err: (error as Error).message }, 'stream ended');
+      } finally {
+        close();
+      }
+    },
+  });
+  registerMethodNotAllowed(app, STREAM_PATH, ['GET']);
+
+  return {
+    openStreams: () => closers.size,
+  };
+}

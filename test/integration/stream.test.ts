@@ -1,0 +1,170 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH } from '../helpers/fixtures.js';
+import { connectSse, type SseConnection } from '../helpers/sse.js';
+
+let t: TestApp;
+let port = 0;
+const keys: Record<string, string> = {};
+const open: SseConnection[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { STREAM_HEARTBEAT_SECONDS: '1' } });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (t.app.server.address() as AddressInfo).port;
+  for (const tier of ['STARTER', 'GROWTH', 'ENTERPRISE']) {
+    keys[tier.toLowerCase()] = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier } })).data!.createApiKey.key;
+  }
+});
+afterAll(async () => {
+  for (const connection of open) connection.close();
+  await t?.close();
+});
+
+async function stream(key: string | null, headers: Record<string, string> = {}): Promise<SseConnection> {
+  const connection = await connectSse(port, '/api/v1/picks/stream', { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers });
+  open.push(connection);
+  return connection;
+}
+
+async function publish(overrides: Record<string, unknown> = {}): Promise<any> {
+  const res = await t.graphql<{ publishPick: any }>(PUBLISH, { input: pickInput(overrides) });
+  expect(res.errors).toBeUndefined();
+  return res.data!.publishPick;
+}
+
+async function latestSeq(): Promise<number> {
+  const rows = await t.runtime.orm.em.fork().execute<{ seq: string }[]>('select max(seq) as seq from outbox_events');
+  return Number(rows[0]?.seq ?? 0);
+}
+
+/** Waits until every committed event has been relayed (bounded). */
+async function relayed(): Promise<void> {
+  const deadline = Date.now() + 3_000;
+  for (;;) {
+    const rows = await t.runtime.orm.em.fork().execute<{ n: string }[]>('select count(*) as n from outbox_events where relayed_at is null');
+    if (Number(rows[0]!.n) === 0) return;
+    if (Date.now() > deadline) throw new Error('events were not relayed within 3 s');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function expectedFrame(seq: number, pick: any): string {
+  const data = {
+    id: pick.id,
+    sport: pick.sport,
+    league: pick.league,
+    home_team: pick.homeTeam,
+    away_team: pick.awayTeam,
+    kickoff_at: pick.kickoffAt,
+    pick: pick.pick,
+    odds: pick.odds,
+    edge_pct: pick.edgePct,
+    confidence: pick.confidence,
+    status: 'published',
+    settled_at: null,
+    result: null,
+  };
+  return `id: ${seq}\nevent: pick.published\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+describe('GET /api/v1/picks/stream', () => {
+  it('refuses missing keys (401) and Starter/Growth keys (403, minimum_tier enterprise)', async () => {
+    const anonymous = await stream(null);
+    expect(anonymous.status).toBe(401);
+    expect(JSON.parse(await anonymous.body())).toMatchObject({ error: 'invalid_api_key' });
+    for (const tier of ['starter', 'growth']) {
+      const refused = await stream(keys[tier]!);
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(await refused.body())).toMatchObject({ error: 'tier_upgrade_required', minimum_tier: 'enterprise' });
+      expect(refused.headers['x-ratelimit-limit']).toBeDefined();
+    }
+  });
+
+  it('streams a published pick as the documented frame, byte for byte, with the stream headers', async () => {
+    const connection = await stream(keys.enterprise!);
+    expect(connection.status).toBe(200);
+    expect(connection.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(connection.headers['cache-control']).toBe('no-cache');
+    expect(connection.headers['x-accel-buffering']).toBe('no');
+    expect(connection.headers['x-ratelimit-limit']).toBe('10000');
+    const pick = await publish();
+    const seq = await latestSeq();
+    const frame = expectedFrame(seq, pick);
+    await connection.waitFor(frame, 3_000);
+    expect(connection.raw().replaceAll(': heartbeat\n\n', '')).toBe(frame);
+    connection.close();
+  });
+
+  it('sends a heartbeat comment every STREAM_HEARTBEAT_SECONDS', async () => {
+    const connection = await stream(keys.enterprise!);
+    await connection.waitFor(': heartbeat\n\n', 3_000);
+    connection.close();
+  });
+
+  it('never shows admin_review picks; an approved pick appears at approval', async () => {
+    const connection = await stream(keys.enterprise!);
+    const held = await publish({ status: 'ADMIN_REVIEW', homeTeam: 'Held FC', selection: 'Held FC' });
+    const visible = await publish({ homeTeam: 'Visible FC', selection: 'Visible FC' });
+    await connection.waitFor(visible.id, 3_000);
+    expect(connection.raw()).not.toContain(held.id);
+    await t.graphql(APPROVE, { id: held.id });
+    await connection.waitFor(held.id, 3_000);
+    connection.close();
+  });
+
+  it('resumes with Last-Event-ID: exactly the missed events, then live, without duplicates', async () => {
+    const first = await publish({ homeTeam: 'Resume A', selection: 'Resume A' });
+    const afterSeq = await latestSeq();
+    const missed = [await publish({ homeTeam: 'Resume B', selection: 'Resume B' }), await publish({ homeTeam: 'Resume C', selection: 'Resume C' })];
+    const hiddenAgain = await publish({ homeTeam: 'Resume D', selection: 'Resume D' });
+    await t.graphql(HOLD, { id: hiddenAgain.id });
+    // The client was away while all of this was published and relayed.
+    await relayed();
+    const connection = await stream(keys.enterprise!, { 'last-event-id': String(afterSeq) });
+    await connection.waitFor(missed[1].id, 3_000);
+    const live = await publish({ homeTeam: 'Resume E', selection: 'Resume E' });
+    await connection.waitFor(live.id, 3_000);
+    const ids = [...connection.raw().matchAll(/"id":"([^"]+)"/g)].map((match) => match[1]);
+    expect(ids).toEqual([missed[0].id, missed[1].id, live.id]);
+    expect(connection.raw()).not.toContain(first.id);
+    const seqs = [...connection.raw().matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    connection.close();
+  });
+
+  it.each(['abc', '-1', '1.5', ''])('rejects Last-Event-ID %j with 400 invalid_parameter', async (value) => {
+    const connection = await stream(keys.enterprise!, { 'last-event-id': value });
+    expect(connection.status).toBe(400);
+    expect(JSON.parse(await connection.body())).toMatchObject({ error: 'invalid_parameter', parameter: 'Last-Event-ID' });
+  });
+
+  it('allows at most 10 concurrent streams per key (429 too_many_streams), and frees slots on disconnect', async () => {
+    const key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
+    const streams = await Promise.all(Array.from({ length: 10 }, () => stream(key)));
+    expect(streams.every((s) => s.status === 200)).toBe(true);
+    const eleventh = await stream(key);
+    expect(eleventh.status).toBe(429);
+    expect(JSON.parse(await eleventh.body())).toMatchObject({ error: 'too_many_streams' });
+    streams[0]!.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = await stream(key);
+    expect(again.status).toBe(200);
+    for (const s of [...streams, again]) s.close();
+  });
+});
+
+describe('outbox relay', () => {
+  it('relays an event a crashed instance committed but never published', async () => {
+    const connection = await stream(keys.enterprise!);
+    await t.runtime.relay.stop();
+    const pick = await publish({ homeTeam: 'Orphan FC', selection: 'Orphan FC' });
+    const before = await t.runtime.orm.em.fork().execute<{ n: string }[]>('select count(*) as n from outbox_events where relayed_at is null');
+    expect(Number(before[0]!.n)).toBeGreaterThan(0);
+    t.runtime.relay.start();
+    await connection.waitFor(pick.id, 3_000);
+    await relayed();
+    connection.close();
+  });
+});
