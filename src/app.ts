@@ -13,6 +13,7 @@ import { createYogaServer } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
 import { classifyError, sendError } from './server/errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
+import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
 import { registerHealthRoutes } from './server/health.js';
 import { registerRateLimitHeaders } from './server/rate-limit-headers.js';
 
@@ -51,6 +52,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
       return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     return503OnClosing: true,
+    // On close, drop keep-alive and streaming sockets instead of waiting for clients to leave.
+    forceCloseConnections: true,
   });
 
   app.addHook('onRequest', async (req, reply) => {
@@ -72,6 +75,10 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   await registerOpenApi(app);
   registerRateLimitHeaders(app, () => runtime.clock.now().getTime());
   registerGraphQLRoute(app, yoga);
+  registerGraphQLSseRoute(app, runtime.services, {
+    now: () => runtime.clock.now().getTime(),
+    logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
+  });
   registerRestRoutes(app, yoga, getSchema());
   registerStreamRoutes(app, yoga, getSchema(), {
     heartbeatSeconds: runtime.config.streamHeartbeatSeconds,

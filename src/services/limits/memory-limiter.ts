@@ -36,11 +36,6 @@ export interface MemoryRateLimiterOptions {
   log?: LimiterLog;
 }
 
-interface HourlyWindow {
-  /** Bucket number -> admitted requests; only buckets still in the window are kept. */
-  buckets: Map<number, number>;
-}
-
 interface MonthCount {
   apiKeyId: string;
   month: string;
@@ -59,12 +54,13 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly usageStore: MonthlyUsageStore;
   private readonly now: () => number;
   private readonly log: LimiterLog | undefined;
-  private readonly windows = new Map<string, HourlyWindow>();
+  /** API key -> its hourly buckets (bucket number -> admitted requests), pruned to the window. */
+  private readonly windows = new Map<string, Map<number, number>>();
   private readonly months = new Map<string, MonthCount>();
   /** One load per key-month, shared by every request that arrives while it runs. */
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Flushes run one after another so an older snapshot never lands after a newer one. */
+  /** Flushes run one after another: close() waits for a timer's flush, then writes the rest. */
   private flushQueue: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -85,12 +81,12 @@ export class MemoryRateLimiter implements RateLimiter {
     this.assertOpen();
     const { nowMs, month } = await this.currentMonth(apiKeyId);
     // Nothing below awaits, so requests for one key decide strictly one after another.
-    const window = this.windowOf(apiKeyId);
-    const verdict = decide({ nowMs, buckets: window.buckets, monthUsed: month.used }, policy);
+    const buckets = this.bucketsOf(apiKeyId);
+    const verdict = decide({ nowMs, buckets, monthUsed: month.used }, policy);
     if (verdict.allowed) {
-      const bucket = currentBucket(window.buckets, nowMs);
-      window.buckets.set(bucket, (window.buckets.get(bucket) ?? 0) + 1);
-      pruneBefore(window.buckets, oldestCountedBucket(bucket));
+      const bucket = currentBucket(buckets, nowMs);
+      buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
+      pruneBefore(buckets, oldestCountedBucket(bucket));
       month.used += 1;
     }
     month.lastUsedMs = nowMs;
@@ -100,7 +96,7 @@ export class MemoryRateLimiter implements RateLimiter {
   async peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }> {
     this.assertOpen();
     const { nowMs, month } = await this.currentMonth(apiKeyId);
-    const buckets = this.windows.get(apiKeyId)?.buckets ?? new Map<number, number>();
+    const buckets = this.windows.get(apiKeyId) ?? new Map<number, number>();
     return standing({ nowMs, buckets, monthUsed: month.used }, policy);
   }
 
@@ -129,9 +125,9 @@ export class MemoryRateLimiter implements RateLimiter {
   evictIdle(): void {
     const nowMs = this.now();
     const oldestKept = oldestCountedBucket(bucketOf(nowMs));
-    for (const [apiKeyId, window] of this.windows) {
-      pruneBefore(window.buckets, oldestKept);
-      if (window.buckets.size === 0) this.windows.delete(apiKeyId);
+    for (const [apiKeyId, buckets] of this.windows) {
+      pruneBefore(buckets, oldestKept);
+      if (buckets.size === 0) this.windows.delete(apiKeyId);
     }
     for (const [id, month] of this.months) {
       if (month.used === month.persisted && nowMs - month.lastUsedMs > IDLE_MONTH_EVICTION_MS) this.months.delete(id);
@@ -166,13 +162,13 @@ export class MemoryRateLimiter implements RateLimiter {
     if (this.closed) throw new Error('MemoryRateLimiter is closed');
   }
 
-  private windowOf(apiKeyId: string): HourlyWindow {
-    let window = this.windows.get(apiKeyId);
-    if (!window) {
-      window = { buckets: new Map() };
-      this.windows.set(apiKeyId, window);
+  private bucketsOf(apiKeyId: string): Map<number, number> {
+    let buckets = this.windows.get(apiKeyId);
+    if (!buckets) {
+      buckets = new Map();
+      this.windows.set(apiKeyId, buckets);
     }
-    return window;
+    return buckets;
   }
 
   /** The key's count for the month the clock is in, seeded from the usage store if needed. */
