@@ -22,7 +22,7 @@ export const BUCKET_WIDTH_MS = 60_000;
 /** The exact window the guarantee is about; the buckets cover it conservatively. */
 export const WINDOW_MS = 3_600_000;
 /** Buckets counted before the current one: c-60 .. c-1, then c itself. */
-export const PAST_BUCKETS_COUNTED = WINDOW_MS / BUCKET_WIDTH_MS;
+const PAST_BUCKETS_COUNTED = WINDOW_MS / BUCKET_WIDTH_MS;
 
 /** Bucket number -> admitted requests in it. Redis hands back string fields, hence Record. */
 export type Buckets = ReadonlyMap<number, number> | Readonly<Record<string, number>>;

@@ -3,9 +3,11 @@
  * when DATABASE_URL and REDIS_URL are set (CI's real-services phase); PGlite and the
  * in-memory engines are per process by design.
  */
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { CREATE_KEY, REVOKE_KEY } from '../helpers/fixtures.js';
+import { CREATE_KEY, pickInput, PUBLISH, REVOKE_KEY } from '../helpers/fixtures.js';
+import { connectSse } from '../helpers/sse.js';
 
 describe('two instances on one PostgreSQL and one Redis', () => {
   let a: TestApp;
@@ -44,5 +46,34 @@ describe('two instances on one PostgreSQL and one Redis', () => {
       if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(status).toBe(401);
+  });
+
+  it('a pick published through instance A reaches a stream on instance B within 1 s', async () => {
+    await b.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (b.app.server.address() as AddressInfo).port;
+    const key = (await a.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
+    const connection = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${key}` });
+    expect(connection.status).toBe(200);
+    const started = Date.now();
+    const published = await a.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: 'Scale FC', selection: 'Scale FC' }) });
+    await connection.waitFor(published.data!.publishPick.id, 1_000);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    connection.close();
+  });
+
+  it('when the relaying instance stops, the other relays what it left behind', async () => {
+    await a.runtime.relay.stop();
+    await b.runtime.relay.stop();
+    const published = await a.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: 'Left FC', selection: 'Left FC' }) });
+    const pending = await a.runtime.orm.em.fork().execute<{ n: string }[]>('select count(*) as n from outbox_events where relayed_at is null');
+    expect(Number(pending[0]!.n)).toBeGreaterThan(0);
+    const seen: string[] = [];
+    const stop = a.runtime.services.feed.listen((message) => seen.push(message.pick.id));
+    b.runtime.relay.start();
+    const deadline = Date.now() + 3_000;
+    while (!seen.includes(published.data!.publishPick.id) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    stop();
+    expect(seen).toContain(published.data!.publishPick.id);
+    a.runtime.relay.start();
   });
 });

@@ -15,7 +15,7 @@ export class RedisEventBus implements EventBus {
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<BusHandler>>();
 
-  constructor(url: string, log?: RedisBusLog) {
+  constructor(url: string, log?: RedisBusLog, connectionName = 'picks-bus') {
     const options = {
       // Back off up to 2 s between reconnects; never give up.
       retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2_000),
@@ -24,8 +24,14 @@ export class RedisEventBus implements EventBus {
       commandTimeout: 1_000,
       lazyConnect: false,
     };
-    this.publisher = new Redis(url, options);
-    this.subscriber = new Redis(url, { ...options, enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: true });
+    this.publisher = new Redis(url, { ...options, connectionName: `${connectionName}-pub` });
+    this.subscriber = new Redis(url, {
+      ...options,
+      connectionName: `${connectionName}-sub`,
+      enableOfflineQueue: true,
+      commandTimeout: undefined,
+      autoResubscribe: true,
+    });
     for (const connection of [this.publisher, this.subscriber]) {
       connection.on('error', (error: Error) => log?.warn({ err: error.message }, 'event bus: redis error'));
     }

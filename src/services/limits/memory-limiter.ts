@@ -135,16 +135,16 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   /**
-   * Forgets every count without writing it. The Redis limiter calls this when an outage
-   * starts, so the fallback seeds from PostgreSQL afresh instead of continuing from what it
-   * counted in an earlier outage (those requests were handed to Redis since).
+   * Forgets every count without writing it. For the Redis limiter's fallback, whose counts go
+   * to Redis instead: once Redis has taken them (to free the memory), and when an outage
+   * starts, so the fallback seeds from PostgreSQL afresh rather than from an earlier outage.
    */
   reset(): void {
     this.windows.clear();
     this.months.clear();
   }
 
-  /** What is held in memory, for tests and the memory benchmark. */
+  /** How much is held in memory (tests, the footprint measurement). */
   stats(): { hourlyWindows: number; monthCounts: number } {
     return { hourlyWindows: this.windows.size, monthCounts: this.months.size };
   }

@@ -44,7 +44,7 @@ const COMMAND_CLEANUP_TIMEOUT_MS = 2_000;
  */
 const OUTAGE_CONFIRMATION_MS = 1_000;
 /** While in fallback, Redis is probed at most this often (and on every reconnect). */
-export const DEFAULT_PROBE_INTERVAL_MS = 1_000;
+const DEFAULT_PROBE_INTERVAL_MS = 1_000;
 /** Month counters outlive their month by over a week, then expire (PostgreSQL keeps them). */
 const MONTH_COUNTER_TTL_MS = 40 * 86_400_000;
 /** Hourly buckets live 61 minutes after the last admission; a little more for clock slack. */
