@@ -1,11 +1,12 @@
 /**
  * Significant digits kept before decimal rounding. Binary doubles turn 1.005 into
- * 1.00499999999999989..., and long sums drift in the last bits; cutting to 12
+ * 1.00499999999999989..., and long sums drift in the last bits; cutting to 15
  * significant digits first treats that drift as noise, so ties round the way a human
  * reading the decimal value expects. Values here (odds, percentages, units) never
- * carry meaningful precision beyond 12 digits.
+ * carry meaningful precision beyond 15 digits (doubles hold 15 to 17); fewer digits would
+ * round twice and could move a result by more than half a unit.
  */
-const SIGNIFICANT_DIGITS = 12;
+const SIGNIFICANT_DIGITS = 15;
 
 /** Multiplies by 10^exponent through the decimal representation, so no binary error is added. */
 function shiftDecimal(value: number, exponent: number): number {

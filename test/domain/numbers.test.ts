@@ -80,6 +80,10 @@ describe('roundTo', () => {
     );
   });
 
+  it('does not round twice (regression: 26178.15116045 to 6 decimals)', () => {
+    expect(roundTo(26178.15116045, 6)).toBe(26178.15116);
+  });
+
   it('is idempotent, symmetric and within half a unit', () => {
     fc.assert(
       fc.property(
