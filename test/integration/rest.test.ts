@@ -221,6 +221,20 @@ describe('GET /api/v1/match-analyses/:matchId', () => {
   });
 });
 
+describe('last_used_at', () => {
+  it('is written in batches, not per request', async () => {
+    const { key, id } = await createKey('STARTER');
+    clock.set('2026-11-22T12:05:00Z');
+    for (let i = 0; i < 3; i += 1) await get('/api/v1/picks?limit=1', key);
+    const lastUsed = async () =>
+      (await t.graphql<{ apiKeys: { id: string; lastUsedAt: string | null }[] }>('{ apiKeys { id lastUsedAt } }')).data!.apiKeys.find((k) => k.id === id)!.lastUsedAt;
+    expect(await lastUsed()).toBeNull();
+    await t.runtime.services.auth.flushLastUsed();
+    expect(await lastUsed()).toBe('2026-11-22T12:05:00.000Z');
+    clock.set('2026-11-22T12:00:00Z');
+  });
+});
+
 describe('unknown routes and methods', () => {
   it('404 JSON for unknown /api/v1 paths, 405 with Allow for wrong methods', async () => {
     const unknown = await get('/api/v1/nothing', keys.starter);

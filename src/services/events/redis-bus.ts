@@ -14,6 +14,7 @@ export class RedisEventBus implements EventBus {
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<BusHandler>>();
+  private readonly log: RedisBusLog | undefined;
 
   constructor(url: string, log?: RedisBusLog, connectionName = 'picks-bus') {
     const options = {
@@ -24,6 +25,7 @@ export class RedisEventBus implements EventBus {
       commandTimeout: 1_000,
       lazyConnect: false,
     };
+    this.log = log;
     this.publisher = new Redis(url, { ...options, connectionName: `${connectionName}-pub` });
     this.subscriber = new Redis(url, {
       ...options,
@@ -50,7 +52,12 @@ export class RedisEventBus implements EventBus {
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
-      await this.subscriber.subscribe(channel);
+      // Not awaited while Redis is away: start-up must not wait for it. The command is queued
+      // until the connection is ready, and ioredis resubscribes after every reconnect.
+      const subscribed = this.subscriber.subscribe(channel).catch((error: Error) => {
+        this.log?.warn({ err: error.message, channel }, 'event bus: subscribe failed; will resubscribe on reconnect');
+      });
+      if (this.subscriber.status === 'ready') await subscribed;
     }
     set.add(handler);
     return async () => {
