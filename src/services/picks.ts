@@ -25,6 +25,8 @@ import {
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { addDays, parseIsoTimestamp, startOfUtcDay } from '../domain/time.js';
 import { PickEntity } from '../persistence/entities/pick.js';
+import { PICK_COLUMNS, pickRecordFromRow } from '../persistence/pick-rows.js';
+import type { PickRecord } from '../domain/pick-view.js';
 import type { Em, Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
 import { appendPickEvent } from './outbox.js';
@@ -62,7 +64,7 @@ export interface ListPicksQuery {
 }
 
 export interface PickPage {
-  picks: PickEntity[];
+  picks: PickRecord[];
   nextCursor: string | null;
 }
 
@@ -129,7 +131,7 @@ export function listPicksSql(query: ListPicksQuery, limit: number): SqlQuery {
     params.push(cursor.kickoffAt, cursor.id);
   }
   params.push(limit);
-  return { sql: `select * from picks where ${conditions.join(' and ')} order by kickoff_at desc, id desc limit ?`, params };
+  return { sql: `select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by kickoff_at desc, id desc limit ?`, params };
 }
 
 /** The public "today" query; served by the partial published_at indexes. */
@@ -143,7 +145,7 @@ export function todayPicksSql(query: { sport?: string | null }, now: Date, limit
   }
   params.push(limit);
   return {
-    sql: `select * from picks where ${conditions.join(' and ')} order by edge_pct_post_tax desc, published_at desc, id desc limit ?`,
+    sql: `select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by edge_pct_post_tax desc, published_at desc, id desc limit ?`,
     params,
   };
 }
@@ -303,20 +305,20 @@ export class PickService {
     const { sql, params } = listPicksSql(query, first + 1);
     const em = this.orm.em.fork();
     const rows = await em.execute(sql, params);
-    const picks = rows.slice(0, first).map((row) => em.map(PickEntity, row));
+    const picks = rows.slice(0, first).map(pickRecordFromRow);
     const last = picks.at(-1);
     const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
     return { picks, nextCursor };
   }
 
   /** The public "today's top picks": first published on the current UTC date, best post-tax edge first. */
-  async today(query: TodayPicksQuery): Promise<PickEntity[]> {
+  async today(query: TodayPicksQuery): Promise<PickRecord[]> {
     const limit = query.limit ?? TODAY_DEFAULT;
     validatePageSize('limit', limit, TODAY_MAX);
     if (query.sport != null) requireSport('sport', query.sport);
     const { sql, params } = todayPicksSql({ sport: query.sport }, this.clock.now(), limit);
     const em = this.orm.em.fork();
     const rows = await em.execute(sql, params);
-    return rows.map((row) => em.map(PickEntity, row));
+    return rows.map(pickRecordFromRow);
   }
 }
