@@ -58,7 +58,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const target = options.database ?? databaseTargetFor(config);
   // Embedded databases are migrated at start; PostgreSQL deployments run `npm run migrate` first.
   const orm = await initORM(target, { migrate: target.kind === 'pglite' });
-  const bus: EventBus = config.redisUrl ? new RedisEventBus(config.redisUrl, options.log) : new MemoryEventBus();
+  let bus: EventBus = new MemoryEventBus();
+  if (config.redisUrl) {
+    const redisBus = new RedisEventBus(config.redisUrl, options.log);
+    // Start promptly either way: with Redis down the service runs degraded and reconnects.
+    if (!(await redisBus.ready())) options.log?.warn({}, 'event bus: Redis not reachable at start; continuing and reconnecting');
+    bus = redisBus;
+  }
   const limiter = createRateLimiter({
     redisUrl: config.redisUrl,
     usageStore: new UsageStore(orm, clock),
@@ -76,6 +82,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       tierLimits: config.tierLimits,
       // Every instance drops its public cache when any instance changes what is visible.
       onVisibleChange: () => {
+        // This instance drops its caches at once; the others when the bus message arrives.
+        for (const listener of visibilityListeners) listener();
         relay.kick();
         void bus.publish(BusChannel.pickVisibility, '1').catch(() => undefined);
       },
@@ -84,6 +92,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   await services.auth.start();
   await services.feed.start();
   relay.start();
+  visibilityListeners.add(() => services.picks.invalidateReadCache());
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
     for (const listener of visibilityListeners) listener();
   });

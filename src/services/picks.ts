@@ -3,6 +3,7 @@
  * makes a pick visible or settles it writes its outbox event in the same transaction.
  */
 import { LockMode } from '@mikro-orm/core';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../domain/clock.js';
 import { encodePickCursor, decodePickCursor, validatePageSize } from '../domain/cursor.js';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
@@ -150,8 +151,13 @@ export function todayPicksSql(query: { sport?: string | null }, now: Date, limit
   };
 }
 
+/** Pages of the list stay cached this long at most; any visibility change drops them all. */
+export const LIST_CACHE_TTL_MS = 2_000;
+
 export class PickService {
   private readonly thresholds: EdgeTierThresholds;
+  // Popular pages (first page, per sport) are read far more often than picks change.
+  private readonly pageCache = new LRUCache<string, PickPage>({ max: 500, ttl: LIST_CACHE_TTL_MS });
 
   constructor(
     private readonly orm: Orm,
@@ -303,12 +309,21 @@ export class PickService {
     validatePageSize('limit', first, PICKS_PAGE_MAX);
     if (query.sport != null) requireSport('sport', query.sport);
     const { sql, params } = listPicksSql(query, first + 1);
-    const em = this.orm.em.fork();
-    const rows = await em.execute(sql, params);
+    const cacheKey = JSON.stringify(params);
+    const cached = this.pageCache.get(cacheKey);
+    if (cached) return cached;
+    const rows = await this.orm.em.fork().execute(sql, params);
     const picks = rows.slice(0, first).map(pickRecordFromRow);
     const last = picks.at(-1);
     const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
-    return { picks, nextCursor };
+    const page = { picks, nextCursor };
+    this.pageCache.set(cacheKey, page);
+    return page;
+  }
+
+  /** Drops cached pages: called on every instance when any pick is published, held, approved or settled. */
+  invalidateReadCache(): void {
+    this.pageCache.clear();
   }
 
   /** The public "today's top picks": first published on the current UTC date, best post-tax edge first. */

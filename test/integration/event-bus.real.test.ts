@@ -19,6 +19,8 @@ describe('redis event bus recovery', () => {
     const publisher = new RedisEventBus(redisUrl);
     const subscriber = new RedisEventBus(redisUrl, undefined, name);
     opened.push(publisher, subscriber);
+    expect(await publisher.ready()).toBe(true);
+    expect(await subscriber.ready()).toBe(true);
     const channel = `test:${randomUUID()}`;
     const inbox: string[] = [];
     await subscriber.subscribe(channel, (message) => inbox.push(message));

@@ -51,10 +51,15 @@ const factories: [string, () => [EventBus, EventBus]][] = [
 ];
 if (redisUrl) factories.push(['redis', () => [new RedisEventBus(redisUrl), new RedisEventBus(redisUrl)]]);
 
+async function ready(...buses: EventBus[]): Promise<void> {
+  for (const bus of buses) if (bus instanceof RedisEventBus) expect(await bus.ready()).toBe(true);
+}
+
 describe.each(factories)('%s event bus', (_name, create) => {
   it('delivers published messages in order to every subscriber, and stops after unsubscribe', async () => {
     const [publisher, subscriber] = create();
     opened.push(publisher, subscriber);
+    await ready(publisher, subscriber);
     const channel = `test:${randomUUID()}`;
     const first = await received(subscriber, channel);
     const second = await received(subscriber, channel);
@@ -66,6 +71,7 @@ describe.each(factories)('%s event bus', (_name, create) => {
   it('does not cross channels', async () => {
     const [publisher, subscriber] = create();
     opened.push(publisher, subscriber);
+    await ready(publisher, subscriber);
     const a = await received(subscriber, `test:${randomUUID()}`);
     await publisher.publish(`test:${randomUUID()}`, 'elsewhere');
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -43,6 +43,19 @@ export class RedisEventBus implements EventBus {
     });
   }
 
+  /** Waits (bounded) until both connections are up; false when Redis did not answer in time. */
+  async ready(timeoutMs = 2_000): Promise<boolean> {
+    const up = (connection: Redis) =>
+      connection.status === 'ready' ? Promise.resolve() : new Promise<void>((resolve) => connection.once('ready', () => resolve()));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const result = await Promise.race([Promise.all([up(this.publisher), up(this.subscriber)]).then(() => true), timeout]);
+    clearTimeout(timer);
+    return result;
+  }
+
   async publish(channel: string, message: string): Promise<void> {
     await this.publisher.publish(channel, message);
   }
