@@ -55,23 +55,17 @@ export async function openOperation(
     if (error instanceof GraphQLError) return error;
     throw error;
   }
+  const args = (operation: PreparedOperation, variables: Record<string, unknown>) => ({
+    schema,
+    document: operation.document,
+    operationName: operation.name,
+    variableValues: variables,
+    contextValue: context,
+  });
   return {
     context,
-    execute: async (operation, variables) =>
-      (await execute({
-        schema,
-        document: operation.document,
-        operationName: operation.name,
-        variableValues: variables,
-        contextValue: context,
-      })) as ExecutionResult,
+    execute: async (operation, variables) => (await execute(args(operation, variables))) as ExecutionResult,
     subscribe: async (operation, variables) =>
-      (await subscribe({
-        schema,
-        document: operation.document,
-        operationName: operation.name,
-        variableValues: variables,
-        contextValue: context,
-      })) as AsyncIterableIterator<ExecutionResult> | ExecutionResult,
+      (await subscribe(args(operation, variables))) as AsyncIterableIterator<ExecutionResult> | ExecutionResult,
   };
 }
