@@ -1,0 +1,39 @@
+/**
+ * An unexpected failure (here: the database the app was using is gone; the error is logged
+ * at level error, as every unexpected failure is) answers 500 internal_error with a generic
+ * message: no stack, no SQL, no driver text.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { CREATE_KEY } from '../helpers/fixtures.js';
+
+let t: TestApp;
+let key = '';
+beforeAll(async () => {
+  t = await createTestApp();
+  key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'GROWTH' } })).data!.createApiKey.key;
+  // Warm the key cache, then take the database away.
+  await t.app.inject({ method: 'GET', url: '/api/v1/picks', headers: { authorization: `Bearer ${key}` } });
+  await t.runtime.relay.stop();
+  await t.runtime.orm.close(true);
+});
+afterAll(async () => {
+  await t?.app.close();
+});
+
+describe('500 internal_error', () => {
+  it('answers REST with the documented body and nothing internal', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/track-record?days_back=7', headers: { authorization: `Bearer ${key}` } });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ error: 'internal_error', message: 'Unexpected server error; retry with exponential backoff.' });
+    expect(res.body).not.toMatch(/select|picks|stack|at \//i);
+    expect(res.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('answers GraphQL with extensions.code internal_error', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${key}` }, payload: { query: '{ trackRecord(daysBack: 7) { overall { roiPct } } }' } });
+    const body = res.json();
+    expect(body.errors[0]).toMatchObject({ message: 'Unexpected server error; retry with exponential backoff.', extensions: { code: 'internal_error' } });
+    expect(JSON.stringify(body)).not.toMatch(/select|stack/i);
+  });
+});
