@@ -71,7 +71,8 @@ function publicPick(node: PublicPickNode) {
 }
 
 interface RenderedBody {
-  body: string;
+  /** Encoded once: every cache hit sends the same bytes without re-encoding the string. */
+  body: Buffer;
   etag: string;
 }
 
@@ -130,7 +131,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         const body = JSON.stringify({ generatedAt: now.toISOString(), count: picks.length, picks }, null, 2);
         // The ETag covers the picks only, so an unchanged list revalidates even as generatedAt moves.
         const etag = `"${createHash('sha256').update(JSON.stringify(picks)).digest('base64url').slice(0, 27)}"`;
-        rendered = { body, etag };
+        rendered = { body: Buffer.from(body, 'utf8'), etag };
         cache.set(cacheKey, rendered);
       }
       reply.headers(CORS_HEADERS).header('cache-control', PUBLIC_CACHE_CONTROL).header('etag', rendered.etag).header('vary', 'Accept-Encoding');
