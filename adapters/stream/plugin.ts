@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { sendError } from '../../src/server/errors.js';
@@ -39,6 +40,8 @@ export interface StreamAdapter {
 export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, options: StreamOptions): StreamAdapter {
   const operation = prepareOperation(schema, new URL('./documents/pick-published.graphql', import.meta.url), 'PickPublished');
   const streamsPerKey = new Map<string, number>();
+  // Every connection renders the same frame for an event: render it once per sequence.
+  const frames = new LRUCache<string, string>({ max: 256 });
   const closers = new Set<() => void>();
 
   // SIGTERM: end every stream cleanly so the server can drain.
@@ -121,7 +124,12 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         for await (const result of results) {
           const event = result.data?.pickPublished as { sequence: string; pick: V1PickNode } | undefined;
           if (!event) break;
-          write(`id: ${event.sequence}\nevent: pick.published\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`);
+          let frame = frames.get(event.sequence);
+          if (frame === undefined) {
+            frame = `id: ${event.sequence}\nevent: pick.published\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`;
+            frames.set(event.sequence, frame);
+          }
+          write(frame);
         }
       } catch (error) {
         req.log.warn({ err: (error as Error).message }, 'stream ended');

@@ -14,6 +14,17 @@ function parseSequence(value: string | null | undefined): number | null {
   return Number(value);
 }
 
+// Every subscriber on this instance receives the same message object: convert it once.
+const recordOf = new WeakMap<PickEventMessage, ReturnType<typeof fromPickSnapshot>>();
+function pickRecordOf(event: PickEventMessage) {
+  let record = recordOf.get(event);
+  if (!record) {
+    record = fromPickSnapshot(event.pick);
+    recordOf.set(event, record);
+  }
+  return record;
+}
+
 const PickEventRef = builder.objectRef<PickEventMessage>('PickEvent').implement({
   description: 'A pick.published or pick.settled event.',
   fields: (t) => ({
@@ -21,7 +32,7 @@ const PickEventRef = builder.objectRef<PickEventMessage>('PickEvent').implement(
     id: t.exposeID('id', { description: 'Event id (the webhook delivery body id).' }),
     type: t.exposeString('type'),
     createdAt: t.field({ type: 'DateTime', resolve: (event) => new Date(event.createdAt) }),
-    pick: t.field({ type: PickRef, description: 'The pick as of the event.', resolve: (event) => fromPickSnapshot(event.pick) }),
+    pick: t.field({ type: PickRef, description: 'The pick as of the event.', resolve: pickRecordOf }),
   }),
 });
 
