@@ -5,7 +5,7 @@
  * dropped whenever a pick becomes visible.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../src/domain/clock.js';
@@ -93,6 +93,36 @@ export interface PublicAdapter {
 export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, clock: Clock): PublicAdapter {
   const operation = prepareOperation(schema, new URL('./documents/today-picks.graphql', import.meta.url), 'TodayPicks');
   const cache = new LRUCache<string, RenderedBody>({ max: 1_000, ttl: PUBLIC_CACHE_TTL_MS });
+  // Single flight: requests that miss together share one query instead of stampeding the database.
+  type RenderOutcome = RenderedBody | { error: { code: ErrorCode; message: string; extras: ErrorExtras } };
+  let generation = 0;
+  const inFlight = new Map<string, Promise<RenderOutcome>>();
+
+  async function render(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    variables: Record<string, unknown>,
+    now: Date,
+  ): Promise<RenderedBody | { error: { code: ErrorCode; message: string; extras: ErrorExtras } }> {
+    const internal = { error: { code: ErrorCode.internalError, message: 'Unexpected server error; retry later.', extras: {} } };
+    const runner = await openOperation(yoga, { req, reply, anonymous: true });
+    if (runner instanceof GraphQLError) return internal;
+    const result = await runner.execute(operation, variables);
+    const error = result.errors?.[0];
+    if (error || !result.data) {
+      const code = error?.extensions.code as ErrorCode | undefined;
+      if (code && code !== ErrorCode.internalError && code in ERROR_HTTP_STATUS) {
+        const { code: _code, ...extras } = error!.extensions as Record<string, unknown>;
+        return { error: { code, message: error!.message, extras: extras as ErrorExtras } };
+      }
+      return internal;
+    }
+    const picks = (result.data.todayPicks as PublicPickNode[]).map(publicPick);
+    const body = JSON.stringify({ generatedAt: now.toISOString(), count: picks.length, picks }, null, 2);
+    // The ETag covers the picks only, so an unchanged list revalidates even as generatedAt moves.
+    const etag = `"${createHash('sha256').update(JSON.stringify(picks)).digest('base64url').slice(0, 27)}"`;
+    return { body: Buffer.from(body, 'utf8'), etag };
+  }
 
   app.route({
     method: 'GET',
@@ -115,24 +145,23 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       const cacheKey = JSON.stringify([utcDateString(now), parsed.variables.limit ?? null, parsed.variables.sport ?? null]);
       let rendered = cache.get(cacheKey);
       if (!rendered) {
-        const runner = await openOperation(yoga, { req, reply, anonymous: true });
-        if (runner instanceof GraphQLError) return sendPublicError(reply, ErrorCode.internalError, 'Unexpected server error; retry later.');
-        const result = await runner.execute(operation, parsed.variables);
-        const error = result.errors?.[0];
-        if (error || !result.data) {
-          const code = error?.extensions.code as ErrorCode | undefined;
-          if (code && code !== ErrorCode.internalError && code in ERROR_HTTP_STATUS) {
-            const { code: _code, ...extras } = error!.extensions as Record<string, unknown>;
-            return sendPublicError(reply, code, error!.message, extras as ErrorExtras);
-          }
-          return sendPublicError(reply, ErrorCode.internalError, 'Unexpected server error; retry later.');
+        let pending = inFlight.get(cacheKey);
+        if (!pending) {
+          const startedIn = generation;
+          const flight: Promise<RenderOutcome> = render(req, reply, parsed.variables, now).then((outcome) => {
+            // A render that raced an invalidation is served to its waiters but not cached.
+            if (!('error' in outcome) && startedIn === generation) cache.set(cacheKey, outcome);
+            return outcome;
+          });
+          const shared: Promise<RenderOutcome> = flight.finally(() => {
+            if (inFlight.get(cacheKey) === shared) inFlight.delete(cacheKey);
+          });
+          inFlight.set(cacheKey, shared);
+          pending = shared;
         }
-        const picks = (result.data.todayPicks as PublicPickNode[]).map(publicPick);
-        const body = JSON.stringify({ generatedAt: now.toISOString(), count: picks.length, picks }, null, 2);
-        // The ETag covers the picks only, so an unchanged list revalidates even as generatedAt moves.
-        const etag = `"${createHash('sha256').update(JSON.stringify(picks)).digest('base64url').slice(0, 27)}"`;
-        rendered = { body: Buffer.from(body, 'utf8'), etag };
-        cache.set(cacheKey, rendered);
+        const outcome = await pending;
+        if ('error' in outcome) return sendPublicError(reply, outcome.error.code, outcome.error.message, outcome.error.extras);
+        rendered = outcome;
       }
       reply.headers(CORS_HEADERS).header('cache-control', PUBLIC_CACHE_CONTROL).header('etag', rendered.etag).header('vary', 'Accept-Encoding');
       const ifNoneMatch = req.headers['if-none-match'];
@@ -146,5 +175,11 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   app.options(PUBLIC_PATH, { schema: { hide: true } }, async (_req, reply) => reply.status(204).headers(CORS_HEADERS).send());
   registerMethodNotAllowed(app, PUBLIC_PATH, ['GET', 'OPTIONS']);
 
-  return { invalidate: () => cache.clear() };
+  return {
+    invalidate: () => {
+      generation += 1;
+      cache.clear();
+      inFlight.clear();
+    },
+  };
 }

@@ -309,7 +309,8 @@ export class PickService {
     validatePageSize('limit', first, PICKS_PAGE_MAX);
     if (query.sport != null) requireSport('sport', query.sport);
     const { sql, params } = listPicksSql(query, first + 1);
-    const cacheKey = JSON.stringify(params);
+    // The SQL text is part of the key: ?sport=X and ?league=X bind the same values.
+    const cacheKey = JSON.stringify([sql, params]);
     const cached = this.pageCache.get(cacheKey);
     if (cached) return cached;
     const rows = await this.orm.em.fork().execute(sql, params);

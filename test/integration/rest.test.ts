@@ -120,6 +120,11 @@ describe('GET /api/v1/picks', () => {
     expect(res.json()).toMatchObject({ error: 'invalid_cursor' });
   });
 
+  it('does not confuse filters that bind the same value (sport=soccer vs league=soccer)', async () => {
+    expect((await get('/api/v1/picks?sport=soccer', keys.starter)).json().count).toBe(4);
+    expect((await get('/api/v1/picks?league=soccer', keys.starter)).json().count).toBe(0);
+  });
+
   it('ignores unknown query parameters', async () => {
     expect((await get('/api/v1/picks?_=123&foo=bar', keys.starter)).statusCode).toBe(200);
   });
