@@ -1,0 +1,298 @@
+/**
+ * The benchmark server process (forked by bench/run.mjs; talks to it over IPC only).
+ *
+ * Builds the real app from dist/ the way src/main.ts does (loadConfig -> createRuntime ->
+ * buildApp), logger off, on 127.0.0.1 and a free port, seeds N picks and one enterprise key
+ * whose limits are huge (the limiter always decides, never rejects). Beside it, in the same
+ * process and event loop, a bare Fastify instance on its own loopback port answers
+ *   GET /__bench/baseline-picks   the bytes of a real /api/v1/picks?limit=50 body
+ *   GET /__bench/baseline-public  the bytes of a real /api/public/picks/today body
+ * captured at start-up, with the same content-type. (The real app calls ready() inside
+ * buildApp, after which Fastify refuses new routes, so the baseline cannot live in the same
+ * Fastify instance without changing src/; it shares the process, the event loop and the
+ * cores, which is what the comparison needs.)
+ *
+ * Environment (set by run.mjs): BENCH_MODE embedded|services, BENCH_PICKS, BENCH_DATA_DIR
+ * (embedded), BENCH_DB_URL and BENCH_REDIS_URL (services).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { writeFileSync } from 'node:fs';
+import Fastify from 'fastify';
+import { buildApp } from '../dist/src/app.js';
+import { loadConfig } from '../dist/src/config.js';
+import { migrate } from '../dist/src/persistence/orm.js';
+import { createRuntime } from '../dist/src/runtime.js';
+import { seedPicksSql } from './seed.mjs';
+
+const HOST = '127.0.0.1';
+export const LIST_PATH = '/api/v1/picks?limit=50';
+export const PUBLIC_PATH = '/api/public/picks/today';
+const BENCH_TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
+
+if (!process.send) {
+  process.stderr.write('bench/server.mjs is started by bench/run.mjs (npm run bench), not directly.\n');
+  process.exit(2);
+}
+
+const mode = process.env.BENCH_MODE;
+const picks = Number(process.env.BENCH_PICKS ?? 10_000);
+const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index];
+}
+
+export function summarise(samplesMs) {
+  const sorted = Float64Array.from(samplesMs).sort();
+  const sum = sorted.reduce((a, b) => a + b, 0);
+  const r = (v) => (v === null ? null : Math.round(v * 1000) / 1000);
+  return {
+    n: sorted.length,
+    mean: r(sorted.length ? sum / sorted.length : null),
+    p50: r(percentile(sorted, 50)),
+    p90: r(percentile(sorted, 90)),
+    p99: r(percentile(sorted, 99)),
+    max: r(sorted.length ? sorted[sorted.length - 1] : null),
+  };
+}
+
+/** The services-mode database must exist before the ORM connects; created when missing. */
+async function ensureDatabase(url) {
+  const { MikroORM } = await import('@mikro-orm/postgresql');
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bench database name must match [a-z_][a-z0-9_]*, got "${name}"`);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const orm = await MikroORM.init({ clientUrl: admin.toString(), entities: [], discovery: { warnWhenNoEntities: false }, pool: { min: 0, max: 1 } });
+  try {
+    const rows = await orm.em.getConnection().execute('select 1 from pg_database where datname = ?', [name]);
+    if (rows.length === 0) await orm.em.getConnection().execute(`create database ${name}`);
+  } finally {
+    await orm.close(true);
+  }
+}
+
+async function main() {
+  const env = {
+    ADMIN_TOKEN: adminToken,
+    DEMO_SEED: 'false',
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'production',
+    TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS),
+    HOST,
+    PORT: '0',
+  };
+  if (mode === 'embedded') {
+    env.DATA_DIR = process.env.BENCH_DATA_DIR;
+  } else if (mode === 'services') {
+    await ensureDatabase(process.env.BENCH_DB_URL);
+    env.DATABASE_URL = process.env.BENCH_DB_URL;
+    env.REDIS_URL = process.env.BENCH_REDIS_URL;
+  } else {
+    throw new Error(`unknown BENCH_MODE ${mode}`);
+  }
+  const config = loadConfig(env);
+  const started = performance.now();
+  const runtime = await createRuntime(config, { adminToken });
+  if (mode === 'services') await migrate(runtime.orm);
+
+  // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
+  const em = runtime.orm.em.fork();
+  await em.execute('truncate table picks, api_keys, monthly_usage cascade');
+  await em.execute(seedPicksSql(picks));
+  await em.execute('analyze');
+  const [{ visible }] = await em.execute(`select count(*)::int as visible from picks where status in ('published', 'settled')`);
+  const { key, apiKey } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: 'bench' });
+  const seededMs = performance.now() - started;
+
+  const app = await buildApp(runtime, { logger: false });
+  await app.listen({ port: 0, host: HOST });
+
+  // Bodies of the real endpoints, captured once; the baselines answer with these bytes.
+  const list = await app.inject({ method: 'GET', url: LIST_PATH, headers: { authorization: `Bearer ${key}` } });
+  if (list.statusCode !== 200) throw new Error(`list capture: HTTP ${list.statusCode} ${list.body.slice(0, 300)}`);
+  const listJson = list.json();
+  if (listJson.count !== 50 || listJson.data.length !== 50) throw new Error(`list capture: expected 50 picks, got ${listJson.count}`);
+  const pub = await app.inject({ method: 'GET', url: PUBLIC_PATH });
+  if (pub.statusCode !== 200) throw new Error(`public capture: HTTP ${pub.statusCode} ${pub.body.slice(0, 300)}`);
+  const pubJson = pub.json();
+  if (pubJson.count !== 20) throw new Error(`public capture: expected 20 picks of today, got ${pubJson.count}`);
+  const listBody = list.rawPayload;
+  const publicBody = pub.rawPayload;
+
+  const bare = Fastify({ logger: false });
+  bare.get('/__bench/baseline-picks', (_req, reply) => reply.type(list.headers['content-type']).send(listBody));
+  bare.get('/__bench/baseline-public', (_req, reply) => reply.type(pub.headers['content-type']).send(publicBody));
+  await bare.listen({ port: 0, host: HOST });
+
+  // In-situ limiter timing: every consume() the request path makes, and which engine decided.
+  const limiter = runtime.limiter;
+  const realConsume = limiter.consume.bind(limiter);
+  let insitu = [];
+  let modes = {};
+  limiter.consume = async (...args) => {
+    const t0 = performance.now();
+    try {
+      return await realConsume(...args);
+    } finally {
+      insitu.push(performance.now() - t0);
+      const m = limiter.mode();
+      modes[m] = (modes[m] ?? 0) + 1;
+    }
+  };
+  // How often the read services actually run (the public endpoint should mostly hit its cache).
+  let serviceCalls = { list: 0, today: 0 };
+  const picksService = runtime.services.picks;
+  for (const method of ['list', 'today']) {
+    const real = picksService[method].bind(picksService);
+    picksService[method] = (...args) => {
+      serviceCalls[method] += 1;
+      return real(...args);
+    };
+  }
+  // Visibility broadcasts from other processes sharing Redis drop the public cache: count them.
+  let invalidations = 0;
+  runtime.onVisibilityChange(() => {
+    invalidations += 1;
+  });
+
+  // How long timers wait for the event loop: what any await on I/O (Redis, PostgreSQL) pays on top.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+
+  let profiler = null;
+  const sha = (buf) => createHash('sha256').update(buf).digest('hex');
+
+  const commands = {
+    async cpuMark() {
+      return { cpu: process.cpuUsage(), t: performance.now(), elu: performance.eventLoopUtilization() };
+    },
+    async resetInsitu() {
+      insitu = [];
+      modes = {};
+      invalidations = 0;
+      serviceCalls = { list: 0, today: 0 };
+      loopDelay.reset();
+      return true;
+    },
+    /**
+     * Waits until the work left behind by a finished load run is done: a client that hangs up
+     * does not cancel its request, so a slow target leaves a queue that would slow the next
+     * one. Done when a database round trip (queued behind that work) and an event-loop turn
+     * are both fast twice in a row.
+     */
+    async quiesce({ maxMs }) {
+      const deadline = performance.now() + (maxMs ?? 60_000);
+      let calm = 0;
+      while (calm < 2 && performance.now() < deadline) {
+        const t0 = performance.now();
+        await runtime.orm.em.fork().execute('select 1');
+        await new Promise((resolve) => setImmediate(resolve));
+        calm = performance.now() - t0 < 5 ? calm + 1 : 0;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return calm >= 2;
+    },
+    async readInsitu() {
+      const ms = (ns) => Math.round(ns / 1e3) / 1e3;
+      // The histogram includes the 1 ms sampling interval itself: subtract it.
+      const eventLoopDelayMs = { p50: ms(Math.max(0, loopDelay.percentile(50) - 1e6)), p99: ms(Math.max(0, loopDelay.percentile(99) - 1e6)), max: ms(Math.max(0, loopDelay.max - 1e6)) };
+      return { consume: summarise(insitu), modes, publicCacheInvalidations: invalidations, serviceCalls, eventLoopDelayMs };
+    },
+    /** Sequential limiter.consume() calls on the bench key, nothing else running. */
+    async limiterDirect({ warmup, n }) {
+      const policy = config.tierLimits.enterprise;
+      for (let i = 0; i < warmup; i += 1) await realConsume(apiKey.id, policy);
+      const samples = [];
+      const modeCounts = {};
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < n; i += 1) {
+        const t0 = performance.now();
+        const decision = await realConsume(apiKey.id, policy);
+        samples.push(performance.now() - t0);
+        if (!decision.allowed) throw new Error('limiter rejected a bench request: the bench limits are too small');
+        modeCounts[limiter.mode()] = (modeCounts[limiter.mode()] ?? 0) + 1;
+      }
+      const cpu = process.cpuUsage(cpu0);
+      // Server-process CPU per call (client side only: Redis' own CPU is not in it).
+      return { ...summarise(samples), cpuUsPerCall: Math.round(((cpu.user + cpu.system) / n) * 10) / 10, modes: modeCounts };
+    },
+    async profileStart({ intervalUs }) {
+      profiler = new Session();
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: intervalUs ?? 200 });
+      await profiler.post('Profiler.start');
+      return true;
+    },
+    async profileStop({ file }) {
+      const { profile } = await profiler.post('Profiler.stop');
+      profiler.disconnect();
+      profiler = null;
+      writeFileSync(file, JSON.stringify(profile));
+      return file;
+    },
+    async stop() {
+      setImmediate(async () => {
+        try {
+          await bare.close();
+          await app.close();
+          if (mode === 'services') {
+            // The bench key's limiter counters: drop them instead of leaving them for 40 days.
+            const { Redis } = await import('ioredis');
+            const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+            await redis.connect();
+            const keys = await redis.keys(`rl:{${apiKey.id}}:*`);
+            if (keys.length) await redis.del(...keys);
+            redis.disconnect();
+          }
+          await runtime.close();
+          process.exit(0);
+        } catch (error) {
+          process.stderr.write(`bench server: shutdown failed: ${error?.stack ?? error}\n`);
+          process.exit(1);
+        }
+      });
+      return true;
+    },
+  };
+
+  process.on('message', async (message) => {
+    const { id, cmd, args } = message;
+    try {
+      const command = commands[cmd];
+      if (!command) throw new Error(`unknown command ${cmd}`);
+      process.send({ id, ok: true, result: await command(args ?? {}) });
+    } catch (error) {
+      process.send({ id, ok: false, error: String(error?.stack ?? error) });
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+
+  process.send({
+    type: 'ready',
+    appPort: app.server.address().port,
+    barePort: bare.server.address().port,
+    apiKey: key,
+    adminToken,
+    picks,
+    visiblePicks: visible,
+    seedAndStartMs: Math.round(seededMs),
+    limiterMode: limiter.mode(),
+    bodies: {
+      list: { bytes: listBody.length, sha256: sha(listBody), contentType: list.headers['content-type'] },
+      public: { bytes: publicBody.length, contentType: pub.headers['content-type'], count: pubJson.count },
+    },
+  });
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench server failed: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,314 @@
+/**
+ * The stream benchmark server process (forked by bench/streams-run.mjs; control over IPC only).
+ *
+ * Builds the real app from dist/ the way src/main.ts does (loadConfig -> createRuntime ->
+ * buildApp), logger off, NODE_ENV=production, on 127.0.0.1 and a free port, like
+ * bench/server.mjs. GET /api/v1/picks/stream allows at most 10 concurrent streams per API
+ * key (adapters/stream/plugin.ts MAX_STREAMS_PER_KEY), so it creates enough enterprise keys
+ * (runtime.services.apiKeys.create) for the requested client count and writes them to a
+ * file for the load processes. TIER_LIMITS gives enterprise 10^8 an hour / 10^9 a month.
+ *
+ * IPC commands (the control channel):
+ *   stats      { gc? }        RSS and heap (after a full GC when started with --expose-gc),
+ *                             open streams (the adapter's own count), feed listeners, fds
+ *   publish    { count, intervalMs }  publishes picks through runtime.services.picks.publish
+ *                             and records, per pick id, Date.now() right after publish()
+ *                             resolves (the transaction has committed by then)
+ *   mark / since               CPU, event-loop utilisation and loop delay over a window
+ *   profileStart / profileStop a CPU profile through the inspector (what --cpu-prof records)
+ *   stop                       closes the app and the runtime, cleans its Redis counters
+ *
+ * STREAMS_TARGET=baseline adds, in the same process and event loop, a bare node:http server
+ * on its own loopback port whose GET /__bench/stream is the cheapest SSE fan-out the same
+ * feed allows: no auth, no GraphQL, one PickFeed listener for all clients, each event
+ * rendered once (same frame layout and Pick JSON via v1Pick) and the same string written to
+ * every socket. It is the floor the real adapter is compared with, not a proposal as such.
+ *
+ * Environment (set by streams-run.mjs): STREAMS_MODE embedded|services, STREAMS_DATA_DIR
+ * (embedded), STREAMS_DB_URL + STREAMS_REDIS_URL (services), STREAMS_KEYS (how many keys),
+ * STREAMS_KEYS_FILE, STREAM_HEARTBEAT_SECONDS (30).
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { v1Pick } from '../dist/adapters/shared/v1-json.js';
+import { buildApp } from '../dist/src/app.js';
+import { loadConfig } from '../dist/src/config.js';
+import { migrate } from '../dist/src/persistence/orm.js';
+import { createRuntime } from '../dist/src/runtime.js';
+
+const HOST = '127.0.0.1';
+const TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
+
+if (!process.send) {
+  process.stderr.write('bench/streams-server.mjs is started by bench/streams-run.mjs (npm run bench:streams), not directly.\n');
+  process.exit(2);
+}
+
+const mode = process.env.STREAMS_MODE;
+const keyCount = Number(process.env.STREAMS_KEYS ?? 1_000);
+const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
+/** Wall clock with sub-millisecond resolution; the load processes use the same expression. */
+const wallNow = () => performance.timeOrigin + performance.now();
+
+async function ensureDatabase(url) {
+  const { MikroORM } = await import('@mikro-orm/postgresql');
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bench database name must match [a-z_][a-z0-9_]*, got "${name}"`);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const orm = await MikroORM.init({ clientUrl: admin.toString(), entities: [], discovery: { warnWhenNoEntities: false }, pool: { min: 0, max: 1 } });
+  try {
+    const rows = await orm.em.getConnection().execute('select 1 from pg_database where datname = ?', [name]);
+    if (rows.length === 0) await orm.em.getConnection().execute(`create database ${name}`);
+  } finally {
+    await orm.close(true);
+  }
+}
+
+const SPORTS = [
+  ['soccer', 'Premier League', 'Arsenal', 'Chelsea'],
+  ['basketball', 'NBA', 'Boston Celtics', 'Miami Heat'],
+  ['tennis', 'ATP Tour', 'Player One', 'Player Two'],
+];
+
+function pickInput(i) {
+  const [sport, league, homeTeam, awayTeam] = SPORTS[i % SPORTS.length];
+  return {
+    sport,
+    league,
+    homeTeam,
+    awayTeam,
+    kickoffAt: new Date(Date.now() + 2 * 86_400_000 + i * 60_000).toISOString(),
+    selection: homeTeam,
+    bookmaker: { name: 'Bet365', slug: 'bet365' },
+    odds: 2.2 + (i % 10) / 100,
+    referenceFairOdds: 2.0,
+    confidence: 70,
+  };
+}
+
+function openFds() {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return null;
+  }
+}
+
+async function main() {
+  const env = {
+    ADMIN_TOKEN: adminToken,
+    DEMO_SEED: 'false',
+    LOG_LEVEL: 'silent',
+    NODE_ENV: 'production',
+    TIER_LIMITS: JSON.stringify(TIER_LIMITS),
+    STREAM_HEARTBEAT_SECONDS: process.env.STREAM_HEARTBEAT_SECONDS ?? '30',
+    HOST,
+    PORT: '0',
+  };
+  if (mode === 'embedded') {
+    env.DATA_DIR = process.env.STREAMS_DATA_DIR;
+  } else if (mode === 'services') {
+    await ensureDatabase(process.env.STREAMS_DB_URL);
+    env.DATABASE_URL = process.env.STREAMS_DB_URL;
+    env.REDIS_URL = process.env.STREAMS_REDIS_URL;
+  } else {
+    throw new Error(`unknown STREAMS_MODE ${mode}`);
+  }
+  const config = loadConfig(env);
+  const started = performance.now();
+  const runtime = await createRuntime(config, { adminToken });
+  if (mode === 'services') await migrate(runtime.orm);
+
+  // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
+  const em = runtime.orm.em.fork();
+  await em.execute('truncate table outbox_events, picks, api_keys, monthly_usage cascade');
+  const keys = [];
+  const keyIds = [];
+  for (let i = 0; i < keyCount; i += 1) {
+    const { key, apiKey } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: `streams-${i}` });
+    keys.push(key);
+    keyIds.push(apiKey.id);
+  }
+  writeFileSync(process.env.STREAMS_KEYS_FILE, JSON.stringify(keys), { mode: 0o600 });
+  const setupMs = performance.now() - started;
+
+  const app = await buildApp(runtime, { logger: false });
+  await app.listen({ port: 0, host: HOST, backlog: 4096 });
+  // Open streams: the adapter's own count (registerStreamRoutes' openStreams) is not reachable
+  // through buildApp, so count the feed's listeners (one per subscriber; nothing else
+  // subscribes here) and the HTTP server's open sockets.
+  const feed = runtime.services.feed;
+
+  // The baseline fan-out (STREAMS_TARGET=baseline): see the header.
+  const baseline = process.env.STREAMS_TARGET === 'baseline';
+  const bareClients = new Set();
+  let bare = null;
+  if (baseline) {
+    const heartbeatMs = config.streamHeartbeatSeconds * 1000;
+    bare = http.createServer((req, res) => {
+      if (req.method !== 'GET' || req.url !== '/__bench/stream') {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      res.flushHeaders();
+      const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
+      bareClients.add(res);
+      req.on('close', () => {
+        clearInterval(heartbeat);
+        bareClients.delete(res);
+        res.end();
+      });
+    });
+    feed.listen((message) => {
+      if (message.type !== 'pick.published' || bareClients.size === 0) return;
+      const p = message.pick;
+      const frame = `id: ${message.seq}\nevent: pick.published\ndata: ${JSON.stringify(v1Pick({ ...p, pick: p.description }))}\n\n`;
+      for (const res of bareClients) if (res.writableLength <= 256 * 1024) res.write(frame);
+    });
+    await new Promise((resolve) => bare.listen({ port: 0, host: HOST, backlog: 4096 }, resolve));
+  }
+
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  let profiler = null;
+
+  const connections = () =>
+    new Promise((resolve) => {
+      (baseline ? bare : app.server).getConnections((error, count) => resolve(error ? null : count));
+    });
+
+  const commands = {
+    async stats({ gc }) {
+      if (gc && global.gc) {
+        // Several passes: weak callbacks and finalisers of closed sockets need more than one.
+        for (let i = 0; i < 3; i += 1) {
+          global.gc();
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      const memory = process.memoryUsage();
+      return {
+        rss: memory.rss,
+        heapUsed: memory.heapUsed,
+        heapTotal: memory.heapTotal,
+        external: memory.external,
+        arrayBuffers: memory.arrayBuffers,
+        gcAvailable: Boolean(global.gc),
+        openStreams: baseline ? bareClients.size : feed.listenerCount,
+        httpConnections: await connections(),
+        fds: openFds(),
+      };
+    },
+    async mark() {
+      loopDelay.reset();
+      return { cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), t: performance.now() };
+    },
+    async since({ mark }) {
+      const cpu = process.cpuUsage(mark.cpu);
+      const elu = performance.eventLoopUtilization(mark.elu);
+      const seconds = (performance.now() - mark.t) / 1000;
+      return {
+        seconds,
+        cpuS: (cpu.user + cpu.system) / 1e6,
+        cpuShare: (cpu.user + cpu.system) / 1e6 / seconds,
+        elu: elu.utilization,
+        loopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
+        // Peak RSS of the process so far (kernel ru_maxrss, KiB).
+        maxRss: process.resourceUsage().maxRSS * 1024,
+      };
+    },
+    async publish({ count, intervalMs }) {
+      const published = [];
+      const t0 = wallNow();
+      for (let i = 0; i < count; i += 1) {
+        // Evenly spaced on an absolute schedule (a slow publish does not shift the next one).
+        const due = t0 + i * intervalMs;
+        const wait = due - wallNow();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        const before = wallNow();
+        const pick = await runtime.services.picks.publish(pickInput(i));
+        const committedAt = wallNow();
+        published.push({ id: pick.id, startedAt: before, committedAt });
+      }
+      return published;
+    },
+    async profileStart({ intervalUs }) {
+      profiler = new Session();
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: intervalUs ?? 500 });
+      await profiler.post('Profiler.start');
+      return true;
+    },
+    async profileStop({ file }) {
+      const { profile } = await profiler.post('Profiler.stop');
+      profiler.disconnect();
+      profiler = null;
+      writeFileSync(file, JSON.stringify(profile));
+      return file;
+    },
+    async stop() {
+      setImmediate(async () => {
+        try {
+          if (bare) {
+            for (const res of bareClients) res.destroy();
+            bare.close();
+          }
+          await app.close();
+          if (mode === 'services') {
+            // The bench keys' limiter counters: drop them instead of leaving them for 40 days.
+            const { Redis } = await import('ioredis');
+            const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+            await redis.connect();
+            for (let i = 0; i < keyIds.length; i += 200) {
+              const batch = keyIds.slice(i, i + 200);
+              const found = (await Promise.all(batch.map((id) => redis.keys(`rl:{${id}}:*`)))).flat();
+              if (found.length) await redis.del(...found);
+            }
+            redis.disconnect();
+          }
+          await runtime.close();
+          process.exit(0);
+        } catch (error) {
+          process.stderr.write(`streams server: shutdown failed: ${error?.stack ?? error}\n`);
+          process.exit(1);
+        }
+      });
+      return true;
+    },
+  };
+
+  process.on('message', async (message) => {
+    const { id, cmd, args } = message;
+    try {
+      const command = commands[cmd];
+      if (!command) throw new Error(`unknown command ${cmd}`);
+      process.send({ id, ok: true, result: await command(args ?? {}) });
+    } catch (error) {
+      process.send({ id, ok: false, error: String(error?.stack ?? error) });
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+
+  process.send({
+    type: 'ready',
+    appPort: app.server.address().port,
+    streamPort: baseline ? bare.address().port : app.server.address().port,
+    streamPath: baseline ? '/__bench/stream' : '/api/v1/picks/stream',
+    keys: keyCount,
+    setupMs: Math.round(setupMs),
+    limiterMode: runtime.limiter.mode(),
+    heartbeatSeconds: config.streamHeartbeatSeconds,
+  });
+}
+
+main().catch((error) => {
+  process.stderr.write(`streams server failed: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});
