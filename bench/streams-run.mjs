@@ -27,7 +27,8 @@
  * Knobs: BENCH_STREAMS_CLIENTS (10000), BENCH_STREAMS_LOADERS (2), BENCH_STREAMS_BATCH (500),
  * BENCH_STREAMS_PER_KEY (10, the adapter's maximum), BENCH_STREAMS_PICKS (20),
  * BENCH_STREAMS_INTERVAL_MS (500), BENCH_STREAMS_PROFILE=1 (CPU profile of the server during
- * the publish phase, written to bench/streams-profile-<mode>.cpuprofile and summarised),
+ * the paced phase, written to BENCH_STREAMS_PROFILE_DIR or the temp directory and summarised
+ * into the results with bench/profile.mjs; `node bench/profile.mjs <file>` prints it),
  * BENCH_STREAMS_WAIT_IDLE=0 (do not wait for bench/run|server|load.mjs processes to finish),
  * BENCH_STREAMS_ISOLATED_PICKS (5) x BENCH_STREAMS_ISOLATED_INTERVAL_MS (2500): a second,
  * unjudged phase whose picks are far enough apart that each fan-out runs alone,
@@ -35,8 +36,10 @@
  * reported as "<mode>+baseline"), BENCH_STREAMS_SERVER_NODE_OPTIONS (extra node flags for the
  * server, e.g. "--max-semi-space-size=64" or "--cpu-prof --cpu-prof-dir=/tmp/prof").
  *
- * Output: bench/streams-results.json, and the table between the streams markers of
- * docs/PERFORMANCE.md (only when those markers are present).
+ * Output: bench/streams-results.json (results of other modes/targets/flags/client counts are
+ * kept from earlier runs, marked fromPreviousRun), and the table between the streams markers
+ * of docs/PERFORMANCE.md (only when those markers are present). BENCH_STREAMS_REPORT_ONLY=1
+ * re-renders that table from the results file without measuring.
  */
 import { execFileSync, fork } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -77,6 +80,7 @@ const settings = {
   profile: process.env.BENCH_STREAMS_PROFILE === '1',
   // app: GET /api/v1/picks/stream; baseline: the bare fan-out floor (streams-server.mjs header).
   target: process.env.BENCH_STREAMS_TARGET === 'baseline' ? 'baseline' : 'app',
+  serverNodeOptions: process.env.BENCH_STREAMS_SERVER_NODE_OPTIONS?.trim() || '',
   waitIdle: process.env.BENCH_STREAMS_WAIT_IDLE !== '0',
 };
 
@@ -221,6 +225,16 @@ function tcpKernelBytes() {
   }
 }
 
+/** Linux PSI `cpu some` total (µs): time some runnable task waited for a core. */
+function cpuStallUs() {
+  try {
+    const line = readFileSync('/proc/pressure/cpu', 'utf8').split('\n').find((l) => l.startsWith('some'));
+    return Number(/total=(\d+)/.exec(line)[1]);
+  } catch {
+    return null;
+  }
+}
+
 function loadAverage() {
   return os.loadavg().map((v) => Math.round(v * 100) / 100);
 }
@@ -283,7 +297,7 @@ async function runMode(mode, env) {
     process.exit(1);
   }, MODE_BUDGET_MS);
   const phase = (what) => log(`  [${mode} +${((Date.now() - started) / 1000).toFixed(1)} s] ${what}`);
-  const result = { mode, target: settings.target, startedAt: new Date().toISOString(), loadAverageAtStart: loadAverage(), waitedForQuietS: quiet.waitedS };
+  const result = { mode, target: settings.target, serverNodeOptions: settings.serverNodeOptions, startedAt: new Date().toISOString(), loadAverageAtStart: loadAverage(), waitedForQuietS: quiet.waitedS };
 
   const keysDir = mkdtempSync(path.join(os.tmpdir(), 'picks-streams-keys-'));
   tempDirs.add(keysDir);
@@ -294,7 +308,7 @@ async function runMode(mode, env) {
   const server = await startChild(
     'streams-server.mjs',
     { ...env, STREAMS_MODE: mode, STREAMS_TARGET: settings.target, STREAMS_KEYS: String(keyCount), STREAMS_KEYS_FILE: keysFile },
-    ['--expose-gc', ...(process.env.BENCH_STREAMS_SERVER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [])],
+    ['--expose-gc', ...settings.serverNodeOptions.split(' ').filter(Boolean)],
     'streams server',
     120_000,
   );
@@ -344,9 +358,13 @@ async function runMode(mode, env) {
   };
 
   const deliver = async ({ name, picks, intervalMs, profile }, n) => {
+    // Let the previous phase's leftovers (write callbacks, GC) finish first.
+    await sleep(2_000);
     await onAll('reset', {});
     const loadMark = await onAll('mark', {});
     const serverMark = await server.call('mark');
+    const stall0 = cpuStallUs();
+    const wall0 = performance.now();
     if (profile) await server.call('profileStart', { intervalUs: 500 });
     const published = await server.call('publish', { count: picks, intervalMs }, 120_000);
     const publishedAt = Date.now();
@@ -355,9 +373,10 @@ async function runMode(mode, env) {
     let profileFile = null;
     let profileSummary = null;
     if (profile) {
-      const file = path.join(here, `streams-profile-${mode}.cpuprofile`);
+      // Outside the repository: profiles are large and per machine.
+      const file = path.join(process.env.BENCH_STREAMS_PROFILE_DIR || os.tmpdir(), `streams-profile-${mode}-${Date.now()}.cpuprofile`);
       await server.call('profileStop', { file });
-      profileFile = path.relative(root, file);
+      profileFile = file;
       try {
         const { summariseProfile } = await import('./profile.mjs');
         profileSummary = summariseProfile(JSON.parse(readFileSync(file, 'utf8')), 30);
@@ -365,6 +384,8 @@ async function runMode(mode, env) {
         profileSummary = { error: String(error?.message ?? error) };
       }
     }
+    const stall1 = cpuStallUs();
+    const cpuStall = stall0 === null || stall1 === null ? null : r2((stall1 - stall0) / 1000 / (performance.now() - wall0));
     const srv = await server.call('since', { mark: serverMark });
     const load = await onAll('since', (i) => ({ mark: loadMark[i] }));
     const answers = await onAll('arrivals', {}, 60_000);
@@ -429,6 +450,8 @@ async function runMode(mode, env) {
       serverSeconds: r2(srv.seconds),
       serverCpuUsPerFrame: Math.round((srv.cpuS * 1e6) / Math.max(1, received)),
       serverElu: r2(srv.elu),
+      // Share of the window in which some task on the machine waited for a core (0: quiet).
+      cpuStall,
       serverLoopDelayMs: { p50: r1(srv.loopDelayMs.p50), p99: r1(srv.loopDelayMs.p99), max: r1(srv.loopDelayMs.max) },
       serverMaxRssMiB: r1(srv.maxRss / 2 ** 20),
       loaders: load.map((l) => ({ cpuS: r2(l.cpuS), elu: r2(l.elu), loopDelayP99Ms: r1(l.loopDelayMs.p99), loopDelayMaxMs: r1(l.loopDelayMs.max), rssMiB: r1(l.rss / 2 ** 20) })),
@@ -496,6 +519,7 @@ async function runMode(mode, env) {
       rssBeforeGc: idleNoGc.rss,
       heapUsed: idle.heapUsed,
       external: idle.external,
+      resident: idle.resident,
       tcpKernel: kernelN,
       rssPerStreamKiB: r2((idle.rss - base.rss) / n / 1024),
       rssPerStreamKiBBeforeGc: r2((idleNoGc.rss - base.rss) / n / 1024),
@@ -516,7 +540,7 @@ async function runMode(mode, env) {
       phase(
         `${p.name} (${p.picks} picks ${p.intervalMs} ms apart): ${d.framesReceived}/${d.framesExpected} frames, latency p50 ${d.latencyMs.p50} ms, p99 ${d.latencyMs.p99} ms, max ${d.latencyMs.max} ms; server CPU ${d.serverCpuS} s over ${d.serverSeconds} s (ELU ${d.serverElu}), ${d.serverCpuUsPerFrame} µs per frame; peak RSS ${d.serverMaxRssMiB} MiB`,
       );
-      phase(`  upper bound from publish() start: p50 ${d.latencyFromPublishStartMs.p50} ms, p99 ${d.latencyFromPublishStartMs.p99} ms, max ${d.latencyFromPublishStartMs.max} ms (publish() p99 ${d.publishMs.p99} ms)`);
+      phase(`  CPU stall (PSI some) ${d.cpuStall}; upper bound from publish() start: p50 ${d.latencyFromPublishStartMs.p50} ms, p99 ${d.latencyFromPublishStartMs.p99} ms, max ${d.latencyFromPublishStartMs.max} ms (publish() p99 ${d.publishMs.p99} ms)`);
       if (d.problems.length) result.invalid = [result.invalid, ...d.problems.map((x) => `${p.name}: ${x}`)].filter(Boolean).join('; ');
     }
     if (result.invalid) phase(`INVALID RUN: ${result.invalid}`);
@@ -529,6 +553,9 @@ async function runMode(mode, env) {
       rss: again.rss,
       heapUsed: again.heapUsed,
       heapTotal: again.heapTotal,
+      external: again.external,
+      arrayBuffers: again.arrayBuffers,
+      resident: again.resident,
       rssPerStreamKiB: r2((again.rss - base.rss) / n / 1024),
       heapPerStreamKiB: r2((again.heapUsed - base.heapUsed) / n / 1024),
     };
@@ -582,7 +609,8 @@ function markdown(results) {
   for (const r of Object.values(results.modes)) {
     const label =
       (r.mode === 'embedded' ? 'embedded (PGlite, memory bus)' : 'services (PostgreSQL, Redis)') +
-      (r.target === 'baseline' ? ', **bare fan-out baseline** (not the app)' : '');
+      (r.target === 'baseline' ? ', **bare fan-out baseline** (not the app)' : '') +
+      (r.serverNodeOptions ? `, server flags \`${r.serverNodeOptions}\`` : '');
     for (const d of [r.delivery, r.isolated].filter(Boolean)) {
       lines.push(
         `| ${label} | ${d.name} | ${d.clients.toLocaleString('en')} | ${d.framesExpected.toLocaleString('en')} / ${d.framesReceived.toLocaleString('en')} | ${d.latencyMs.p50} | ${d.latencyMs.p99} | ${d.latencyMs.max} | ${d.serverCpuUsPerFrame} µs | ${r.idle.rssPerStreamKiB} KiB | ${r.connect.perSecond}/s |`,
@@ -591,7 +619,8 @@ function markdown(results) {
   }
   lines.push('');
   for (const r of Object.values(results.modes)) {
-    lines.push(`- ${r.mode}${r.target === 'baseline' ? ' baseline (not judged)' : ''}${r.fromPreviousRun ? ` (from the run of ${r.fromPreviousRun})` : ''}: ${verdict(r)}${r.invalid ? `; **invalid run: ${r.invalid}**` : ''}.`);
+    const clients = r.delivery?.clients ?? settings.clients;
+    lines.push(`- ${r.mode}${clients !== 10_000 ? ` at ${clients.toLocaleString('en')} clients` : ''}${r.target === 'baseline' ? ' baseline (not judged)' : ''}${r.serverNodeOptions ? ` with \`${r.serverNodeOptions}\`` : ''}${r.fromPreviousRun ? ` (from the run of ${r.fromPreviousRun})` : ''}: ${verdict(r)}${r.invalid ? `; **invalid run: ${r.invalid}**` : ''}.`);
   }
   lines.push('', END);
   return lines.join('\n');
@@ -610,6 +639,12 @@ function writeDoc(results) {
 // ---------------------------------------------------------------- main
 
 async function main() {
+  if (process.env.BENCH_STREAMS_REPORT_ONLY === '1') {
+    // Re-render the docs table from bench/streams-results.json without measuring.
+    const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
+    log(`${markdown(results)}\n${writeDoc(results) ? `\nwrote the streams table of ${path.relative(root, DOC_FILE)}` : ''}`);
+    return;
+  }
   const limit = fdLimit();
   const ports = portRange();
   const perLoader = Math.ceil(settings.clients / settings.loaders);
@@ -645,7 +680,7 @@ async function main() {
     } else {
       throw new Error(`unknown mode ${mode}`);
     }
-    const key = settings.target === 'baseline' ? `${mode}+baseline` : mode;
+    const key = `${mode}${settings.target === 'baseline' ? '+baseline' : ''}${settings.serverNodeOptions ? `+[${settings.serverNodeOptions}]` : ''}${settings.clients !== 10_000 ? `@${settings.clients}` : ''}`;
     results.modes[key] = await runMode(mode, env);
     log(`  ${verdict(results.modes[key])}`);
   }
@@ -654,7 +689,7 @@ async function main() {
   if (existsSync(RESULTS_FILE)) {
     try {
       const previous = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
-      for (const [mode, r] of Object.entries(previous.modes ?? {})) if (!results.modes[mode]) results.modes[mode] = { ...r, fromPreviousRun: previous.finishedAt };
+      for (const [mode, r] of Object.entries(previous.modes ?? {})) if (!results.modes[mode]) results.modes[mode] = { ...r, fromPreviousRun: r.fromPreviousRun ?? r.startedAt ?? previous.finishedAt };
     } catch {
       // a corrupt previous file is simply replaced
     }

@@ -30,7 +30,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { v1Pick } from '../dist/adapters/shared/v1-json.js';
@@ -89,6 +89,36 @@ function pickInput(i) {
     referenceFairOdds: 2.0,
     confidence: 70,
   };
+}
+
+/** Resident memory by kind of mapping (/proc/self/smaps): where RSS that is not V8 heap lives. */
+function residentByMapping() {
+  let text;
+  try {
+    text = readFileSync('/proc/self/smaps', 'utf8');
+  } catch {
+    return null;
+  }
+  const kinds = {};
+  let kind = null;
+  let sizeKb = 0;
+  for (const line of text.split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const name = head[1].trim();
+      kind = name === '' ? 'anonymous' : name.startsWith('[') ? name : name.includes('.so') || name.includes('/node') ? 'code/libraries' : 'other files';
+      continue;
+    }
+    if (line.startsWith('Size:')) sizeKb = Number(line.split(/\s+/)[1]);
+    if (line.startsWith('Rss:') && kind) {
+      const rssKb = Number(line.split(/\s+/)[1]);
+      // Big anonymous regions are glibc per-thread malloc arenas (64 MiB reservations) or
+      // large mmap()ed allocations; V8 pages are 256 KiB.
+      const k = kind === 'anonymous' && sizeKb >= 60 * 1024 ? 'anonymous >= 60 MiB (malloc arenas, WASM memory)' : kind;
+      kinds[k] = (kinds[k] ?? 0) + rssKb * 1024;
+    }
+  }
+  return kinds;
 }
 
 function openFds() {
@@ -203,6 +233,7 @@ async function main() {
         openStreams: baseline ? bareClients.size : feed.listenerCount,
         httpConnections: await connections(),
         fds: openFds(),
+        resident: residentByMapping(),
       };
     },
     async mark() {
