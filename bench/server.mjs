@@ -22,7 +22,6 @@ import { writeFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
-import { migrate } from '../dist/src/persistence/orm.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { seedPicksSql } from './seed.mjs';
 
@@ -98,8 +97,7 @@ async function main() {
   }
   const config = loadConfig(env);
   const started = performance.now();
-  const runtime = await createRuntime(config, { adminToken });
-  if (mode === 'services') await migrate(runtime.orm);
+  const runtime = await createRuntime(config, { adminToken, migrate: true });
 
   // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
   const em = runtime.orm.em.fork();

@@ -11,7 +11,6 @@ import { randomBytes } from 'node:crypto';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { PickEntity } from '../dist/src/persistence/entities/pick.js';
-import { migrate } from '../dist/src/persistence/orm.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { listPicksSql } from '../dist/src/services/picks.js';
 import { seedPicksSql } from './seed.mjs';
@@ -25,8 +24,7 @@ const config = loadConfig({
   TIER_LIMITS: JSON.stringify({ enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } }),
   ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
 });
-const runtime = await createRuntime(config, { adminToken, database: dbUrl ? { kind: 'postgres', url: dbUrl } : { kind: 'pglite', dataDir: 'memory://' } });
-if (dbUrl) await migrate(runtime.orm);
+const runtime = await createRuntime(config, { adminToken, migrate: true, database: dbUrl ? { kind: 'postgres', url: dbUrl } : { kind: 'pglite', dataDir: 'memory://' } });
 const seedEm = runtime.orm.em.fork();
 await seedEm.execute('truncate table picks, api_keys, monthly_usage cascade');
 await seedEm.execute(seedPicksSql(Number(process.env.BENCH_PICKS ?? 10_000)));

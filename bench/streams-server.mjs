@@ -36,7 +36,6 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { v1Pick } from '../dist/adapters/shared/v1-json.js';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
-import { migrate } from '../dist/src/persistence/orm.js';
 import { createRuntime } from '../dist/src/runtime.js';
 
 const HOST = '127.0.0.1';
@@ -151,8 +150,7 @@ async function main() {
   }
   const config = loadConfig(env);
   const started = performance.now();
-  const runtime = await createRuntime(config, { adminToken });
-  if (mode === 'services') await migrate(runtime.orm);
+  const runtime = await createRuntime(config, { adminToken, migrate: true });
 
   // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
   const em = runtime.orm.em.fork();

@@ -4,7 +4,7 @@
  */
 import { systemClock, type Clock } from './domain/clock.js';
 import type { Config } from './config.js';
-import { databaseAnswers, initORM, type DatabaseTarget, type Orm } from './persistence/orm.js';
+import { databaseAnswers, deploymentId, initORM, type DatabaseTarget, type Orm } from './persistence/orm.js';
 import type { EventBus } from './services/events/event-bus.js';
 import { BusChannel } from './services/events/event-bus.js';
 import { MemoryEventBus } from './services/events/memory-bus.js';
@@ -47,6 +47,8 @@ export interface RuntimeOptions {
   database?: DatabaseTarget;
   adminToken: string;
   log?: RuntimeLog;
+  /** Apply pending migrations at start. Default: embedded databases only (PostgreSQL runs `npm run migrate`). */
+  migrate?: boolean;
 }
 
 export function databaseTargetFor(config: Config): DatabaseTarget {
@@ -57,10 +59,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const clock = options.clock ?? systemClock;
   const target = options.database ?? databaseTargetFor(config);
   // Embedded databases are migrated at start; PostgreSQL deployments run `npm run migrate` first.
-  const orm = await initORM(target, { migrate: target.kind === 'pglite' });
+  const orm = await initORM(target, { migrate: options.migrate ?? target.kind === 'pglite' });
   let bus: EventBus = new MemoryEventBus();
   if (config.redisUrl) {
-    const redisBus = new RedisEventBus(config.redisUrl, options.log);
+    // Channels are per deployment: another database's instances on the same Redis stay apart.
+    const redisBus = new RedisEventBus(config.redisUrl, { log: options.log, namespace: await deploymentId(orm) });
     // Start promptly either way: with Redis down the service runs degraded and reconnects.
     if (!(await redisBus.ready())) options.log?.warn({}, 'event bus: Redis not reachable at start; continuing and reconnecting');
     bus = redisBus;

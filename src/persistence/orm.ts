@@ -67,3 +67,10 @@ export async function databaseAnswers(orm: Orm): Promise<boolean> {
     return false;
   }
 }
+
+/** The id of this deployment (this database), created by a migration; instances sharing the database share it. */
+export async function deploymentId(orm: Orm): Promise<string> {
+  const rows = await orm.em.fork().execute<{ id: string }[]>('select id from deployment');
+  if (!rows[0]) throw new Error('The database has no deployment row: run `npm run migrate` first.');
+  return rows[0].id;
+}

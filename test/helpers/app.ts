@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { ManualClock, systemClock, type Clock } from '../../src/domain/clock.js';
-import { migrate, type DatabaseTarget } from '../../src/persistence/orm.js';
+import type { DatabaseTarget } from '../../src/persistence/orm.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase } from './database.js';
 
@@ -41,8 +41,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const redisUrl = process.env.REDIS_URL?.trim();
   const config = loadConfig({ ADMIN_TOKEN, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...options.env });
   const clock = options.clock ?? systemClock;
-  const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock });
-  if (database.target.kind === 'postgres' && !options.sameDatabaseAs) await migrate(runtime.orm);
+  // A scratch database is migrated before the runtime reads from it (deployment id, outbox).
+  const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock, migrate: !options.sameDatabaseAs });
   // Unexpected errors are never part of a passing test: let them show.
   const app = await buildApp(runtime, { logger: { level: 'error' } });
   return {

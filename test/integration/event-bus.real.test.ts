@@ -16,8 +16,9 @@ afterEach(async () => {
 describe('redis event bus recovery', () => {
   it('resubscribes by itself after its subscriber connection is killed', async () => {
     const name = `bus-test-${randomUUID().slice(0, 8)}`;
-    const publisher = new RedisEventBus(redisUrl);
-    const subscriber = new RedisEventBus(redisUrl, undefined, name);
+    const namespace = randomUUID();
+    const publisher = new RedisEventBus(redisUrl, { namespace });
+    const subscriber = new RedisEventBus(redisUrl, { namespace, connectionName: name });
     opened.push(publisher, subscriber);
     expect(await publisher.ready()).toBe(true);
     expect(await subscriber.ready()).toBe(true);
@@ -46,5 +47,24 @@ describe('redis event bus recovery', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(inbox).toContain('after');
+  });
+
+  it('keeps deployments apart: a bus of another namespace on the same Redis sees nothing', async () => {
+    const mine = randomUUID();
+    const publisher = new RedisEventBus(redisUrl, { namespace: mine });
+    const sameDeployment = new RedisEventBus(redisUrl, { namespace: mine });
+    const otherDeployment = new RedisEventBus(redisUrl, { namespace: randomUUID() });
+    opened.push(publisher, sameDeployment, otherDeployment);
+    for (const bus of opened) expect(await bus.ready()).toBe(true);
+    const same: string[] = [];
+    const other: string[] = [];
+    await sameDeployment.subscribe('picks:events', (message) => same.push(message));
+    await otherDeployment.subscribe('picks:events', (message) => other.push(message));
+    await publisher.publish('picks:events', 'hello');
+    const deadline = Date.now() + 2_000;
+    while (same.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(same).toEqual(['hello']);
+    expect(other).toEqual([]);
   });
 });

@@ -49,7 +49,15 @@ const factories: [string, () => [EventBus, EventBus]][] = [
     },
   ],
 ];
-if (redisUrl) factories.push(['redis', () => [new RedisEventBus(redisUrl), new RedisEventBus(redisUrl)]]);
+if (redisUrl) {
+  factories.push([
+    'redis',
+    () => {
+      const namespace = randomUUID();
+      return [new RedisEventBus(redisUrl, { namespace }), new RedisEventBus(redisUrl, { namespace })];
+    },
+  ]);
+}
 
 async function ready(...buses: EventBus[]): Promise<void> {
   for (const bus of buses) if (bus instanceof RedisEventBus) expect(await bus.ready()).toBe(true);

@@ -61,6 +61,26 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     connection.close();
   });
 
+  it('an instance of another database on the same Redis does not disturb the stream (channels are per deployment)', async () => {
+    const other = await createTestApp();
+    try {
+      // The other deployment's sequence numbers run ahead of this one's: were its events seen
+      // here, this deployment's next event would look like a repeat and be dropped.
+      for (let i = 0; i < 8; i += 1) await other.graphql(PUBLISH, { input: pickInput({ homeTeam: `Other ${i} FC`, selection: `Other ${i} FC` }) });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      if (!b.app.server.listening) await b.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (b.app.server.address() as AddressInfo).port;
+      const key = (await a.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
+      const connection = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${key}` });
+      const published = await a.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: 'Own FC', selection: 'Own FC' }) });
+      await connection.waitFor(published.data!.publishPick.id, 1_000);
+      expect(connection.raw()).not.toContain('Other 0 FC');
+      connection.close();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('when the relaying instance stops, the other relays what it left behind', async () => {
     await a.runtime.relay.stop();
     await b.runtime.relay.stop();

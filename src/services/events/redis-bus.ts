@@ -6,17 +6,27 @@ export interface RedisBusLog {
   info(details: object, message: string): void;
 }
 
+export interface RedisBusOptions {
+  log?: RedisBusLog;
+  /** Prefix of every channel name: the deployment id, so deployments sharing a Redis stay apart. */
+  namespace: string;
+  connectionName?: string;
+}
+
 /**
  * Redis pub/sub. Publishing uses a normal connection; subscribing needs a dedicated one.
  * ioredis reconnects with the backoff below and re-subscribes to every channel by itself.
+ * Callers use logical channel names; on the wire they are `<namespace>:<channel>`.
  */
 export class RedisEventBus implements EventBus {
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<BusHandler>>();
   private readonly log: RedisBusLog | undefined;
+  private readonly prefix: string;
 
-  constructor(url: string, log?: RedisBusLog, connectionName = 'picks-bus') {
+  constructor(url: string, { log, namespace, connectionName = 'picks-bus' }: RedisBusOptions) {
+    this.prefix = `${namespace}:`;
     const options = {
       // Back off up to 2 s between reconnects; never give up.
       retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2_000),
@@ -38,8 +48,9 @@ export class RedisEventBus implements EventBus {
       connection.on('error', (error: Error) => log?.warn({ err: error.message }, 'event bus: redis error'));
     }
     this.subscriber.on('ready', () => log?.info({}, 'event bus: subscribed connection ready'));
-    this.subscriber.on('message', (channel: string, message: string) => {
-      for (const handler of this.handlers.get(channel) ?? []) handler(message);
+    this.subscriber.on('message', (wireChannel: string, message: string) => {
+      if (!wireChannel.startsWith(this.prefix)) return;
+      for (const handler of this.handlers.get(wireChannel.slice(this.prefix.length)) ?? []) handler(message);
     });
   }
 
@@ -57,7 +68,7 @@ export class RedisEventBus implements EventBus {
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await this.publisher.publish(channel, message);
+    await this.publisher.publish(this.prefix + channel, message);
   }
 
   async subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>> {
@@ -67,7 +78,7 @@ export class RedisEventBus implements EventBus {
       this.handlers.set(channel, set);
       // Not awaited while Redis is away: start-up must not wait for it. The command is queued
       // until the connection is ready, and ioredis resubscribes after every reconnect.
-      const subscribed = this.subscriber.subscribe(channel).catch((error: Error) => {
+      const subscribed = this.subscriber.subscribe(this.prefix + channel).catch((error: Error) => {
         this.log?.warn({ err: error.message, channel }, 'event bus: subscribe failed; will resubscribe on reconnect');
       });
       if (this.subscriber.status === 'ready') await subscribed;
@@ -77,7 +88,7 @@ export class RedisEventBus implements EventBus {
       set.delete(handler);
       if (set.size === 0) {
         this.handlers.delete(channel);
-        await this.subscriber.unsubscribe(channel).catch(() => undefined);
+        await this.subscriber.unsubscribe(this.prefix + channel).catch(() => undefined);
       }
     };
   }
