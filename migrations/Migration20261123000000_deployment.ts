@@ -14,8 +14,8 @@ export class Migration20261123000000Deployment extends Migration {
         id uuid not null default gen_random_uuid(),
         created_at timestamptz not null default now()
       );
-      insert into deployment default values;
     `);
+    this.addSql('insert into deployment default values;');
   }
 
   override async down(): Promise<void> {
