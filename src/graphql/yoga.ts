@@ -16,6 +16,7 @@ import type { LimitDecision } from '../services/limits/rate-limiter.js';
 import type { Services } from '../services/index.js';
 import type { Context } from './context.js';
 import { getSchema } from './schema.js';
+import { useSharedSubscriptionResults } from './shared-subscription-results.js';
 
 export interface ServerContext {
   req: FastifyRequest;
@@ -109,7 +110,11 @@ export function createYogaServer(options: YogaOptions): Yoga {
     landingPage: false,
     logging: false,
     // The REST adapters run a handful of fixed documents at high rates: compile them once.
-    plugins: [useGraphQlJit({}, { cache: { get: (key) => jitCache.get(key), set: (key, value) => void jitCache.set(key, value) } })],
+    plugins: [
+      useGraphQlJit({}, { cache: { get: (key) => jitCache.get(key), set: (key, value) => void jitCache.set(key, value) } }),
+      // After jit: replaces its subscribe so each event is executed once per access level, not per subscriber.
+      useSharedSubscriptionResults(),
+    ],
     maskedErrors: {
       maskError: (error) => toPublicGraphQLError(error, options.logUnexpected),
     },

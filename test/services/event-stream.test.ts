@@ -9,7 +9,7 @@ import { BusChannel } from '../../src/services/events/event-bus.js';
 import { pickEventStream, SlowSubscriberError } from '../../src/services/events/event-stream.js';
 import { MemoryEventBus } from '../../src/services/events/memory-bus.js';
 import type { PickEventMessage } from '../../src/services/events/outbox-relay.js';
-import { PickFeed } from '../../src/services/events/pick-feed.js';
+import { FANOUT_SLICE, PickFeed } from '../../src/services/events/pick-feed.js';
 import type { Orm } from '../../src/persistence/orm.js';
 
 function message(seq: number, type: PickEventMessage['type'] = 'pick.published'): PickEventMessage {
@@ -60,5 +60,45 @@ describe('pickEventStream', () => {
     await stream.return!();
     expect(await pending).toEqual({ value: undefined, done: true });
     expect(feed.listenerCount).toBe(0);
+  });
+});
+
+describe('PickFeed fan-out', () => {
+  it('delivers every event to every listener in order, yielding the event loop between slices', async () => {
+    const { feed, send } = await setup();
+    const count = FANOUT_SLICE * 2 + 17;
+    const received: number[][] = Array.from({ length: count }, () => []);
+    const stops = received.map((inbox) => feed.listen((m) => inbox.push(m.seq)));
+    // A macrotask queued before delivery runs before the last slice: the fan-out is not one block.
+    let macrotaskRanAfter = -1;
+    const bus = (feed as unknown as { bus: MemoryEventBus }).bus;
+    await bus.publish(BusChannel.pickEvents, JSON.stringify(message(1)));
+    await bus.publish(BusChannel.pickEvents, JSON.stringify(message(2)));
+    setImmediate(() => (macrotaskRanAfter = received.filter((inbox) => inbox.length > 0).length));
+    await send(message(3));
+    for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(received.every((inbox) => inbox.join() === '1,2,3')).toBe(true);
+    expect(macrotaskRanAfter).toBeGreaterThan(0);
+    expect(macrotaskRanAfter).toBeLessThan(count);
+    stops.forEach((stop) => stop());
+    expect(feed.listenerCount).toBe(0);
+  });
+
+  it('a listener that leaves during a fan-out gets nothing more; one that throws does not stop the others', async () => {
+    const { feed, send } = await setup();
+    const late: number[] = [];
+    const others: number[] = [];
+    let stopLate = () => {};
+    // Served in the first slice: removes the listener that sits in the second slice.
+    feed.listen(() => stopLate());
+    feed.listen(() => {
+      throw new Error('boom');
+    });
+    for (let i = 0; i < FANOUT_SLICE; i += 1) feed.listen((m) => others.push(m.seq));
+    stopLate = feed.listen((m) => late.push(m.seq));
+    await send(message(1));
+    for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(others).toHaveLength(FANOUT_SLICE);
+    expect(late).toEqual([]);
   });
 });

@@ -14,10 +14,14 @@ export type PickEventListener = (message: PickEventMessage) => void;
 /** How far back a reconnecting client is replayed: at least 24 h or 1,000 events. */
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const REPLAY_MAX_EVENTS = 1_000;
+/** Listeners served per turn of the event loop: commits, the relay and I/O run between slices. */
+export const FANOUT_SLICE = 500;
 
 export class PickFeed {
   private readonly listeners = new Set<PickEventListener>();
   private lastSeq = 0;
+  private readonly undelivered: PickEventMessage[] = [];
+  private delivering = false;
   private unsubscribe: (() => Promise<void>) | null = null;
 
   constructor(
@@ -37,8 +41,37 @@ export class PickFeed {
       // At-least-once relay: a batch republished after a relay crash arrives again.
       if (message.seq <= this.lastSeq) return;
       this.lastSeq = message.seq;
-      for (const listener of this.listeners) listener(message);
+      this.undelivered.push(message);
+      if (!this.delivering) void this.deliver();
     });
+  }
+
+  /**
+   * Events in order, each to every listener, in slices of FANOUT_SLICE listeners with a
+   * macrotask in between: with 10,000 streams one event must not hold the event loop for the
+   * whole fan-out. A listener that leaves mid-event is skipped; one that joins gets the next event.
+   */
+  private async deliver(): Promise<void> {
+    this.delivering = true;
+    try {
+      while (this.undelivered.length > 0) {
+        const message = this.undelivered.shift()!;
+        const listeners = [...this.listeners];
+        for (let start = 0; start < listeners.length; start += FANOUT_SLICE) {
+          if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+          for (const listener of listeners.slice(start, start + FANOUT_SLICE)) {
+            if (!this.listeners.has(listener)) continue;
+            try {
+              listener(message);
+            } catch {
+              // A listener's failure is its own: the others still get the event.
+            }
+          }
+        }
+      }
+    } finally {
+      this.delivering = false;
+    }
   }
 
   listen(listener: PickEventListener): () => void {
