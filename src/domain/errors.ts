@@ -92,6 +92,14 @@ export class InvalidTransitionError extends AppError {
   }
 }
 
+/** A webhook URL is malformed or does not point at a public https host; the message says which. */
+export class InvalidUrlError extends AppError {
+  constructor(message = 'The url must be an https URL of a publicly reachable host.') {
+    super(ErrorCode.invalidUrl, message);
+    this.name = 'InvalidUrlError';
+  }
+}
+
 export class InvalidApiKeyError extends AppError {
   constructor(message = 'The API key is missing, malformed, unknown or revoked.') {
     super(ErrorCode.invalidApiKey, message);
@@ -136,5 +144,21 @@ export class MonthlyQuotaExceededError extends AppError {
       resets_at: resetsAt.toISOString(),
     });
     this.name = 'MonthlyQuotaExceededError';
+  }
+}
+
+/** 409: the API key already has a subscription for this URL (checked before the count limit). */
+export class DuplicateUrlError extends AppError {
+  constructor(subscriptionId: string) {
+    super(ErrorCode.duplicateUrl, 'A webhook subscription for this url already exists for this API key.', { subscription_id: subscriptionId });
+    this.name = 'DuplicateUrlError';
+  }
+}
+
+/** 429: the API key already has the maximum number of webhook subscriptions. */
+export class SubscriptionLimitError extends AppError {
+  constructor(limit: number) {
+    super(ErrorCode.subscriptionLimit, `An API key can have at most ${limit} webhook subscriptions; delete one first.`, { limit });
+    this.name = 'SubscriptionLimitError';
   }
 }
