@@ -85,6 +85,7 @@ async function main() {
     TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS),
     HOST,
     PORT: '0',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
   };
   if (mode === 'embedded') {
     env.DATA_DIR = process.env.BENCH_DATA_DIR;

@@ -138,6 +138,7 @@ async function main() {
     STREAM_HEARTBEAT_SECONDS: process.env.STREAM_HEARTBEAT_SECONDS ?? '30',
     HOST,
     PORT: '0',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
   };
   if (mode === 'embedded') {
     env.DATA_DIR = process.env.STREAMS_DATA_DIR;

@@ -40,6 +40,13 @@ export interface Config {
   streamHeartbeatSeconds: number;
   /** Test-only: host name -> loopback address. */
   webhookHostOverrides: Map<string, string>;
+  /**
+   * AES-256 key for webhook secrets at rest (WEBHOOK_SECRET_KEY). Null in embedded mode
+   * without one: generated and kept under DATA_DIR.
+   */
+  webhookSecretKey: Buffer | null;
+  /** Earlier keys, still accepted for decryption during a key rotation (WEBHOOK_SECRET_KEY_PREVIOUS). */
+  webhookSecretKeysPrevious: Buffer[];
   logLevel: LogLevel;
   /** Default bookmaker tax rate used when a pick does not name one. */
   defaultTaxRate: number;
@@ -134,8 +141,18 @@ export function parseHostOverrides(raw: string | undefined): Map<string, string>
   return overrides;
 }
 
+/** A 32-byte key as 64 hex digits or base64 / base64url. */
+export function parseSecretKey(name: string, raw: string): Buffer {
+  const problem = 'must be 32 random bytes as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)';
+  let key: Buffer | null = null;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) key = Buffer.from(raw, 'hex');
+  else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(raw)) key = Buffer.from(raw.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  if (!key || key.length !== 32) throw new ConfigError(name, problem);
+  return key;
+}
+
 export interface LoadConfigOptions {
-  /** The migrate command needs no admin token. */
+  /** The migrate command needs neither an admin token nor the webhook secret key. */
   requireAdminToken?: boolean;
 }
 
@@ -154,6 +171,12 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   if (adminTokenRaw === undefined && !embedded && (options.requireAdminToken ?? true)) {
     throw new ConfigError('ADMIN_TOKEN', 'is required when DATABASE_URL is set (it is generated only in embedded mode)');
   }
+
+  const secretKeyRaw = value(env, 'WEBHOOK_SECRET_KEY');
+  if (secretKeyRaw === undefined && !embedded && (options.requireAdminToken ?? true)) {
+    throw new ConfigError('WEBHOOK_SECRET_KEY', 'is required when DATABASE_URL is set (it is generated only in embedded mode)');
+  }
+  const previousKeysRaw = value(env, 'WEBHOOK_SECRET_KEY_PREVIOUS');
 
   const logLevelRaw = value(env, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevelRaw)) {
@@ -176,6 +199,9 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     webhookRetryScheduleMs: parseRetrySchedule(value(env, 'WEBHOOK_RETRY_SCHEDULE')),
     streamHeartbeatSeconds: heartbeatRaw === undefined ? 30 : parseInteger('STREAM_HEARTBEAT_SECONDS', heartbeatRaw, 1, 3600),
     webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
+    webhookSecretKey: secretKeyRaw === undefined ? null : parseSecretKey('WEBHOOK_SECRET_KEY', secretKeyRaw),
+    webhookSecretKeysPrevious:
+      previousKeysRaw === undefined ? [] : previousKeysRaw.split(',').map((part) => parseSecretKey('WEBHOOK_SECRET_KEY_PREVIOUS', part.trim())),
     logLevel: logLevelRaw as LogLevel,
     defaultTaxRate: DEFAULT_TAX_RATE,
     production,

@@ -8,6 +8,17 @@ import path from 'node:path';
 
 const ADMIN_TOKEN_FILE = 'admin-token';
 const DEMO_KEYS_FILE = 'demo-keys.json';
+const WEBHOOK_KEY_FILE = 'webhook-secret-key';
+
+/** The key that encrypts webhook secrets in the embedded database, kept beside it (0600). */
+export function embeddedWebhookSecretKey(dataDir: string): Buffer {
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, WEBHOOK_KEY_FILE);
+  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  const key = randomBytes(32);
+  writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600 });
+  return key;
+}
 
 export function embeddedAdminToken(dataDir: string): string {
   mkdirSync(dataDir, { recursive: true });

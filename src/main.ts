@@ -5,7 +5,7 @@
 import { pino } from 'pino';
 import { buildApp, LOG_REDACT_PATHS } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { embeddedAdminToken, loadDemoKeys, saveDemoKeys, type DemoKeys } from './embedded.js';
+import { embeddedAdminToken, embeddedWebhookSecretKey, loadDemoKeys, saveDemoKeys, type DemoKeys } from './embedded.js';
 import { createRuntime } from './runtime.js';
 import { seedDemo } from './seed/demo.js';
 
@@ -41,7 +41,8 @@ async function main(): Promise<void> {
   }
   const adminToken = config.adminToken ?? embeddedAdminToken(config.dataDir);
   const logger = pino({ level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
-  const runtime = await createRuntime(config, { adminToken, log: logger });
+  const webhookSecretKey = config.webhookSecretKey ?? (config.databaseUrl ? undefined : embeddedWebhookSecretKey(config.dataDir));
+  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey });
 
   let demoKeys: DemoKeys | null = config.databaseUrl ? null : loadDemoKeys(config.dataDir);
   if (config.demoSeed) {

@@ -14,6 +14,11 @@ import { createServices, type Services } from './services/index.js';
 import { createRateLimiter } from './services/limits/index.js';
 import type { RateLimiter } from './services/limits/rate-limiter.js';
 import { UsageStore } from './services/limits/usage-store.js';
+import { createKeyring } from './domain/secrets.js';
+import { WEBHOOK_TIMEOUT_MS, WEBHOOK_USER_AGENT } from './domain/webhook.js';
+import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
+import { WebhookSender } from './services/webhooks/http-sender.js';
+import { WebhookUrlGuard, type Resolver } from './services/webhooks/url-guard.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -34,6 +39,7 @@ export interface Runtime {
   bus: EventBus;
   limiter: RateLimiter;
   relay: OutboxRelay;
+  dispatcher: WebhookDispatcher;
   services: Services;
   readiness: ReadinessCheck[];
   /** Subscribes to changes that make cached public bodies stale. */
@@ -49,6 +55,14 @@ export interface RuntimeOptions {
   log?: RuntimeLog;
   /** Apply pending migrations at start. Default: embedded databases only (PostgreSQL runs `npm run migrate`). */
   migrate?: boolean;
+  /** Used when the config has no WEBHOOK_SECRET_KEY (embedded mode keeps one under DATA_DIR). */
+  webhookSecretKey?: Buffer;
+  /** DNS for webhook URLs (tests inject one; production uses the system resolver). */
+  resolveWebhookHost?: Resolver;
+  /** Webhook attempt timeout (tests shorten it). */
+  webhookTimeoutMs?: number;
+  /** Start the webhook dispatcher (default true; tests that drive it by hand turn it off). */
+  startDispatcher?: boolean;
 }
 
 export function databaseTargetFor(config: Config): DatabaseTarget {
@@ -57,6 +71,8 @@ export function databaseTargetFor(config: Config): DatabaseTarget {
 
 export async function createRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
+  const secretKey = config.webhookSecretKey ?? options.webhookSecretKey;
+  if (!secretKey) throw new Error('WEBHOOK_SECRET_KEY is required (it is generated only in embedded mode)');
   const target = options.database ?? databaseTargetFor(config);
   // Embedded databases are migrated at start; PostgreSQL deployments run `npm run migrate` first.
   const orm = await initORM(target, { migrate: options.migrate ?? target.kind === 'pglite' });
@@ -75,10 +91,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     // Production decides on Redis' own clock; tests inject theirs (month rollover, windows).
     now: options.clock ? () => clock.now().getTime() : undefined,
   });
+  const webhookKeyring = createKeyring(secretKey, config.webhookSecretKeysPrevious);
+  const webhookUrlGuard = new WebhookUrlGuard({ resolve: options.resolveWebhookHost, hostOverrides: config.webhookHostOverrides });
+  const sender = new WebhookSender({ guard: webhookUrlGuard, timeoutMs: options.webhookTimeoutMs ?? WEBHOOK_TIMEOUT_MS, userAgent: WEBHOOK_USER_AGENT });
+  const dispatcher = new WebhookDispatcher(orm, clock, sender, webhookKeyring, { retryScheduleMs: config.webhookRetryScheduleMs, log: options.log });
   const visibilityListeners = new Set<() => void>();
-  const relay = new OutboxRelay(orm, bus, { log: options.log });
   const services = createServices(
-    { orm, clock, limiter, bus },
+    { orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring },
     {
       defaultTaxRate: config.defaultTaxRate,
       adminToken: options.adminToken,
@@ -92,9 +111,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       },
     },
   );
+  const relay = new OutboxRelay(orm, bus, {
+    log: options.log,
+    // Deliveries are created in the relay's transaction: an event is relayed and fanned out together.
+    onBatch: async (em, messages) => void (await services.webhooks.fanOut(em, messages)),
+    onCommitted: () => dispatcher.kick(),
+  });
   await services.auth.start();
   await services.feed.start();
   relay.start();
+  if (options.startDispatcher ?? true) dispatcher.start();
   visibilityListeners.add(() => services.picks.invalidateReadCache());
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
     for (const listener of visibilityListeners) listener();
@@ -108,11 +134,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     bus,
     limiter,
     relay,
+    dispatcher,
     services,
     readiness,
     onVisibilityChange: (listener) => void visibilityListeners.add(listener),
     async close() {
       await relay.stop();
+      // In-flight attempts complete (and release their lease) before the database closes.
+      await dispatcher.stop();
+      await sender.close();
       await services.feed.close();
       await unsubscribeVisibility();
       await services.auth.close();

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_TIER_LIMITS, loadConfig } from '../src/config.js';
 
-const pg = { DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', ADMIN_TOKEN: 'a-long-enough-admin-token' };
+const pg = {
+  DATABASE_URL: 'postgres://u@127.0.0.1:5432/db',
+  ADMIN_TOKEN: 'a-long-enough-admin-token',
+  WEBHOOK_SECRET_KEY: 'q83vEjRWeJASNFZ4kBI0VniQEjRWeJASNFZ4kBI0Vng=',
+};
 
 describe('loadConfig', () => {
   it('defaults to embedded mode with demo data and spec limits', () => {
@@ -70,6 +74,10 @@ describe('loadConfig', () => {
     ['WEBHOOK_HOST_OVERRIDES', 'receiver.test=8.8.8.8'],
     ['WEBHOOK_HOST_OVERRIDES', 'receiver.test'],
     ['LOG_LEVEL', 'loud'],
+    ['WEBHOOK_SECRET_KEY', 'too-short'],
+    ['WEBHOOK_SECRET_KEY', 'ab'.repeat(31)],
+    ['WEBHOOK_SECRET_KEY', 'zz'.repeat(32)],
+    ['WEBHOOK_SECRET_KEY_PREVIOUS', 'ab'.repeat(32) + ',nope'],
   ])('rejects %s=%s with one line naming the variable', (name, raw) => {
     const load = () => loadConfig({ ...pg, [name]: raw });
     expect(load).toThrow(ConfigError);
@@ -83,7 +91,16 @@ describe('loadConfig', () => {
   });
 
   it('requires ADMIN_TOKEN with PostgreSQL, except for migrations', () => {
-    expect(() => loadConfig({ DATABASE_URL: pg.DATABASE_URL })).toThrow(/ADMIN_TOKEN/);
+    expect(() => loadConfig({ DATABASE_URL: pg.DATABASE_URL, WEBHOOK_SECRET_KEY: pg.WEBHOOK_SECRET_KEY })).toThrow(/ADMIN_TOKEN/);
     expect(loadConfig({ DATABASE_URL: pg.DATABASE_URL }, { requireAdminToken: false }).adminToken).toBeNull();
+  });
+
+  it('requires WEBHOOK_SECRET_KEY with PostgreSQL (hex or base64, 32 bytes), and takes earlier keys for rotation', () => {
+    expect(() => loadConfig({ DATABASE_URL: pg.DATABASE_URL, ADMIN_TOKEN: pg.ADMIN_TOKEN })).toThrow(/WEBHOOK_SECRET_KEY/);
+    expect(loadConfig({}).webhookSecretKey).toBeNull();
+    const hex = loadConfig({ ...pg, WEBHOOK_SECRET_KEY: 'ab'.repeat(32), WEBHOOK_SECRET_KEY_PREVIOUS: `${'cd'.repeat(32)}, ${pg.WEBHOOK_SECRET_KEY}` });
+    expect(hex.webhookSecretKey).toEqual(Buffer.alloc(32, 0xab));
+    expect(hex.webhookSecretKeysPrevious.map((key) => key.length)).toEqual([32, 32]);
+    expect(loadConfig(pg).webhookSecretKey!.toString('base64')).toBe(pg.WEBHOOK_SECRET_KEY);
   });
 });

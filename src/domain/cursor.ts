@@ -11,14 +11,22 @@ export interface PickCursor {
   id: string;
 }
 
-const VERSION = 'p1';
+/** Each list has its own cursor kind, so one list's cursor is invalid_cursor on another. */
+export const CursorKind = { picks: 'p1', webhookDeliveries: 'd1' } as const;
+export type CursorKind = (typeof CursorKind)[keyof typeof CursorKind];
+
+/** A position in a list ordered by a timestamp, then id (both descending or both ascending). */
+export interface KeysetPosition {
+  at: Date;
+  id: string;
+}
 const MAX_CURSOR_LENGTH = 200;
 /** Largest |ms| a JS Date can hold. */
 const MAX_TIME_MS = 8.64e15;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 // Canonical integers only (no leading zeros, no "-0"), so a decoded cursor re-encodes identically.
-const PAYLOAD = /^p1:(0|-?[1-9][0-9]{0,15}):([0-9a-f-]{36}):([0-9a-f]{8})$/;
+const PAYLOAD = /^([a-z][0-9]):(0|-?[1-9][0-9]{0,15}):([0-9a-f-]{36}):([0-9a-f]{8})$/;
 
 function checksum(body: string): string {
   return createHash('sha256').update(body).digest('hex').slice(0, 8);
@@ -26,22 +34,31 @@ function checksum(body: string): string {
 
 /** Encodes a cursor. Bad input here is a programming error, hence RangeError, not a client error. */
 export function encodePickCursor(c: PickCursor): string {
-  const ms = c.kickoffAt.getTime();
+  return encodeKeysetCursor(CursorKind.picks, { at: c.kickoffAt, id: c.id });
+}
+
+export function encodeKeysetCursor(kind: CursorKind, position: KeysetPosition): string {
+  const ms = position.at.getTime();
   if (!Number.isInteger(ms) || Math.abs(ms) > MAX_TIME_MS) {
-    throw new RangeError('encodePickCursor: kickoffAt is not a valid date');
+    throw new RangeError('encodeKeysetCursor: the position time is not a valid date');
   }
-  const id = c.id.toLowerCase();
+  const id = position.id.toLowerCase();
   if (!UUID.test(id)) {
-    throw new RangeError(`encodePickCursor: id ${c.id} is not a UUID`);
+    throw new RangeError(`encodeKeysetCursor: id ${position.id} is not a UUID`);
   }
-  const body = `${VERSION}:${ms}:${id}`;
+  const body = `${kind}:${ms}:${id}`;
   return Buffer.from(`${body}:${checksum(body)}`, 'utf8').toString('base64url');
 }
 
 /** Decodes a client-supplied cursor; anything but a cursor this module produced throws InvalidCursorError. */
 export function decodePickCursor(s: string): PickCursor {
+  const position = decodeKeysetCursor(CursorKind.picks, s);
+  return { kickoffAt: position.at, id: position.id };
+}
+
+export function decodeKeysetCursor(kind: CursorKind, s: string): KeysetPosition {
   try {
-    return decodeOrThrow(s);
+    return decodeOrThrow(kind, s);
   } catch (error) {
     if (error instanceof InvalidCursorError) throw error;
     // Whatever else went wrong, the client only ever sees invalid_cursor.
@@ -49,7 +66,7 @@ export function decodePickCursor(s: string): PickCursor {
   }
 }
 
-function decodeOrThrow(s: string): PickCursor {
+function decodeOrThrow(kind: CursorKind, s: string): KeysetPosition {
   if (typeof s !== 'string' || s.length === 0 || s.length > MAX_CURSOR_LENGTH || !BASE64URL.test(s)) {
     throw new InvalidCursorError();
   }
@@ -58,12 +75,13 @@ function decodeOrThrow(s: string): PickCursor {
   if (bytes.toString('base64url') !== s) throw new InvalidCursorError();
   const match = PAYLOAD.exec(bytes.toString('latin1'));
   if (!match) throw new InvalidCursorError();
-  const [, msText, id, check] = match as unknown as [string, string, string, string];
-  if (checksum(`${VERSION}:${msText}:${id}`) !== check) throw new InvalidCursorError();
+  const [, version, msText, id, check] = match as unknown as [string, string, string, string, string];
+  if (version !== kind) throw new InvalidCursorError();
+  if (checksum(`${version}:${msText}:${id}`) !== check) throw new InvalidCursorError();
   if (!UUID.test(id)) throw new InvalidCursorError();
   const ms = Number(msText);
   if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS) throw new InvalidCursorError();
-  return { kickoffAt: new Date(ms), id };
+  return { at: new Date(ms), id };
 }
 
 /** Page sizes are validated, never clamped (DESIGN section 3, "Lists"). */

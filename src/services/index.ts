@@ -1,6 +1,7 @@
 import type { TierLimits } from '../domain/access.js';
 import type { Clock } from '../domain/clock.js';
 import type { EdgeTierThresholds } from '../domain/odds.js';
+import type { SecretKeyring } from '../domain/secrets.js';
 import type { Orm } from '../persistence/orm.js';
 import { MatchAnalysisService } from './analyses.js';
 import { ApiKeyService } from './api-keys.js';
@@ -10,6 +11,8 @@ import { PickFeed } from './events/pick-feed.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
 import { PickService } from './picks.js';
 import { TrackRecordService } from './track-record.js';
+import { WebhookService } from './webhooks/subscriptions.js';
+import type { WebhookUrlGuard } from './webhooks/url-guard.js';
 
 export interface Services {
   picks: PickService;
@@ -19,6 +22,7 @@ export interface Services {
   auth: AuthService;
   /** Live and replayed pick events for subscriptions and streams. */
   feed: PickFeed;
+  webhooks: WebhookService;
 }
 
 export interface ServiceDeps {
@@ -26,6 +30,8 @@ export interface ServiceDeps {
   clock: Clock;
   limiter: RateLimiter;
   bus: EventBus;
+  webhookUrlGuard: WebhookUrlGuard;
+  webhookKeyring: SecretKeyring;
 }
 
 export interface ServiceOptions {
@@ -36,7 +42,7 @@ export interface ServiceOptions {
   onVisibleChange?: () => void;
 }
 
-export function createServices({ orm, clock, limiter, bus }: ServiceDeps, options: ServiceOptions): Services {
+export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(orm, clock);
   return {
     picks: new PickService(orm, clock, options),
@@ -45,5 +51,6 @@ export function createServices({ orm, clock, limiter, bus }: ServiceDeps, option
     apiKeys,
     auth: new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits }),
     feed: new PickFeed(orm, bus, clock),
+    webhooks: new WebhookService(orm, clock, webhookUrlGuard, webhookKeyring),
   };
 }

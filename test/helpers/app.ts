@@ -11,6 +11,8 @@ import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase } from './database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** Fixed, so instances of one scale-out test decrypt each other's webhook secrets. */
+export const WEBHOOK_SECRET_KEY = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -39,7 +41,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ? { target: options.sameDatabaseAs.databaseTarget, drop: async () => {} }
     : await createTestDatabase();
   const redisUrl = process.env.REDIS_URL?.trim();
-  const config = loadConfig({ ADMIN_TOKEN, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...options.env });
+  const config = loadConfig({ ADMIN_TOKEN, WEBHOOK_SECRET_KEY, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...options.env });
   const clock = options.clock ?? systemClock;
   // A scratch database is migrated before the runtime reads from it (deployment id, outbox).
   const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock, migrate: !options.sameDatabaseAs });

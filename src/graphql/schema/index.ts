@@ -5,3 +5,4 @@ import './pick.js';
 import './track-record.js';
 import './api-key.js';
 import './pick-events.js';
+import './webhook.js';

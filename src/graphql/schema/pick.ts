@@ -56,7 +56,7 @@ export const PickRef = builder.objectRef<PickRecord>('Pick').implement({
   }),
 });
 
-const PageInfoRef = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
+export const PageInfoRef = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage'),
     endCursor: t.exposeString('endCursor', { nullable: true, description: 'Pass as `after` for the next page; null on the last page.' }),

@@ -34,6 +34,7 @@ export const WebhookDeliverySchema = defineEntity({
     attemptCount: p.integer(),
     nextAttemptAt: p.datetime().nullable(),
     lockedUntil: p.datetime().nullable(),
+    leaseToken: p.uuid().nullable(),
     lastStatusCode: p.integer().nullable(),
     lastError: p.text().nullable(),
     createdAt: p.datetime(),

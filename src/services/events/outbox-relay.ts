@@ -7,7 +7,7 @@
  */
 import type { PickSnapshot } from '../../domain/pick-view.js';
 import type { EventType } from '../../persistence/entities/outbox-event.js';
-import type { Orm } from '../../persistence/orm.js';
+import type { Em, Orm } from '../../persistence/orm.js';
 import { BusChannel, type EventBus } from './event-bus.js';
 
 export interface PickEventMessage {
@@ -43,8 +43,10 @@ export interface OutboxRelayOptions {
   intervalMs?: number;
   batchSize?: number;
   log?: { warn(details: object, message: string): void };
-  /** Runs inside the relay transaction for each batch (webhook fan-out joins here). */
-  onBatch?: (messages: PickEventMessage[]) => Promise<void>;
+  /** Runs inside the relay transaction for each batch: the webhook fan-out commits with it. */
+  onBatch?: (em: Em, messages: PickEventMessage[]) => Promise<void>;
+  /** After a batch committed (e.g. wake the local webhook dispatcher). */
+  onCommitted?: (messages: PickEventMessage[]) => void;
 }
 
 export class OutboxRelay {
@@ -82,20 +84,22 @@ export class OutboxRelay {
 
   /** One batch; returns how many events were relayed (0 when another instance holds the lock). */
   async relayOnce(): Promise<number> {
-    return this.orm.em.fork().transactional(async (em) => {
+    const relayed = await this.orm.em.fork().transactional(async (em) => {
       const [lock] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [RELAY_LOCK]);
-      if (!lock?.locked) return 0;
+      if (!lock?.locked) return [] as PickEventMessage[];
       const rows = await em.execute<OutboxRow[]>(
         'select id, seq, type, payload, created_at from outbox_events where relayed_at is null order by seq limit ?',
         [this.batchSize],
       );
-      if (rows.length === 0) return 0;
+      if (rows.length === 0) return [];
       const messages = rows.map(toMessage);
-      await this.options.onBatch?.(messages);
+      await this.options.onBatch?.(em as Em, messages);
       for (const message of messages) await this.bus.publish(BusChannel.pickEvents, JSON.stringify(message));
       await em.execute(`update outbox_events set relayed_at = now() where id in (${rows.map(() => '?').join(', ')})`, rows.map((row) => row.id));
-      return rows.length;
+      return messages;
     });
+    if (relayed.length > 0) this.options.onCommitted?.(relayed);
+    return relayed.length;
   }
 
   private schedule(delayMs: number): void {

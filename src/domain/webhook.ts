@@ -1,0 +1,87 @@
+/**
+ * Webhook rules that need no I/O: event types, the subscription limit, the retry schedule,
+ * the delivery body (DESIGN 3) and the headers of one attempt (spec 6.1 + Standard Webhooks).
+ */
+import { InvalidParameterError } from './errors.js';
+import { fromPickSnapshot, v1PickJson, type PickSnapshot } from './pick-view.js';
+import { signWebhookBody, standardWebhookSignature } from './signature.js';
+
+export const WEBHOOK_EVENT_TYPES = ['pick.published', 'pick.settled'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export const MAX_SUBSCRIPTIONS_PER_KEY = 5;
+/** Attempt timeout: success is a 2xx within this time (DESIGN 3). */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** Stored per attempt: the first bytes of the receiver's answer. */
+export const WEBHOOK_RESPONSE_BODY_LIMIT = 4_096;
+export const WEBHOOK_USER_AGENT = 'PicksService-Webhooks/1.0 (+https://picks.example/docs/webhooks)';
+
+export type WebhookSubscriptionStatus = 'active' | 'exhausted';
+
+/** A non-empty list of distinct known event types, in a stable order. */
+export function parseEventTypes(raw: unknown): WebhookEventType[] {
+  if (!Array.isArray(raw) || raw.length === 0) {
+    throw new InvalidParameterError('events', `events must be a non-empty array of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+  }
+  const chosen = new Set<WebhookEventType>();
+  for (const item of raw) {
+    if (typeof item !== 'string' || !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(item)) {
+      throw new InvalidParameterError('events', `unknown event type ${JSON.stringify(item)}; use ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+    }
+    if (chosen.has(item as WebhookEventType)) throw new InvalidParameterError('events', `event type ${item} is listed twice`);
+    chosen.add(item as WebhookEventType);
+  }
+  return WEBHOOK_EVENT_TYPES.filter((type) => chosen.has(type));
+}
+
+/**
+ * What follows a failed attempt. Attempt 1 runs at once; attempt n + 1 runs schedule[n - 1]
+ * after attempt n failed; when the last retry (attempt schedule.length + 1) fails, the
+ * subscription is exhausted.
+ */
+export type AfterFailure = { kind: 'retry'; at: Date } | { kind: 'exhausted' };
+
+export function afterFailedAttempt(attemptNumber: number, scheduleMs: readonly number[], failedAt: Date): AfterFailure {
+  if (!Number.isInteger(attemptNumber) || attemptNumber < 1) throw new RangeError(`attempt numbers start at 1, got ${attemptNumber}`);
+  const delay = scheduleMs[attemptNumber - 1];
+  if (delay === undefined) return { kind: 'exhausted' };
+  return { kind: 'retry', at: new Date(failedAt.getTime() + delay) };
+}
+
+export function maxAttempts(scheduleMs: readonly number[]): number {
+  return scheduleMs.length + 1;
+}
+
+export interface WebhookEvent {
+  id: string;
+  type: WebhookEventType;
+  createdAt: string;
+  pick: PickSnapshot;
+}
+
+/** The delivery body: the same bytes on every attempt of a delivery. */
+export function webhookBody(event: WebhookEvent): string {
+  return JSON.stringify({ id: event.id, type: event.type, created_at: event.createdAt, data: v1PickJson(fromPickSnapshot(event.pick)) });
+}
+
+export interface AttemptHeaderInput {
+  deliveryId: string;
+  eventType: WebhookEventType;
+  secret: string;
+  body: string;
+  timestampSeconds: number;
+}
+
+/** Headers of one attempt; signatures cover exactly `body` as sent. */
+export function webhookHeaders(input: AttemptHeaderInput): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': WEBHOOK_USER_AGENT,
+    'x-service-signature': signWebhookBody(input.secret, input.body),
+    'x-service-event': input.eventType,
+    'x-service-delivery': input.deliveryId,
+    'webhook-id': input.deliveryId,
+    'webhook-timestamp': String(input.timestampSeconds),
+    'webhook-signature': standardWebhookSignature(input.secret, input.deliveryId, input.timestampSeconds, input.body),
+  };
+}
