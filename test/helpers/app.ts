@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { ManualClock, systemClock, type Clock } from '../../src/domain/clock.js';
 import type { DatabaseTarget } from '../../src/persistence/orm.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { createTestDatabase } from './database.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -34,6 +34,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** A second instance on the same database (and Redis, when configured): a scale-out test. */
   sameDatabaseAs?: TestApp;
+  /** Runtime knobs: webhook DNS, attempt timeout, whether the dispatcher runs by itself. */
+  runtime?: Pick<RuntimeOptions, 'resolveWebhookHost' | 'webhookTimeoutMs' | 'startDispatcher'>;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -44,7 +46,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const config = loadConfig({ ADMIN_TOKEN, WEBHOOK_SECRET_KEY, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...options.env });
   const clock = options.clock ?? systemClock;
   // A scratch database is migrated before the runtime reads from it (deployment id, outbox).
-  const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock, migrate: !options.sameDatabaseAs });
+  const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock, migrate: !options.sameDatabaseAs, ...options.runtime });
   // Unexpected errors are never part of a passing test: let them show.
   const app = await buildApp(runtime, { logger: { level: 'error' } });
   return {
