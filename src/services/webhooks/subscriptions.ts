@@ -7,7 +7,7 @@
 import type { Clock } from '../../domain/clock.js';
 import { CursorKind, decodeKeysetCursor, encodeKeysetCursor } from '../../domain/cursor.js';
 import { DuplicateUrlError, InvalidParameterError, NotFoundError, SubscriptionLimitError } from '../../domain/errors.js';
-import { encryptSecret, type SecretKeyring } from '../../domain/secrets.js';
+import { decryptSecret, encryptSecret, needsReencryption, type SecretKeyring } from '../../domain/secrets.js';
 import { generateWebhookSecret } from '../../domain/signature.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, parseEventTypes, type WebhookEventType, type WebhookSubscriptionStatus } from '../../domain/webhook.js';
 import type { Em, Orm } from '../../persistence/orm.js';
@@ -265,6 +265,27 @@ export class WebhookService {
     const endCursor =
       rows.length > page.first && last ? encodeKeysetCursor(CursorKind.webhookDeliveries, { at: last.createdAt, id: last.id }) : null;
     return { nodes, endCursor };
+  }
+
+  /**
+   * Key rotation, step 2: re-encrypts every secret made with an earlier key under the current
+   * one (WEBHOOK_SECRET_KEY), so the earlier key can be dropped. Idempotent; returns how many.
+   */
+  async reencryptSecrets(): Promise<number> {
+    const em = this.orm.em.fork();
+    const rows = await em.execute<{ id: string; secret_ciphertext: string }[]>('select id, secret_ciphertext from webhook_subscriptions');
+    let changed = 0;
+    for (const row of rows) {
+      if (!needsReencryption(row.secret_ciphertext, this.keyring)) continue;
+      const plaintext = decryptSecret(row.secret_ciphertext, this.keyring, row.id);
+      await em.execute('update webhook_subscriptions set secret_ciphertext = ? where id = ? and secret_ciphertext = ?', [
+        encryptSecret(plaintext, this.keyring, row.id),
+        row.id,
+        row.secret_ciphertext,
+      ]);
+      changed += 1;
+    }
+    return changed;
   }
 
   /**
