@@ -2,18 +2,26 @@
  * Registers the /api/v1 REST routes: HTTP request -> variables, GraphQL result -> the
  * documented JSON, extensions.code -> status and error body. JSON 405 with Allow for known
  * paths and other methods. No CORS on /api/v1 (server-to-server API keys).
+ *
+ * Request bodies are read by the content-type parsers of this plugin's scope but judged in
+ * the handler, so a body that is not JSON gets its 400 after 401 -> 429 -> 403 like any
+ * parameter of the wrong form (DESIGN section 3), and counts one unit. Only an oversized
+ * body (413) or a broken Content-Length is refused before authentication: it is never read.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
-import { ErrorCode, isAppError } from '../../src/domain/errors.js';
+import { AppError, ErrorCode, isAppError } from '../../src/domain/errors.js';
 import { assertTier } from '../../src/graphql/builder.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { sendError } from '../../src/server/errors.js';
 import { sendGraphQLError } from '../shared/http-errors.js';
 import { openOperation, prepareOperation } from '../shared/operations.js';
-import { parseParams } from '../shared/params.js';
+import { parseParams, type ParsedParams } from '../shared/params.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
+import { WEBHOOK_ROUTES } from './webhook-routes.js';
+
+export const ALL_REST_ROUTES: readonly RestRoute[] = [...REST_ROUTES, ...WEBHOOK_ROUTES];
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -29,38 +37,92 @@ export function registerMethodNotAllowed(app: FastifyInstance, url: string, allo
   });
 }
 
-export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, routes: readonly RestRoute[] = REST_ROUTES): void {
-  for (const route of routes) {
-    const operation = prepareOperation(schema, route.documentFile, route.operationName);
-    app.route({
-      method: route.method,
-      url: route.url,
-      schema: openApiRouteSchema(route),
-      handler: async (req, reply) => {
-        const parsed = parseParams(route.params, req.query as Record<string, unknown>, req.params as Record<string, unknown>);
-        const runner = await openOperation(yoga, { req, reply });
-        if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
-        if (parsed.error) {
-          // Check order (DESIGN section 3): 401 -> 429 -> 403 -> 400.
+/** What this scope's content-type parsers hand to the handler: read, not yet judged. */
+class JsonBody {
+  constructor(readonly value: unknown) {}
+}
+class UnreadableBody {
+  constructor(readonly message: string) {}
+}
+
+function deferBodyParsing(scope: FastifyInstance): void {
+  // Fastify's own JSON parser (prototype-poisoning protection included), without its throw.
+  const parseJson = scope.getDefaultJsonParser('error', 'error');
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, text, done) => {
+    // An empty body with Content-Type application/json is no body (a common client default).
+    if ((text as string).trim() === '') return done(null, undefined);
+    parseJson(req, text as string, (error, value) => done(null, error ? new UnreadableBody('The request body is not valid JSON.') : new JsonBody(value)));
+  });
+  scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, buffer, done) =>
+    done(null, (buffer as Buffer).length === 0 ? undefined : new UnreadableBody('Unsupported Content-Type; send application/json.')),
+  );
+}
+
+/** Query and path parameters, then the JSON body: the variables, or the first error of form. */
+function readRequest(route: RestRoute, req: FastifyRequest): ParsedParams | { variables: Record<string, unknown>; error: AppError } {
+  const parsed = parseParams(route.params, req.query as Record<string, unknown>, req.params as Record<string, unknown>);
+  if (parsed.error || !route.body) return parsed;
+  const raw = req.body;
+  try {
+    if (raw instanceof UnreadableBody) throw new AppError(ErrorCode.invalidRequest, raw.message);
+    if (!(raw instanceof JsonBody)) throw new AppError(ErrorCode.invalidRequest, 'A JSON object body is required (Content-Type: application/json).');
+    const value = raw.value;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new AppError(ErrorCode.invalidRequest, 'The request body must be a JSON object.');
+    }
+    return { variables: { ...parsed.variables, ...route.body.toVariables(value as Record<string, unknown>) }, error: null };
+  } catch (error) {
+    if (isAppError(error)) return { variables: parsed.variables, error };
+    throw error;
+  }
+}
+
+/** The methods of each path, so a 405 lists all of them in Allow. */
+function methodsByUrl(routes: readonly RestRoute[]): Map<string, string[]> {
+  const byUrl = new Map<string, string[]>();
+  for (const route of routes) byUrl.set(route.url, [...(byUrl.get(route.url) ?? []), route.method]);
+  return byUrl;
+}
+
+export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, routes: readonly RestRoute[] = ALL_REST_ROUTES): void {
+  // Prepared now: a document that does not validate stops start-up.
+  const prepared = routes.map((route) => ({ route, operation: prepareOperation(schema, route.documentFile, route.operationName) }));
+  void app.register(async (scope) => {
+    deferBodyParsing(scope);
+    for (const { route, operation } of prepared) {
+      scope.route({
+        method: route.method,
+        url: route.url,
+        schema: openApiRouteSchema(route),
+        handler: async (req, reply) => {
+          const form = readRequest(route, req);
+          const runner = await openOperation(yoga, { req, reply });
+          if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
+          if (form.error) {
+            // Check order (DESIGN section 3): 401 -> 429 -> 403 -> 400.
+            try {
+              assertTier(runner.context.principal, route.minimumTier);
+            } catch (error) {
+              if (isAppError(error)) return sendError(reply, error.code, error.message, error.extras);
+              throw error;
+            }
+            return sendError(reply, form.error.code, form.error.message, form.error.extras);
+          }
+          const result = await runner.execute(operation, form.variables);
+          const firstError = result.errors?.[0];
+          if (firstError || !result.data) return sendGraphQLError(reply, firstError ?? { message: 'No data', extensions: {} });
           try {
-            assertTier(runner.context.principal, route.minimumTier);
+            const body = route.toBody(result.data as Record<string, unknown>);
+            if (route.successStatus === 204) return reply.status(204).send();
+            return reply.status(route.successStatus ?? 200).send(body);
           } catch (error) {
             if (isAppError(error)) return sendError(reply, error.code, error.message, error.extras);
             throw error;
           }
-          return sendError(reply, parsed.error.code, parsed.error.message, parsed.error.extras);
-        }
-        const result = await runner.execute(operation, parsed.variables);
-        const firstError = result.errors?.[0];
-        if (firstError || !result.data) return sendGraphQLError(reply, firstError ?? { message: 'No data', extensions: {} });
-        try {
-          return reply.status(200).send(route.toBody(result.data as Record<string, unknown>));
-        } catch (error) {
-          if (isAppError(error)) return sendError(reply, error.code, error.message, error.extras);
-          throw error;
-        }
-      },
-    });
-    registerMethodNotAllowed(app, route.url, [route.method]);
-  }
+        },
+      });
+    }
+    for (const [url, methods] of methodsByUrl(routes)) registerMethodNotAllowed(scope, url, methods);
+  });
 }

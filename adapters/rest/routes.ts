@@ -1,7 +1,8 @@
 /**
- * The /api/v1 read endpoints (spec section 4). Each route: one GraphQL document, its
- * parameters, the documented response schema, and the mapping of the GraphQL data to the
- * documented JSON. Nothing here decides access or validity: the GraphQL layer does.
+ * The /api/v1 read endpoints (spec section 4); the webhook routes are in webhook-routes.ts.
+ * Each route: one GraphQL document, its parameters (and body), the documented response
+ * schema, and the mapping of the GraphQL data to the documented JSON. Nothing here decides
+ * access or validity: the GraphQL layer does.
  */
 import { MINIMUM_TIER } from '../../src/domain/access.js';
 import type { Tier } from '../../src/domain/api-key.js';
@@ -11,9 +12,24 @@ import type { ParamSpec } from '../shared/params.js';
 import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../shared/schemas.js';
 import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
 
+export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * A JSON object request body (Content-Type: application/json). The plugin reads it (not JSON,
+ * not an object, wrong Content-Type: 400 invalid_request); toVariables checks the form of each
+ * field and maps it to GraphQL variables, throwing an AppError (invalid_request for a missing
+ * field, invalid_parameter for a field of the wrong form). Unknown fields are ignored. Like a
+ * query parameter of the wrong form, a body error is reported after auth, limits and tier.
+ */
+export interface RestBody {
+  /** JSON Schema of the body for the OpenAPI document (documentation only). */
+  schema: object;
+  toVariables(body: Record<string, unknown>): Record<string, unknown>;
+}
+
 export interface RestRoute {
   operationId: string;
-  method: 'GET';
+  method: RestMethod;
   url: string;
   summary: string;
   description: string;
@@ -21,6 +37,10 @@ export interface RestRoute {
   documentFile: URL;
   operationName: string;
   params: readonly ParamSpec[];
+  /** Routes without one ignore whatever body is sent. */
+  body?: RestBody;
+  /** 200 unless stated; 204 sends no body (toBody's result is dropped). */
+  successStatus?: 200 | 201 | 204;
   responseSchema: object;
   /** Documented error codes of this route (spec sections 4 and 7; DESIGN section 3). */
   errors: readonly number[];

@@ -14,6 +14,8 @@ export interface DocumentedRoute {
   summary: string;
   description: string;
   params: readonly ParamSpec[];
+  /** A JSON request body (Content-Type: application/json): its schema, for the document. */
+  body?: { schema: object };
   responseSchema: object;
   successStatus?: number;
   errors: readonly number[];
@@ -52,6 +54,7 @@ export function openApiRouteSchema(route: DocumentedRoute): RouteShorthandOption
     ...(route.anonymous ? {} : { security: [{ bearerAuth: [] }] }),
     ...(querystring ? { querystring } : {}),
     ...(params ? { params } : {}),
+    ...(route.body ? { body: route.body.schema } : {}),
     response,
   } as RouteShorthandOptions['schema'];
 }

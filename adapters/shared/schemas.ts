@@ -4,6 +4,8 @@
  * document, and the tests validate real responses against that document.
  */
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
+import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_EVENT_TYPES } from '../../src/domain/webhook.js';
+import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -139,6 +141,133 @@ export const publicEnvelopeSchema = {
   },
 } as const;
 
+const webhookEventSchema = { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] } as const;
+const webhookUrlSchema = {
+  type: 'string',
+  format: 'uri',
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  description: 'https URL of a publicly reachable host: no user:password, no fragment; every address it resolves to must be public unicast.',
+} as const;
+const webhookEventsSchema = {
+  type: 'array',
+  minItems: 1,
+  uniqueItems: true,
+  items: webhookEventSchema,
+  description: 'Event types to deliver; each at most once.',
+} as const;
+
+const webhookSubscriptionProperties = {
+  subscription_id: { type: 'string', format: 'uuid' },
+  url: { type: 'string' },
+  events: { type: 'array', items: webhookEventSchema },
+  status: { type: 'string', enum: ['active', 'exhausted'], description: 'exhausted after the last retry of a delivery failed; PATCH status "active" to resume.' },
+  created_at: timestamp,
+} as const;
+
+/** Spec 2.5 plus DESIGN 3's status and created_at; hmac_secret is never part of it. */
+export const webhookSubscriptionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['subscription_id', 'url', 'events', 'status', 'created_at'],
+  properties: webhookSubscriptionProperties,
+} as const;
+
+/** Creation and rotation only: the one time the secret is shown. */
+export const webhookSubscriptionWithSecretSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['subscription_id', 'url', 'events', 'hmac_secret', 'status', 'created_at'],
+  properties: {
+    ...webhookSubscriptionProperties,
+    hmac_secret: {
+      type: 'string',
+      pattern: '^whsec_',
+      description: 'Key of the X-Service-Signature HMAC (and of the Standard Webhooks signature). Shown only now; stored encrypted.',
+    },
+  },
+} as const;
+
+export const webhookSubscriptionListSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['data', 'count'],
+  properties: {
+    data: { type: 'array', items: webhookSubscriptionSchema, maxItems: MAX_SUBSCRIPTIONS_PER_KEY, description: 'Oldest first.' },
+    count: { type: 'integer' },
+  },
+} as const;
+
+export const webhookDeliveryListSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['data', 'next_cursor', 'count'],
+  properties: {
+    data: {
+      type: 'array',
+      description: 'Newest first.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['delivery_id', 'event_id', 'event_type', 'status', 'attempt_count', 'next_attempt_at', 'last_status_code', 'last_error', 'created_at', 'attempts'],
+        properties: {
+          delivery_id: { type: 'string', format: 'uuid', description: 'The X-Service-Delivery header, stable across retries.' },
+          event_id: { type: 'string', format: 'uuid', description: 'The `id` of the delivery body.' },
+          event_type: webhookEventSchema,
+          status: { type: 'string', enum: ['pending', 'succeeded', 'failed', 'cancelled'] },
+          attempt_count: { type: 'integer', minimum: 0 },
+          next_attempt_at: { ...nullableTimestamp, description: 'When the next attempt is due; null unless pending.' },
+          last_status_code: { type: ['integer', 'null'], description: 'HTTP status of the last answer; null when none arrived.' },
+          last_error: { type: ['string', 'null'] },
+          created_at: timestamp,
+          attempts: {
+            type: 'array',
+            description: 'Oldest first.',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['attempt_number', 'attempted_at', 'duration_ms', 'status_code', 'error_kind', 'response_body'],
+              properties: {
+                attempt_number: { type: 'integer', minimum: 1 },
+                attempted_at: timestamp,
+                duration_ms: { type: 'integer', minimum: 0 },
+                status_code: { type: ['integer', 'null'] },
+                error_kind: {
+                  type: ['string', 'null'],
+                  description: 'null on success; otherwise http_status, timeout, connection, tls, redirect or invalid_url.',
+                },
+                response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer.' },
+              },
+            },
+          },
+        },
+      },
+    },
+    next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null when no more results.' },
+    count: { type: 'integer', description: 'Number of deliveries in this page.' },
+  },
+} as const;
+
+/** 204 responses: no body. */
+export const noContentSchema = { type: 'null', description: 'No content.' } as const;
+
+/** Request bodies (Content-Type: application/json). Unknown fields are ignored. */
+export const createWebhookBodySchema = {
+  type: 'object',
+  required: ['url', 'events'],
+  properties: { url: webhookUrlSchema, events: webhookEventsSchema },
+} as const;
+
+export const updateWebhookBodySchema = {
+  type: 'object',
+  description: 'At least one of url, events, status.',
+  anyOf: [{ required: ['url'] }, { required: ['events'] }, { required: ['status'] }],
+  properties: {
+    url: webhookUrlSchema,
+    events: webhookEventsSchema,
+    status: { type: 'string', enum: ['active'], description: 'Reactivates an exhausted subscription.' },
+  },
+} as const;
+
 export const errorSchema = {
   type: 'object',
   required: ['error', 'message'],
@@ -149,5 +278,7 @@ export const errorSchema = {
     minimum_tier: { type: 'string', enum: ['growth', 'enterprise'], description: 'tier_upgrade_required only.' },
     retry_after_seconds: { type: 'integer', description: 'rate_limit_exceeded only.' },
     resets_at: { ...timestamp, description: 'monthly_quota_exceeded only.' },
+    subscription_id: { type: 'string', format: 'uuid', description: 'duplicate_url only: the existing subscription for this url.' },
+    limit: { type: 'integer', description: 'subscription_limit only: subscriptions allowed per API key.' },
   },
 } as const;

@@ -257,7 +257,17 @@ describe('unknown routes and methods', () => {
 describe('OpenAPI', () => {
   it('documents every REST endpoint with its parameters', () => {
     expect(openapi.openapi).toBe('3.1.0');
-    expect(Object.keys(openapi.paths).sort()).toEqual(['/api/public/picks/today', '/api/v1/match-analyses/{matchId}', '/api/v1/picks', '/api/v1/picks/stream', '/api/v1/track-record']);
+    expect(Object.keys(openapi.paths).sort()).toEqual([
+      '/api/public/picks/today',
+      '/api/v1/match-analyses/{matchId}',
+      '/api/v1/picks',
+      '/api/v1/picks/stream',
+      '/api/v1/track-record',
+      '/api/v1/webhooks',
+      '/api/v1/webhooks/{id}',
+      '/api/v1/webhooks/{id}/deliveries',
+      '/api/v1/webhooks/{id}/rotate-secret',
+    ]);
     const names = openapi.paths['/api/v1/picks'].get.parameters.map((p: { name: string }) => p.name).sort();
     expect(names).toEqual(['cursor', 'league', 'limit', 'since', 'sport']);
     expect(openapi.paths['/api/v1/track-record'].get.security).toEqual([{ bearerAuth: [] }]);

@@ -1,0 +1,275 @@
+/**
+ * The /api/v1/webhooks routes (spec 2.5 and 4.4; DESIGN section 3 "Webhooks" for list, get,
+ * update, delete, rotate-secret and deliveries). Same shape as routes.ts: one GraphQL
+ * document per route, its parameters and body, the documented schemas, and the mapping of
+ * the GraphQL data to snake_case JSON. The body translation only checks JSON types and maps
+ * REST event names to the GraphQL enum; the rules (URL policy, 409 before 429, limits,
+ * ownership) live in the services behind GraphQL.
+ */
+import { MINIMUM_TIER } from '../../src/domain/access.js';
+import { AppError, ErrorCode, InvalidParameterError } from '../../src/domain/errors.js';
+import { parseEventTypes, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/domain/webhook.js';
+import type { ParamSpec } from '../shared/params.js';
+import {
+  createWebhookBodySchema,
+  noContentSchema,
+  updateWebhookBodySchema,
+  webhookDeliveryListSchema,
+  webhookSubscriptionListSchema,
+  webhookSubscriptionSchema,
+  webhookSubscriptionWithSecretSchema,
+} from '../shared/schemas.js';
+import type { RestRoute } from './routes.js';
+
+/** REST `pick.published` <-> GraphQL PICK_PUBLISHED. */
+const ENUM_OF_EVENT = Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, type.toUpperCase().replace('.', '_')])) as Record<WebhookEventType, string>;
+const EVENT_OF_ENUM = Object.fromEntries(Object.entries(ENUM_OF_EVENT).map(([type, name]) => [name, type])) as Record<string, WebhookEventType>;
+
+function restEvent(name: string): WebhookEventType {
+  const type = EVENT_OF_ENUM[name];
+  if (!type) throw new Error(`unexpected WebhookEventType ${name}`);
+  return type;
+}
+
+interface SubscriptionNode {
+  id: string;
+  url: string;
+  events: string[];
+  status: string;
+  createdAt: string;
+}
+
+interface DeliveryNode {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  attempts: {
+    attemptNumber: number;
+    attemptedAt: string;
+    durationMs: number;
+    statusCode: number | null;
+    errorKind: string | null;
+    responseBody: string | null;
+  }[];
+}
+
+/** Spec 2.5 field order; hmac_secret only when the operation returned one (create, rotate). */
+function v1Subscription(node: SubscriptionNode, secret?: string) {
+  return {
+    subscription_id: node.id,
+    url: node.url,
+    events: node.events.map(restEvent),
+    ...(secret === undefined ? {} : { hmac_secret: secret }),
+    status: node.status.toLowerCase(),
+    created_at: node.createdAt,
+  };
+}
+
+function v1Delivery(node: DeliveryNode) {
+  return {
+    delivery_id: node.id,
+    event_id: node.eventId,
+    event_type: restEvent(node.eventType),
+    status: node.status.toLowerCase(),
+    attempt_count: node.attemptCount,
+    next_attempt_at: node.nextAttemptAt,
+    last_status_code: node.lastStatusCode,
+    last_error: node.lastError,
+    created_at: node.createdAt,
+    attempts: node.attempts.map((attempt) => ({
+      attempt_number: attempt.attemptNumber,
+      attempted_at: attempt.attemptedAt,
+      duration_ms: attempt.durationMs,
+      status_code: attempt.statusCode,
+      error_kind: attempt.errorKind,
+      response_body: attempt.responseBody,
+    })),
+  };
+}
+
+// Body fields. Absent (a required field) -> invalid_request naming it; present with the wrong
+// JSON type, null included -> invalid_parameter with `parameter`. A string url that breaks the
+// URL rule reaches the service and comes back as invalid_url.
+
+function missing(field: string): AppError {
+  return new AppError(ErrorCode.invalidRequest, `The body must carry ${field}.`);
+}
+
+function urlField(body: Record<string, unknown>): string {
+  if (typeof body.url !== 'string') throw new InvalidParameterError('url', 'url must be a string (an https URL).');
+  return body.url;
+}
+
+/** parseEventTypes is the domain's rule (non-empty, known, distinct); unknown names never reach GraphQL. */
+function eventsField(body: Record<string, unknown>): string[] {
+  return parseEventTypes(body.events).map((type) => ENUM_OF_EVENT[type]);
+}
+
+const STATUS_VALUES: Record<string, string> = { active: 'ACTIVE', exhausted: 'EXHAUSTED' };
+
+/** Only "active" is accepted by the service; "exhausted" is passed on so that rule stays there. */
+function statusField(body: Record<string, unknown>): string {
+  const status = typeof body.status === 'string' ? STATUS_VALUES[body.status] : undefined;
+  if (!status) throw new InvalidParameterError('status', 'status can only be set to "active" (to reactivate an exhausted subscription).');
+  return status;
+}
+
+const has = (body: Record<string, unknown>, field: string) => Object.hasOwn(body, field) && body[field] !== undefined;
+
+const idParam: ParamSpec = { name: 'id', in: 'path', type: 'string', format: 'uuid', required: true, variable: 'id', description: 'The subscription_id.' };
+
+const COLLECTION = '/api/v1/webhooks';
+const ITEM = '/api/v1/webhooks/:id';
+const TIER = MINIMUM_TIER.webhooks;
+const webhookDocument = (file: string) => new URL(`./documents/${file}`, import.meta.url);
+
+export const WEBHOOK_ROUTES: readonly RestRoute[] = [
+  {
+    operationId: 'createWebhookSubscription',
+    method: 'POST',
+    url: COLLECTION,
+    summary: 'Create a webhook subscription',
+    description:
+      'At most 5 per API key, one per url: 409 duplicate_url (with subscription_id) is checked before 429 subscription_limit (with limit). ' +
+      'The hmac_secret is returned only here and by rotate-secret. Body: Content-Type application/json; unknown fields are ignored.',
+    minimumTier: TIER,
+    documentFile: webhookDocument('create-webhook.graphql'),
+    operationName: 'CreateWebhookSubscription',
+    params: [],
+    body: {
+      schema: createWebhookBodySchema,
+      toVariables: (body) => {
+        if (!has(body, 'url')) throw missing('url');
+        const url = urlField(body);
+        if (!has(body, 'events')) throw missing('events');
+        return { input: { url, events: eventsField(body) } };
+      },
+    },
+    successStatus: 201,
+    responseSchema: webhookSubscriptionWithSecretSchema,
+    errors: [400, 401, 403, 409, 413, 429],
+    toBody: (data) => {
+      const created = data.createWebhookSubscription as { secret: string; subscription: SubscriptionNode };
+      return v1Subscription(created.subscription, created.secret);
+    },
+  },
+  {
+    operationId: 'listWebhookSubscriptions',
+    method: 'GET',
+    url: COLLECTION,
+    summary: "The API key's webhook subscriptions",
+    description: 'Oldest first. hmac_secret is never included.',
+    minimumTier: TIER,
+    documentFile: webhookDocument('list-webhooks.graphql'),
+    operationName: 'ListWebhookSubscriptions',
+    params: [],
+    responseSchema: webhookSubscriptionListSchema,
+    errors: [401, 403, 429],
+    toBody: (data) => {
+      const nodes = data.webhookSubscriptions as SubscriptionNode[];
+      return { data: nodes.map((node) => v1Subscription(node)), count: nodes.length };
+    },
+  },
+  {
+    operationId: 'getWebhookSubscription',
+    method: 'GET',
+    url: ITEM,
+    summary: 'One webhook subscription',
+    description: "hmac_secret is never included. 404 not_found for an unknown or malformed id and for another key's subscription.",
+    minimumTier: TIER,
+    documentFile: webhookDocument('get-webhook.graphql'),
+    operationName: 'GetWebhookSubscription',
+    params: [idParam],
+    responseSchema: webhookSubscriptionSchema,
+    errors: [401, 403, 404, 429],
+    toBody: (data) => v1Subscription(data.webhookSubscription as SubscriptionNode),
+  },
+  {
+    operationId: 'updateWebhookSubscription',
+    method: 'PATCH',
+    url: ITEM,
+    summary: 'Change url or events, or reactivate',
+    description:
+      'Any of url, events, status; at least one (else 400 invalid_request). status accepts only "active": it reactivates an exhausted subscription. ' +
+      'A new url follows the creation rules (invalid_url, duplicate_url). Unknown fields are ignored.',
+    minimumTier: TIER,
+    documentFile: webhookDocument('update-webhook.graphql'),
+    operationName: 'UpdateWebhookSubscription',
+    params: [idParam],
+    body: {
+      schema: updateWebhookBodySchema,
+      toVariables: (body) => {
+        const input: Record<string, unknown> = {};
+        if (has(body, 'url')) input.url = urlField(body);
+        if (has(body, 'events')) input.events = eventsField(body);
+        if (has(body, 'status')) input.status = statusField(body);
+        if (Object.keys(input).length === 0) {
+          throw new AppError(ErrorCode.invalidRequest, 'Nothing to change: send at least one of url, events, status.');
+        }
+        return { input };
+      },
+    },
+    responseSchema: webhookSubscriptionSchema,
+    errors: [400, 401, 403, 404, 409, 413, 429],
+    toBody: (data) => v1Subscription(data.updateWebhookSubscription as SubscriptionNode),
+  },
+  {
+    operationId: 'deleteWebhookSubscription',
+    method: 'DELETE',
+    url: ITEM,
+    summary: 'Delete a webhook subscription',
+    description: 'Deletes it with its pending deliveries and its delivery log. 204, no body.',
+    minimumTier: TIER,
+    documentFile: webhookDocument('delete-webhook.graphql'),
+    operationName: 'DeleteWebhookSubscription',
+    params: [idParam],
+    successStatus: 204,
+    responseSchema: noContentSchema,
+    errors: [401, 403, 404, 429],
+    toBody: () => undefined,
+  },
+  {
+    operationId: 'rotateWebhookSecret',
+    method: 'POST',
+    url: `${ITEM}/rotate-secret`,
+    summary: 'Replace the signing secret',
+    description: 'Returns the subscription with its new hmac_secret, shown only now. The old secret stops at once, for retries too. No body needed; any body is ignored.',
+    minimumTier: TIER,
+    documentFile: webhookDocument('rotate-webhook-secret.graphql'),
+    operationName: 'RotateWebhookSecret',
+    params: [idParam],
+    responseSchema: webhookSubscriptionWithSecretSchema,
+    errors: [401, 403, 404, 429],
+    toBody: (data) => {
+      const rotated = data.rotateWebhookSecret as { secret: string; subscription: SubscriptionNode };
+      return v1Subscription(rotated.subscription, rotated.secret);
+    },
+  },
+  {
+    operationId: 'listWebhookDeliveries',
+    method: 'GET',
+    url: `${ITEM}/deliveries`,
+    summary: 'Deliveries of a subscription, with every attempt',
+    description: 'Newest first; keyset pagination with `cursor`. next_attempt_at is set while a delivery is pending.',
+    minimumTier: TIER,
+    documentFile: webhookDocument('webhook-deliveries.graphql'),
+    operationName: 'WebhookDeliveries',
+    params: [
+      idParam,
+      { name: 'limit', in: 'query', type: 'integer', minimum: 1, maximum: 100, default: 20, variable: 'first', description: 'Page size.' },
+      { name: 'cursor', in: 'query', type: 'string', variable: 'after', description: 'next_cursor of the previous response, unchanged.' },
+    ],
+    responseSchema: webhookDeliveryListSchema,
+    errors: [400, 401, 403, 404, 429],
+    toBody: (data) => {
+      const page = (data.webhookSubscription as { deliveries: { pageInfo: { endCursor: string | null }; nodes: DeliveryNode[] } }).deliveries;
+      return { data: page.nodes.map(v1Delivery), next_cursor: page.pageInfo.endCursor, count: page.nodes.length };
+    },
+  },
+];
