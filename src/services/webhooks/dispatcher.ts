@@ -12,6 +12,9 @@
  * - Isolation: at most PER_SUBSCRIPTION_CONCURRENCY attempts per subscription in flight on a
  *   dispatcher and a global pool of CONCURRENCY; the claim ranks due rows per subscription
  *   and takes them round-robin, so one slow or failing receiver occupies a few slots at most.
+ * - Throughput: a slot is freed when its HTTP attempt ends (the lease still guards the row),
+ *   and results are written in batches (one transaction per COMPLETION_BATCH results or
+ *   COMPLETION_FLUSH_MS), so the database cost per delivery is a fraction of a round trip.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../domain/clock.js';
@@ -47,9 +50,23 @@ export const CONCURRENCY = 128;
 export const PER_SUBSCRIPTION_CONCURRENCY = 16;
 /** Due rows looked at per claim (ranked per subscription before taking). */
 const CLAIM_WINDOW = 2_000;
+/** While attempts are in flight, claim again only when this many slots are free (bigger, rarer claims). */
+const CLAIM_MIN_FREE = 16;
+const COMPLETION_BATCH = 64;
+const COMPLETION_FLUSH_MS = 5;
+
+interface Completion {
+  delivery: ClaimedDelivery;
+  attemptedAt: Date;
+  finishedAt: Date;
+  outcome: SendOutcome;
+  done: () => void;
+  failed: (error: Error) => void;
+}
 
 interface ClaimedDelivery {
   id: string;
+  lease_token: string;
   subscription_id: string;
   attempt_count: number;
   event_id: string;
@@ -66,6 +83,9 @@ export class WebhookDispatcher {
   private active = 0;
   private timer: NodeJS.Timeout | null = null;
   private claiming: Promise<number> | null = null;
+  private completions: Completion[] = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
   private stopped = true;
   private readonly pollIntervalMs: number;
   private readonly leaseMs: number;
@@ -111,21 +131,27 @@ export class WebhookDispatcher {
   /** Claims what is due now and starts the attempts; returns how many were claimed. */
   async dispatchOnce(): Promise<number> {
     const free = this.concurrency - this.active;
-    if (free <= 0) return 0;
+    if (free <= 0 || (this.active > 0 && free < Math.min(CLAIM_MIN_FREE, this.concurrency))) return 0;
     const claimed = await this.claim(free);
     for (const delivery of claimed) {
       this.active += 1;
       this.inFlight.set(delivery.subscription_id, (this.inFlight.get(delivery.subscription_id) ?? 0) + 1);
-      const attempt = this.attempt(delivery)
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        this.active -= 1;
+        const left = (this.inFlight.get(delivery.subscription_id) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(delivery.subscription_id, left);
+        else this.inFlight.delete(delivery.subscription_id);
+        // A slot is free: more may be due.
+        this.kick();
+      };
+      const attempt = this.attempt(delivery, release)
         .catch((error: Error) => this.options.log?.warn({ err: error.message, delivery: delivery.id }, 'webhook attempt failed to complete; the lease will expire and it will be retried'))
         .finally(() => {
-          this.active -= 1;
-          const left = (this.inFlight.get(delivery.subscription_id) ?? 1) - 1;
-          if (left > 0) this.inFlight.set(delivery.subscription_id, left);
-          else this.inFlight.delete(delivery.subscription_id);
+          release();
           this.running.delete(attempt);
-          // A slot is free: more may be due.
-          this.kick();
         });
       this.running.add(attempt);
     }
@@ -144,15 +170,18 @@ export class WebhookDispatcher {
     const leaseToken = randomUUID();
     const busy = JSON.stringify(Object.fromEntries(this.inFlight));
     return this.orm.em.fork().execute<ClaimedDelivery[]>(
-      `with candidates as (
-         select d.id, d.subscription_id,
-                row_number() over (partition by d.subscription_id order by d.next_attempt_at, d.id) as rank
+      `with due as (
+         select d.id, d.subscription_id, d.next_attempt_at
            from webhook_deliveries d
            join webhook_subscriptions s on s.id = d.subscription_id and s.status = 'active'
           where d.status = 'pending' and d.next_attempt_at <= ?
             and (d.locked_until is null or d.locked_until <= ?)
           order by d.next_attempt_at, d.id
           limit ${CLAIM_WINDOW}
+       ),
+       candidates as (
+         -- Ranked after the limit: a backlog does not make every claim rank all of it.
+         select id, subscription_id, row_number() over (partition by subscription_id order by next_attempt_at, id) as rank from due
        ),
        busy as (select key::uuid as subscription_id, value::int as in_flight from jsonb_each_text(?::jsonb)),
        chosen as (
@@ -180,7 +209,7 @@ export class WebhookDispatcher {
     );
   }
 
-  private async attempt(delivery: ClaimedDelivery & { lease_token?: string }): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, release: () => void): Promise<void> {
     const payload = typeof delivery.payload === 'string' ? (JSON.parse(delivery.payload) as { pick: PickSnapshot }) : delivery.payload;
     const body = webhookBody({
       id: delivery.event_id,
@@ -198,57 +227,134 @@ export class WebhookDispatcher {
       timestampSeconds: Math.floor(attemptedAt.getTime() / 1000),
     });
     const outcome = await this.sender.send({ url: delivery.url, headers, body });
-    await this.complete(delivery, delivery.lease_token!, attemptedAt, outcome);
+    release();
+    await this.complete(delivery, attemptedAt, outcome);
   }
 
-  private async complete(delivery: ClaimedDelivery, leaseToken: string, attemptedAt: Date, outcome: SendOutcome): Promise<void> {
-    const attemptNumber = delivery.attempt_count + 1;
-    const finishedAt = this.clock.now();
-    const responseBody = outcome.responseBody === null ? null : outcome.responseBody.slice(0, WEBHOOK_RESPONSE_BODY_LIMIT);
-    const lastError = outcome.ok ? null : (outcome.errorKind === 'http_status' ? `HTTP ${outcome.statusCode}` : `${outcome.errorKind}: ${outcome.errorMessage ?? ''}`).slice(0, 500);
+  /** Queues the result; resolves once it is written (batched with others). */
+  private complete(delivery: ClaimedDelivery, attemptedAt: Date, outcome: SendOutcome): Promise<void> {
+    return new Promise<void>((done, failed) => {
+      this.completions.push({ delivery, attemptedAt, finishedAt: this.clock.now(), outcome, done, failed });
+      if (this.completions.length >= COMPLETION_BATCH) this.scheduleFlush(0);
+      else this.scheduleFlush(COMPLETION_FLUSH_MS);
+    });
+  }
+
+  private scheduleFlush(delayMs: number): void {
+    if (this.flushTimer) {
+      if (delayMs > 0) return;
+      clearTimeout(this.flushTimer);
+    }
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      // One flush at a time, in order.
+      this.flushing = this.flushing.then(() => this.flush());
+    }, delayMs);
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.completions.splice(0, COMPLETION_BATCH);
+    if (this.completions.length > 0) this.scheduleFlush(0);
+    if (batch.length === 0) return;
+    try {
+      await this.writeResults(batch);
+      for (const item of batch) item.done();
+    } catch (error) {
+      for (const item of batch) item.failed(error as Error);
+    }
+  }
+
+  /**
+   * One transaction for a batch of results: the attempt log rows, then the deliveries moved on
+   * (only those whose lease token still matches), then the rare exhaustions one by one.
+   */
+  private async writeResults(batch: readonly Completion[]): Promise<void> {
+    const rows = batch.map(({ delivery, attemptedAt, finishedAt, outcome }) => {
+      const attemptNumber = delivery.attempt_count + 1;
+      const lastError = outcome.ok
+        ? null
+        : (outcome.errorKind === 'http_status' ? `HTTP ${outcome.statusCode}` : `${outcome.errorKind}: ${outcome.errorMessage ?? ''}`).slice(0, 500);
+      const next = outcome.ok ? null : afterFailedAttempt(attemptNumber, this.options.retryScheduleMs, finishedAt);
+      return {
+        delivery,
+        attemptNumber,
+        attemptedAt,
+        finishedAt,
+        outcome,
+        lastError,
+        responseBody: outcome.responseBody === null ? null : outcome.responseBody.slice(0, WEBHOOK_RESPONSE_BODY_LIMIT),
+        next,
+      };
+    });
+    const tuples = (count: number, width: number, casts: string[]) =>
+      Array.from({ length: count }, () => `(${Array.from({ length: width }, (_, i) => `?${casts[i] ?? ''}`).join(', ')})`).join(', ');
     await this.orm.em.fork().transactional(async (em) => {
       // The log records every attempt, even one whose lease was lost meanwhile.
       await em.execute(
         `insert into webhook_delivery_attempts (id, delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
-         select ?, ?, ?, ?, ?, ?, ?, ? where exists (select 1 from webhook_deliveries where id = ?)`,
-        [newId(), delivery.id, attemptNumber, attemptedAt, Math.round(outcome.durationMs), outcome.statusCode, outcome.errorKind, responseBody, delivery.id],
+         select v.* from (values ${tuples(rows.length, 8, ['::uuid', '::uuid', '::int', '::timestamptz', '::int', '::int', '::text', '::text'])})
+           as v(id, delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
+          where exists (select 1 from webhook_deliveries d where d.id = v.delivery_id)`,
+        rows.flatMap((row) => [
+          newId(),
+          row.delivery.id,
+          row.attemptNumber,
+          row.attemptedAt,
+          Math.round(row.outcome.durationMs),
+          row.outcome.statusCode,
+          row.outcome.errorKind,
+          row.responseBody,
+        ]),
       );
-      if (outcome.ok) {
+      const succeeded = rows.filter((row) => row.outcome.ok);
+      if (succeeded.length > 0) {
         await em.execute(
-          `update webhook_deliveries set status = 'succeeded', attempt_count = ?, next_attempt_at = null, locked_until = null, lease_token = null,
-                  last_status_code = ?, last_error = null, updated_at = ?
-            where id = ? and lease_token = ?`,
-          [attemptNumber, outcome.statusCode, finishedAt, delivery.id, leaseToken],
+          `update webhook_deliveries d set status = 'succeeded', attempt_count = v.attempt_count, next_attempt_at = null, locked_until = null,
+                  lease_token = null, last_status_code = v.status_code, last_error = null, updated_at = v.finished_at
+             from (values ${tuples(succeeded.length, 5, ['::uuid', '::uuid', '::int', '::int', '::timestamptz'])})
+               as v(id, lease_token, attempt_count, status_code, finished_at)
+            where d.id = v.id and d.lease_token = v.lease_token`,
+          succeeded.flatMap((row) => [row.delivery.id, row.delivery.lease_token, row.attemptNumber, row.outcome.statusCode, row.finishedAt]),
         );
-        return;
       }
-      const next = afterFailedAttempt(attemptNumber, this.options.retryScheduleMs, finishedAt);
-      if (next.kind === 'retry') {
+      const retried = rows.filter((row) => row.next?.kind === 'retry');
+      if (retried.length > 0) {
         await em.execute(
-          `update webhook_deliveries set attempt_count = ?, next_attempt_at = ?, locked_until = null, lease_token = null,
+          `update webhook_deliveries d set attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, locked_until = null,
+                  lease_token = null, last_status_code = v.status_code, last_error = v.last_error, updated_at = v.finished_at
+             from (values ${tuples(retried.length, 7, ['::uuid', '::uuid', '::int', '::timestamptz', '::int', '::text', '::timestamptz'])})
+               as v(id, lease_token, attempt_count, next_attempt_at, status_code, last_error, finished_at)
+            where d.id = v.id and d.lease_token = v.lease_token`,
+          retried.flatMap((row) => [
+            row.delivery.id,
+            row.delivery.lease_token,
+            row.attemptNumber,
+            row.next?.kind === 'retry' ? row.next.at : null,
+            row.outcome.statusCode,
+            row.lastError,
+            row.finishedAt,
+          ]),
+        );
+      }
+      for (const row of rows.filter((candidate) => candidate.next?.kind === 'exhausted')) {
+        const failed = await em.execute<{ id: string }[]>(
+          `update webhook_deliveries set status = 'failed', attempt_count = ?, next_attempt_at = null, locked_until = null, lease_token = null,
                   last_status_code = ?, last_error = ?, updated_at = ?
-            where id = ? and lease_token = ?`,
-          [attemptNumber, next.at, outcome.statusCode, lastError, finishedAt, delivery.id, leaseToken],
+            where id = ? and lease_token = ? returning id`,
+          [row.attemptNumber, row.outcome.statusCode, row.lastError, row.finishedAt, row.delivery.id, row.delivery.lease_token],
         );
-        return;
+        if (failed.length === 0) continue;
+        // The last retry failed: the subscription is exhausted and its pending deliveries cancelled.
+        await em.execute(`update webhook_subscriptions set status = 'exhausted', updated_at = ? where id = ? and status = 'active'`, [
+          row.finishedAt,
+          row.delivery.subscription_id,
+        ]);
+        await em.execute(
+          `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, locked_until = null, lease_token = null, updated_at = ?
+            where subscription_id = ? and status = 'pending'`,
+          [row.finishedAt, row.delivery.subscription_id],
+        );
       }
-      const failed = await em.execute<{ id: string }[]>(
-        `update webhook_deliveries set status = 'failed', attempt_count = ?, next_attempt_at = null, locked_until = null, lease_token = null,
-                last_status_code = ?, last_error = ?, updated_at = ?
-          where id = ? and lease_token = ? returning id`,
-        [attemptNumber, outcome.statusCode, lastError, finishedAt, delivery.id, leaseToken],
-      );
-      if (failed.length === 0) return;
-      // The last retry failed: the subscription is exhausted and its pending deliveries cancelled.
-      await em.execute(`update webhook_subscriptions set status = 'exhausted', updated_at = ? where id = ? and status = 'active'`, [
-        finishedAt,
-        delivery.subscription_id,
-      ]);
-      await em.execute(
-        `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, locked_until = null, lease_token = null, updated_at = ?
-          where subscription_id = ? and status = 'pending'`,
-        [finishedAt, delivery.subscription_id],
-      );
     });
   }
 
