@@ -1,11 +1,26 @@
 /**
- * Helpers shared by the webhook benchmark (bench/webhooks-*.mjs): forked children answering
- * { id, cmd, args } over IPC, loopback-only URL checks, machine pressure readings and
- * percentile summaries. The older harnesses (run.mjs, streams-*.mjs) keep their own copies.
+ * Helpers shared by the three benchmark harnesses (run.mjs, streams-run.mjs, webhooks-run.mjs)
+ * and their children: the orchestrator's bookkeeping (env knobs, forked children answering
+ * { id, cmd, args } over IPC, cleanup on any exit, loopback-only service URLs, results file
+ * and docs block), the child side of the IPC protocol, machine pressure readings and
+ * percentile summaries. What the bench server processes share is in server-common.mjs.
  */
 import { fork } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** bench/ and the repository root: children are forked from here, with the root as cwd. */
+export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(BENCH_DIR, '..');
+
+/** The only address the bench listens on or sends traffic to. */
+export const HOST = '127.0.0.1';
+
+export function log(line) {
+  process.stdout.write(`${line}\n`);
+}
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -14,6 +29,7 @@ export const wallNow = () => performance.timeOrigin + performance.now();
 
 export const r1 = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 10) / 10);
 export const r2 = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 100) / 100);
+export const r3 = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 1000) / 1000);
 
 export function intEnv(name, fallback, min, max) {
   const raw = process.env[name]?.trim();
@@ -63,6 +79,26 @@ export function assertLoopbackUrl(name, raw) {
   }
 }
 
+/**
+ * Services-mode URLs. The database: `dbVar` used as given (its tables are truncated), else
+ * the server of the first of `baseVars` that is set with database `dbName`, so that no bench
+ * truncates someone else's database. Redis: BENCH_REDIS_URL or REDIS_URL. With
+ * `checkLoopback`, URLs that are not loopback are refused here.
+ */
+export function servicesUrls({ dbVar, baseVars, dbName, checkLoopback = true }) {
+  let db = process.env[dbVar]?.trim() || null;
+  const base = baseVars.map((name) => process.env[name]?.trim()).find(Boolean) || null;
+  if (!db && base) {
+    const url = new URL(base);
+    url.pathname = `/${dbName}`;
+    db = url.toString();
+  }
+  const redis = process.env.BENCH_REDIS_URL?.trim() || process.env.REDIS_URL?.trim() || null;
+  if (checkLoopback && db) assertLoopbackUrl('database URL', db);
+  if (checkLoopback && redis) assertLoopbackUrl('Redis URL', redis);
+  return { db, redis };
+}
+
 /** Linux PSI `cpu some` total (µs): time some runnable task waited for a core. */
 export function cpuStallUs() {
   try {
@@ -71,6 +107,16 @@ export function cpuStallUs() {
   } catch {
     return null;
   }
+}
+
+/** Starts a window; the function returned gives the share of it in which some task waited for a core (PSI), or null. */
+export function cpuStallWindow() {
+  const us0 = cpuStallUs();
+  const t0 = performance.now();
+  return () => {
+    const us1 = cpuStallUs();
+    return us0 === null || us1 === null ? null : r2((us1 - us0) / 1000 / (performance.now() - t0));
+  };
 }
 
 export function loadAverage() {
@@ -82,17 +128,78 @@ export function machine() {
 }
 
 /**
- * Forks `file` and resolves once it sends { type: 'ready' }. `call(cmd, args, timeoutMs)`
- * sends a command and resolves with its result. Every child is registered in `children`
- * so that the caller can kill them all on any exit.
+ * The environment of a mode's server child. Embedded: a fresh temp directory (`tmpPrefix`...,
+ * registered in `tempDirs`) as <prefix>_DATA_DIR. Services: the servicesUrls(database) result
+ * `urls` as <prefix>_DB_URL and <prefix>_REDIS_URL (logged; both are required).
  */
-export async function startChild({ file, cwd, env, execArgv = [], name, startTimeoutMs, children }) {
-  const child = fork(file, [], {
+export function modeEnv(mode, { prefix, tmpPrefix, urls, database, tempDirs }) {
+  if (mode === 'embedded') {
+    const dir = mkdtempSync(path.join(os.tmpdir(), tmpPrefix));
+    tempDirs.add(dir);
+    return { [`${prefix}_DATA_DIR`]: dir };
+  }
+  if (mode === 'services') {
+    const dbVars = [database.dbVar, ...database.baseVars];
+    if (!urls.db || !urls.redis) throw new Error(`services mode needs a database URL (${dbVars.slice(0, -1).join(', ')} or ${dbVars.at(-1)}) and a Redis URL (BENCH_REDIS_URL or REDIS_URL)`);
+    log(`  database ${new URL(urls.db).pathname.slice(1)} on ${new URL(urls.db).host}, Redis ${new URL(urls.redis).host}`);
+    return { [`${prefix}_DB_URL`]: urls.db, [`${prefix}_REDIS_URL`]: urls.redis };
+  }
+  throw new Error(`unknown mode ${mode}`);
+}
+
+/**
+ * A mode's clock: phase(what) logs `  [<mode> +<s> s] what`; past `budgetMs` the run is stopped
+ * (`<label>: mode <mode> exceeded its <s> s budget; stopping`, cleanup, exit 1) unless done()
+ * was called first.
+ */
+export function modeClock({ label, mode, budgetMs, cleanup }) {
+  const started = Date.now();
+  const budget = setTimeout(() => {
+    log(`${label}: mode ${mode} exceeded its ${budgetMs / 1000} s budget; stopping`);
+    cleanup();
+    process.exit(1);
+  }, budgetMs);
+  return {
+    started,
+    phase: (what) => log(`  [${mode} +${((Date.now() - started) / 1000).toFixed(1)} s] ${what}`),
+    done: () => clearTimeout(budget),
+  };
+}
+
+/**
+ * The orchestrator's children and temp directories, all removed on any exit: normal, error
+ * or SIGINT/SIGTERM/SIGHUP (reported as `<label>: <signal>, stopping`, exit code 130).
+ */
+export function exitCleanup(label) {
+  const children = new Set();
+  const tempDirs = new Set();
+  const cleanup = () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', cleanup);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      log(`\n${label}: ${signal}, stopping`);
+      cleanup();
+      process.exit(130);
+    });
+  }
+  return { children, tempDirs, cleanup };
+}
+
+/**
+ * Forks `file` (relative to bench/, or absolute) with an IPC channel, its output kept (the
+ * last 4000 characters) for error messages, and registers it in `children` until it exits.
+ * `exited` resolves with { code, signal, stderr }.
+ */
+export function forkChild({ file, cwd = ROOT, env = {}, execArgv = [], serialization = 'advanced', children }) {
+  const child = fork(path.resolve(BENCH_DIR, file), [], {
     cwd,
     env: { ...process.env, ...env },
     execArgv,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    serialization: 'advanced',
+    serialization,
   });
   children.add(child);
   let tail = '';
@@ -107,6 +214,15 @@ export async function startChild({ file, cwd, env, execArgv = [], name, startTim
       resolve({ code, signal, stderr: tail });
     });
   });
+  return { child, exited, stderrTail: () => tail };
+}
+
+/**
+ * Forks `file` (see forkChild) and resolves once it sends { type: 'ready' }.
+ * `call(cmd, args, timeoutMs = callTimeoutMs)` sends a command and resolves with its result.
+ */
+export async function startChild({ name, startTimeoutMs, startLabel = `${name} start-up`, callTimeoutMs = 60_000, ...forkOptions }) {
+  const { child, exited, stderrTail } = forkChild(forkOptions);
   let nextId = 1;
   const pending = new Map();
   let ready;
@@ -126,8 +242,8 @@ export async function startChild({ file, cwd, env, execArgv = [], name, startTim
     for (const waiter of pending.values()) waiter.reject(new Error(`${name} exited (${exit.code ?? exit.signal}):\n${exit.stderr}`));
     pending.clear();
   });
-  const info = await withTimeout(readyPromise, startTimeoutMs, `${name} start-up`);
-  const call = (cmd, args = {}, timeoutMs = 60_000) =>
+  const info = await withTimeout(readyPromise, startTimeoutMs, startLabel);
+  const call = (cmd, args = {}, timeoutMs = callTimeoutMs) =>
     withTimeout(
       new Promise((resolve, reject) => {
         const id = nextId++;
@@ -137,7 +253,20 @@ export async function startChild({ file, cwd, env, execArgv = [], name, startTim
       timeoutMs,
       `${name} command ${cmd}`,
     );
-  return { child, info, call, exited, stderrTail: () => tail };
+  return { child, info, call, exited, stderrTail };
+}
+
+/**
+ * Asks a server child started with startChild to stop (its `stop` command), waits up to 30 s
+ * for it to exit, else kills it; a non-zero exit is logged as a warning. A child that has
+ * already exited is left alone.
+ */
+export async function stopChild({ child, call, exited }, name) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await call('stop', {}, 10_000).catch(() => undefined);
+  const exit = await withTimeout(exited, 30_000, `${name} shutdown`).catch(() => null);
+  if (!exit) child.kill('SIGKILL');
+  else if (exit.code !== 0) log(`  warning: ${name} exited ${exit.code ?? exit.signal}: ${exit.stderr.slice(-500)}`);
 }
 
 /** The child side: answers { id, cmd, args } with commands[cmd](args); exits when the parent goes. */
@@ -269,4 +398,37 @@ export async function othersCpuNow(excludePids, ms = 1_000, separateNames = new 
   meter.start();
   await sleep(ms);
   return meter.stop();
+}
+
+// ---------------------------------------------------------------- results file and docs block
+
+/**
+ * Results of modes (keys) not run this time are kept from the previous results file, marked
+ * fromPreviousRun (their own start, or the previous run's end); a corrupt file is replaced.
+ */
+export function keepPreviousModes(results, file) {
+  if (!existsSync(file)) return;
+  try {
+    const previous = JSON.parse(readFileSync(file, 'utf8'));
+    for (const [mode, r] of Object.entries(previous.modes ?? {})) if (!results.modes[mode]) results.modes[mode] = { ...r, fromPreviousRun: r.fromPreviousRun ?? r.startedAt ?? previous.finishedAt };
+  } catch {
+    // a corrupt previous file is simply replaced
+  }
+}
+
+/**
+ * Replaces the text between `begin` and `end` (markers included; `block` carries them) in
+ * `file`. Without `createWith`, a missing file or missing markers leave everything as it is
+ * (false); with it, a missing file starts as `createWith` and missing markers append the block.
+ */
+export function writeDocBlock(file, begin, end, block, createWith = null) {
+  if (!existsSync(file) && createWith === null) return false;
+  let doc = existsSync(file) ? readFileSync(file, 'utf8') : createWith;
+  const start = doc.indexOf(begin);
+  const stop = doc.indexOf(end);
+  if (start !== -1 && stop > start) doc = doc.slice(0, start) + block + doc.slice(stop + end.length);
+  else if (createWith === null) return false;
+  else doc = `${doc.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, doc);
+  return true;
 }

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import autocannon from 'autocannon';
+import { percentile, r3 } from './common.mjs';
 
 function assertLoopback(url) {
   const { hostname } = new URL(url);
@@ -34,12 +35,6 @@ function get(agent, url, headers) {
 export function sinceFor(n) {
   return new Date(Date.UTC(2020, 0, 1) - n).toISOString();
 }
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-const r3 = (v) => Math.round(v * 1000) / 1000;
 
 function summariseAutocannon(result) {
   return {

@@ -16,16 +16,15 @@
  * (embedded), BENCH_DB_URL and BENCH_REDIS_URL (services).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { writeFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
+import { HOST, percentile, serveCommands } from './common.mjs';
 import { seedPicksSql } from './seed.mjs';
+import { dropLimiterCounters, serverEnv, shutdownSoon, startCpuProfile } from './server-common.mjs';
 
-const HOST = '127.0.0.1';
 export const LIST_PATH = '/api/v1/picks?limit=50';
 export const PUBLIC_PATH = '/api/public/picks/today';
 const BENCH_TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
@@ -38,12 +37,6 @@ if (!process.send) {
 const mode = process.env.BENCH_MODE;
 const picks = Number(process.env.BENCH_PICKS ?? 10_000);
 const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return null;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index];
-}
 
 export function summarise(samplesMs) {
   const sorted = Float64Array.from(samplesMs).sort();
@@ -59,43 +52,16 @@ export function summarise(samplesMs) {
   };
 }
 
-/** The services-mode database must exist before the ORM connects; created when missing. */
-async function ensureDatabase(url) {
-  const { MikroORM } = await import('@mikro-orm/postgresql');
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bench database name must match [a-z_][a-z0-9_]*, got "${name}"`);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const orm = await MikroORM.init({ clientUrl: admin.toString(), entities: [], discovery: { warnWhenNoEntities: false }, pool: { min: 0, max: 1 } });
-  try {
-    const rows = await orm.em.getConnection().execute('select 1 from pg_database where datname = ?', [name]);
-    if (rows.length === 0) await orm.em.getConnection().execute(`create database ${name}`);
-  } finally {
-    await orm.close(true);
-  }
-}
-
 async function main() {
-  const env = {
-    ADMIN_TOKEN: adminToken,
-    DEMO_SEED: 'false',
-    LOG_LEVEL: 'silent',
-    NODE_ENV: 'production',
-    TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS),
-    HOST,
-    PORT: '0',
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
-  };
-  if (mode === 'embedded') {
-    env.DATA_DIR = process.env.BENCH_DATA_DIR;
-  } else if (mode === 'services') {
-    await ensureDatabase(process.env.BENCH_DB_URL);
-    env.DATABASE_URL = process.env.BENCH_DB_URL;
-    env.REDIS_URL = process.env.BENCH_REDIS_URL;
-  } else {
-    throw new Error(`unknown BENCH_MODE ${mode}`);
-  }
+  const env = await serverEnv({
+    mode,
+    modeVar: 'BENCH_MODE',
+    adminToken,
+    dataDir: process.env.BENCH_DATA_DIR,
+    dbUrl: process.env.BENCH_DB_URL,
+    redisUrl: process.env.BENCH_REDIS_URL,
+    extra: { TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS) },
+  });
   const config = loadConfig(env);
   const started = performance.now();
   const runtime = await createRuntime(config, { adminToken, migrate: true });
@@ -223,56 +189,25 @@ async function main() {
       return { ...summarise(samples), cpuUsPerCall: Math.round(((cpu.user + cpu.system) / n) * 10) / 10, modes: modeCounts };
     },
     async profileStart({ intervalUs }) {
-      profiler = new Session();
-      profiler.connect();
-      await profiler.post('Profiler.enable');
-      await profiler.post('Profiler.setSamplingInterval', { interval: intervalUs ?? 200 });
-      await profiler.post('Profiler.start');
+      profiler = await startCpuProfile(intervalUs ?? 200);
       return true;
     },
     async profileStop({ file }) {
-      const { profile } = await profiler.post('Profiler.stop');
-      profiler.disconnect();
+      const written = await profiler.stop(file);
       profiler = null;
-      writeFileSync(file, JSON.stringify(profile));
-      return file;
+      return written;
     },
     async stop() {
-      setImmediate(async () => {
-        try {
-          await bare.close();
-          await app.close();
-          if (mode === 'services') {
-            // The bench key's limiter counters: drop them instead of leaving them for 40 days.
-            const { Redis } = await import('ioredis');
-            const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-            await redis.connect();
-            const keys = await redis.keys(`rl:{${apiKey.id}}:*`);
-            if (keys.length) await redis.del(...keys);
-            redis.disconnect();
-          }
-          await runtime.close();
-          process.exit(0);
-        } catch (error) {
-          process.stderr.write(`bench server: shutdown failed: ${error?.stack ?? error}\n`);
-          process.exit(1);
-        }
+      return shutdownSoon('bench server', async () => {
+        await bare.close();
+        await app.close();
+        if (mode === 'services') await dropLimiterCounters(config.redisUrl, [apiKey.id]);
+        await runtime.close();
       });
-      return true;
     },
   };
 
-  process.on('message', async (message) => {
-    const { id, cmd, args } = message;
-    try {
-      const command = commands[cmd];
-      if (!command) throw new Error(`unknown command ${cmd}`);
-      process.send({ id, ok: true, result: await command(args ?? {}) });
-    } catch (error) {
-      process.send({ id, ok: false, error: String(error?.stack ?? error) });
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
+  serveCommands(commands);
 
   process.send({
     type: 'ready',

@@ -25,9 +25,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-
-const HOST = '127.0.0.1';
-const wallNow = () => performance.timeOrigin + performance.now();
+import { HOST, serveCommands, wallNow, windowMeter } from './common.mjs';
 
 let job = null;
 let keys = [];
@@ -43,6 +41,7 @@ let closing = false;
 
 const loopDelay = monitorEventLoopDelay({ resolution: 1 });
 loopDelay.enable();
+const meter = windowMeter(loopDelay);
 
 function slotFor(id) {
   let slot = arrivals.get(id);
@@ -196,19 +195,10 @@ const commands = {
     return true;
   },
   mark() {
-    loopDelay.reset();
-    return { cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), t: performance.now() };
+    return meter.mark();
   },
   since({ mark }) {
-    const cpu = process.cpuUsage(mark.cpu);
-    const seconds = (performance.now() - mark.t) / 1000;
-    return {
-      seconds,
-      cpuS: (cpu.user + cpu.system) / 1e6,
-      elu: performance.eventLoopUtilization(mark.elu).utilization,
-      loopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
-      rss: process.memoryUsage().rss,
-    };
+    return meter.since(mark);
   },
 };
 
@@ -216,14 +206,5 @@ if (!process.send) {
   process.stderr.write('bench/streams-load.mjs is started by bench/streams-run.mjs (npm run bench:streams), not directly.\n');
   process.exit(2);
 }
-process.on('message', async ({ id, cmd, args }) => {
-  try {
-    const command = commands[cmd];
-    if (!command) throw new Error(`unknown command ${cmd}`);
-    process.send({ id, ok: true, result: await command(args ?? {}) });
-  } catch (error) {
-    process.send({ id, ok: false, error: String(error?.stack ?? error) });
-  }
-});
-process.on('disconnect', () => process.exit(0));
+serveCommands(commands);
 process.send({ type: 'ready' });

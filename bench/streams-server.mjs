@@ -31,14 +31,14 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { v1Pick } from '../dist/adapters/shared/v1-json.js';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
+import { HOST, serveCommands, wallNow, windowMeter } from './common.mjs';
+import { dropLimiterCounters, pickInput, serverEnv, shutdownSoon, startCpuProfile } from './server-common.mjs';
 
-const HOST = '127.0.0.1';
 const TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
 
 if (!process.send) {
@@ -49,46 +49,6 @@ if (!process.send) {
 const mode = process.env.STREAMS_MODE;
 const keyCount = Number(process.env.STREAMS_KEYS ?? 1_000);
 const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
-/** Wall clock with sub-millisecond resolution; the load processes use the same expression. */
-const wallNow = () => performance.timeOrigin + performance.now();
-
-async function ensureDatabase(url) {
-  const { MikroORM } = await import('@mikro-orm/postgresql');
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bench database name must match [a-z_][a-z0-9_]*, got "${name}"`);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const orm = await MikroORM.init({ clientUrl: admin.toString(), entities: [], discovery: { warnWhenNoEntities: false }, pool: { min: 0, max: 1 } });
-  try {
-    const rows = await orm.em.getConnection().execute('select 1 from pg_database where datname = ?', [name]);
-    if (rows.length === 0) await orm.em.getConnection().execute(`create database ${name}`);
-  } finally {
-    await orm.close(true);
-  }
-}
-
-const SPORTS = [
-  ['soccer', 'Premier League', 'Arsenal', 'Chelsea'],
-  ['basketball', 'NBA', 'Boston Celtics', 'Miami Heat'],
-  ['tennis', 'ATP Tour', 'Player One', 'Player Two'],
-];
-
-function pickInput(i) {
-  const [sport, league, homeTeam, awayTeam] = SPORTS[i % SPORTS.length];
-  return {
-    sport,
-    league,
-    homeTeam,
-    awayTeam,
-    kickoffAt: new Date(Date.now() + 2 * 86_400_000 + i * 60_000).toISOString(),
-    selection: homeTeam,
-    bookmaker: { name: 'Bet365', slug: 'bet365' },
-    odds: 2.2 + (i % 10) / 100,
-    referenceFairOdds: 2.0,
-    confidence: 70,
-  };
-}
 
 /** Resident memory by kind of mapping (/proc/self/smaps): where RSS that is not V8 heap lives. */
 function residentByMapping() {
@@ -129,26 +89,15 @@ function openFds() {
 }
 
 async function main() {
-  const env = {
-    ADMIN_TOKEN: adminToken,
-    DEMO_SEED: 'false',
-    LOG_LEVEL: 'silent',
-    NODE_ENV: 'production',
-    TIER_LIMITS: JSON.stringify(TIER_LIMITS),
-    STREAM_HEARTBEAT_SECONDS: process.env.STREAM_HEARTBEAT_SECONDS ?? '30',
-    HOST,
-    PORT: '0',
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
-  };
-  if (mode === 'embedded') {
-    env.DATA_DIR = process.env.STREAMS_DATA_DIR;
-  } else if (mode === 'services') {
-    await ensureDatabase(process.env.STREAMS_DB_URL);
-    env.DATABASE_URL = process.env.STREAMS_DB_URL;
-    env.REDIS_URL = process.env.STREAMS_REDIS_URL;
-  } else {
-    throw new Error(`unknown STREAMS_MODE ${mode}`);
-  }
+  const env = await serverEnv({
+    mode,
+    modeVar: 'STREAMS_MODE',
+    adminToken,
+    dataDir: process.env.STREAMS_DATA_DIR,
+    dbUrl: process.env.STREAMS_DB_URL,
+    redisUrl: process.env.STREAMS_REDIS_URL,
+    extra: { TIER_LIMITS: JSON.stringify(TIER_LIMITS), STREAM_HEARTBEAT_SECONDS: process.env.STREAM_HEARTBEAT_SECONDS ?? '30' },
+  });
   const config = loadConfig(env);
   const started = performance.now();
   const runtime = await createRuntime(config, { adminToken, migrate: true });
@@ -205,6 +154,7 @@ async function main() {
 
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
+  const meter = windowMeter(loopDelay);
   let profiler = null;
 
   const connections = () =>
@@ -236,22 +186,10 @@ async function main() {
       };
     },
     async mark() {
-      loopDelay.reset();
-      return { cpu: process.cpuUsage(), elu: performance.eventLoopUtilization(), t: performance.now() };
+      return meter.mark();
     },
     async since({ mark }) {
-      const cpu = process.cpuUsage(mark.cpu);
-      const elu = performance.eventLoopUtilization(mark.elu);
-      const seconds = (performance.now() - mark.t) / 1000;
-      return {
-        seconds,
-        cpuS: (cpu.user + cpu.system) / 1e6,
-        cpuShare: (cpu.user + cpu.system) / 1e6 / seconds,
-        elu: elu.utilization,
-        loopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
-        // Peak RSS of the process so far (kernel ru_maxrss, KiB).
-        maxRss: process.resourceUsage().maxRSS * 1024,
-      };
+      return meter.since(mark);
     },
     async publish({ count, intervalMs }) {
       const published = [];
@@ -269,62 +207,28 @@ async function main() {
       return published;
     },
     async profileStart({ intervalUs }) {
-      profiler = new Session();
-      profiler.connect();
-      await profiler.post('Profiler.enable');
-      await profiler.post('Profiler.setSamplingInterval', { interval: intervalUs ?? 500 });
-      await profiler.post('Profiler.start');
+      profiler = await startCpuProfile(intervalUs ?? 500);
       return true;
     },
     async profileStop({ file }) {
-      const { profile } = await profiler.post('Profiler.stop');
-      profiler.disconnect();
+      const written = await profiler.stop(file);
       profiler = null;
-      writeFileSync(file, JSON.stringify(profile));
-      return file;
+      return written;
     },
     async stop() {
-      setImmediate(async () => {
-        try {
-          if (bare) {
-            for (const res of bareClients) res.destroy();
-            bare.close();
-          }
-          await app.close();
-          if (mode === 'services') {
-            // The bench keys' limiter counters: drop them instead of leaving them for 40 days.
-            const { Redis } = await import('ioredis');
-            const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-            await redis.connect();
-            for (let i = 0; i < keyIds.length; i += 200) {
-              const batch = keyIds.slice(i, i + 200);
-              const found = (await Promise.all(batch.map((id) => redis.keys(`rl:{${id}}:*`)))).flat();
-              if (found.length) await redis.del(...found);
-            }
-            redis.disconnect();
-          }
-          await runtime.close();
-          process.exit(0);
-        } catch (error) {
-          process.stderr.write(`streams server: shutdown failed: ${error?.stack ?? error}\n`);
-          process.exit(1);
+      return shutdownSoon('streams server', async () => {
+        if (bare) {
+          for (const res of bareClients) res.destroy();
+          bare.close();
         }
+        await app.close();
+        if (mode === 'services') await dropLimiterCounters(config.redisUrl, keyIds);
+        await runtime.close();
       });
-      return true;
     },
   };
 
-  process.on('message', async (message) => {
-    const { id, cmd, args } = message;
-    try {
-      const command = commands[cmd];
-      if (!command) throw new Error(`unknown command ${cmd}`);
-      process.send({ id, ok: true, result: await command(args ?? {}) });
-    } catch (error) {
-      process.send({ id, ok: false, error: String(error?.stack ?? error) });
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
+  serveCommands(commands);
 
   process.send({
     type: 'ready',

@@ -28,10 +28,9 @@
  * WH_DB_URL + WH_REDIS_URL (services), WH_RECEIVER_PORT, WH_KEYS, WH_SUBS_PER_KEY.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { serveCommands, sleep, wallNow, windowMeter } from './common.mjs';
+import { pickInput, serverEnv, shutdownSoon, startCpuProfile } from './server-common.mjs';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
 
@@ -40,50 +39,10 @@ if (!process.send) {
   process.exit(2);
 }
 
-const HOST = '127.0.0.1';
 const mode = process.env.WH_MODE;
 const receiverPort = Number(process.env.WH_RECEIVER_PORT);
 const keyCount = Number(process.env.WH_KEYS ?? 20);
 const subsPerKey = Number(process.env.WH_SUBS_PER_KEY ?? 5);
-
-async function ensureDatabase(url) {
-  const { MikroORM } = await import('@mikro-orm/postgresql');
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bench database name must match [a-z_][a-z0-9_]*, got "${name}"`);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const orm = await MikroORM.init({ clientUrl: admin.toString(), entities: [], discovery: { warnWhenNoEntities: false }, pool: { min: 0, max: 1 } });
-  try {
-    const rows = await orm.em.getConnection().execute('select 1 from pg_database where datname = ?', [name]);
-    if (rows.length === 0) await orm.em.getConnection().execute(`create database ${name}`);
-  } finally {
-    await orm.close(true);
-  }
-}
-
-// The pick input of bench/streams-server.mjs.
-const SPORTS = [
-  ['soccer', 'Premier League', 'Arsenal', 'Chelsea'],
-  ['basketball', 'NBA', 'Boston Celtics', 'Miami Heat'],
-  ['tennis', 'ATP Tour', 'Player One', 'Player Two'],
-];
-
-function pickInput(i) {
-  const [sport, league, homeTeam, awayTeam] = SPORTS[i % SPORTS.length];
-  return {
-    sport,
-    league,
-    homeTeam,
-    awayTeam,
-    kickoffAt: new Date(Date.now() + 2 * 86_400_000 + (i % 10_000) * 60_000).toISOString(),
-    selection: homeTeam,
-    bookmaker: { name: 'Bet365', slug: 'bet365' },
-    odds: 2.2 + (i % 10) / 100,
-    referenceFairOdds: 2.0,
-    confidence: 70,
-  };
-}
 
 /**
  * Diagnostics (WH_DIAG=1, BENCH_WEBHOOKS_DIAG=1): wraps the dispatcher's claim, dispatchOnce
@@ -150,25 +109,15 @@ const log = {
 async function main() {
   if (!Number.isInteger(receiverPort) || receiverPort <= 0) throw new Error('WH_RECEIVER_PORT is required');
   const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
-  const env = {
-    ADMIN_TOKEN: adminToken,
-    DEMO_SEED: 'false',
-    LOG_LEVEL: 'silent',
-    NODE_ENV: 'production',
-    HOST,
-    PORT: '0',
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
-    WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1',
-  };
-  if (mode === 'embedded') {
-    env.DATA_DIR = process.env.WH_DATA_DIR;
-  } else if (mode === 'services') {
-    await ensureDatabase(process.env.WH_DB_URL);
-    env.DATABASE_URL = process.env.WH_DB_URL;
-    env.REDIS_URL = process.env.WH_REDIS_URL;
-  } else {
-    throw new Error(`unknown WH_MODE ${mode}`);
-  }
+  const env = await serverEnv({
+    mode,
+    modeVar: 'WH_MODE',
+    adminToken,
+    dataDir: process.env.WH_DATA_DIR,
+    dbUrl: process.env.WH_DB_URL,
+    redisUrl: process.env.WH_REDIS_URL,
+    extra: { WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1' },
+  });
   const config = loadConfig(env);
   const started = performance.now();
   // WH_POOL_MAX (BENCH_WEBHOOKS_POOL_MAX): what-if for the PostgreSQL pool size (default 10).
@@ -236,13 +185,7 @@ async function main() {
         async () => {
           mark = meter.mark();
           diagAtWindow = diag?.snapshot() ?? null;
-          if (profileFile) {
-            profiler = new Session();
-            profiler.connect();
-            await profiler.post('Profiler.enable');
-            await profiler.post('Profiler.setSamplingInterval', { interval: 500 });
-            await profiler.post('Profiler.start');
-          }
+          if (profileFile) profiler = await startCpuProfile(500);
         },
         Math.max(0, windowStart - wallNow()),
       );
@@ -252,11 +195,7 @@ async function main() {
           async () => {
             stats = mark ? meter.since(mark) : null;
             if (diag && diagAtWindow) stats.diag = diag.since(diagAtWindow, (windowEnd - windowStart) / 1000);
-            if (profiler) {
-              const { profile } = await profiler.post('Profiler.stop');
-              profiler.disconnect();
-              writeFileSync(profileFile, JSON.stringify(profile));
-            }
+            if (profiler) await profiler.stop(profileFile);
             resolve();
           },
           Math.max(0, windowEnd - wallNow()),
@@ -325,16 +264,7 @@ async function main() {
       };
     },
     async stop() {
-      setImmediate(async () => {
-        try {
-          await runtime.close();
-          process.exit(0);
-        } catch (error) {
-          process.stderr.write(`webhooks server: shutdown failed: ${error?.stack ?? error}\n`);
-          process.exit(1);
-        }
-      });
-      return true;
+      return shutdownSoon('webhooks server', () => runtime.close());
     },
   });
 
