@@ -5,7 +5,6 @@
  * (auth, limits), plugins and error masking apply as on /graphql.
  */
 import { readFileSync } from 'node:fs';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Context } from '../../src/graphql/context.js';
 import type { ServerContext, Yoga } from '../../src/graphql/yoga.js';
@@ -17,6 +16,7 @@ export interface PreparedOperation {
 
 const FRAGMENTS: Record<string, string> = {
   V1Pick: readFileSync(new URL('./v1-pick.graphql', import.meta.url), 'utf8'),
+  V1WebhookSubscription: readFileSync(new URL('./v1-webhook-subscription.graphql', import.meta.url), 'utf8'),
 };
 
 /** Reads a document (plus the shared fragments it spreads) and validates it; a bad document stops start-up. */
@@ -44,7 +44,7 @@ export interface OperationRunner {
  */
 export async function openOperation(
   yoga: Yoga,
-  server: { req: FastifyRequest; reply: FastifyReply; anonymous?: boolean },
+  server: ServerContext,
 ): Promise<OperationRunner | GraphQLError> {
   const serverContext: ServerContext = server;
   const { contextFactory, execute, subscribe, schema } = yoga.getEnveloped(serverContext);

@@ -73,9 +73,24 @@ async function deliveries(testApp: TestApp, key: string, id: string): Promise<{ 
   return { status: result.data!.webhookSubscription.status, nodes: result.data!.webhookSubscription.deliveries.nodes };
 }
 
-/** Relays the outbox (fan-out happens there) and runs the dispatcher until nothing is due. */
+/**
+ * Relays the whole outbox (fan-out happens there). relayOnce() also answers 0 while the
+ * background relay holds the lock, so wait until no event is left unrelayed.
+ */
+async function relayAll(testApp: TestApp): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await testApp.runtime.relay.relayOnce();
+    const [left] = await testApp.runtime.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from outbox_events where relayed_at is null');
+    if (Number(left!.n) === 0) return;
+    if (Date.now() > deadline) throw new Error('the outbox was not relayed within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Relays the outbox and runs the dispatcher until nothing is due. */
 async function drive(testApp: TestApp): Promise<void> {
-  while ((await testApp.runtime.relay.relayOnce()) > 0);
+  await relayAll(testApp);
   while ((await testApp.runtime.dispatcher.dispatchOnce()) > 0) await testApp.runtime.dispatcher.idle();
   await testApp.runtime.dispatcher.idle();
 }
@@ -213,7 +228,7 @@ describe('webhook deliveries', () => {
     }
     // A second event arrives while the first is on its last retry.
     await publish(testApp, 'Second FC');
-    await testApp.runtime.relay.relayOnce();
+    await relayAll(testApp);
     clock.advance(1_000);
     await drive(testApp);
     const log = await deliveries(testApp, key, subscriptionId);
@@ -267,7 +282,7 @@ describe('webhook deliveries', () => {
       for (let i = 0; i < 3; i += 1) await subscribe(testApp, key, hooks.url('hooks.test', `/k${index}/s${i}`));
     }
     for (let i = 0; i < 15; i += 1) await publish(testApp, `Pair ${i} FC`);
-    while ((await testApp.runtime.relay.relayOnce()) > 0);
+    await relayAll(testApp);
     const other = dispatcherFor(testApp, {});
     opened.push({ close: () => other.stop() });
     testApp.runtime.dispatcher.start();
@@ -286,7 +301,7 @@ describe('webhook deliveries', () => {
     const key = await growthKey(testApp);
     const { id: subscriptionId } = await subscribe(testApp, key, hooks.url('hooks.test', '/crash'));
     await publish(testApp, 'Crash FC');
-    while ((await testApp.runtime.relay.relayOnce()) > 0);
+    await relayAll(testApp);
     // The "crashed" dispatcher: claims with a short lease, its attempt never completes.
     const crashed = dispatcherFor(testApp, { leaseMs: 1_000, timeoutMs: 60_000, crashed: true });
     expect(await crashed.dispatchOnce()).toBe(1);
