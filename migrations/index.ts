@@ -2,10 +2,12 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000Initial } from './Migration20261122000000_initial.js';
 import { Migration20261123000000Deployment } from './Migration20261123000000_deployment.js';
 import { Migration20261123000100WebhookDispatch } from './Migration20261123000100_webhook_dispatch.js';
+import { Migration20261124000000Accounts } from './Migration20261124000000_accounts.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122000000_initial', class: Migration20261122000000Initial },
   { name: 'Migration20261123000000_deployment', class: Migration20261123000000Deployment },
   { name: 'Migration20261123000100_webhook_dispatch', class: Migration20261123000100WebhookDispatch },
+  { name: 'Migration20261124000000_accounts', class: Migration20261124000000Accounts },
 ];

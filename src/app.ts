@@ -7,6 +7,7 @@ import { ErrorCode } from './domain/errors.js';
 import { registerPublicRoutes } from '../adapters/public/plugin.js';
 import { registerRestRoutes } from '../adapters/rest/plugin.js';
 import { registerStreamRoutes } from '../adapters/stream/plugin.js';
+import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
 import { registerOpenApi } from '../adapters/shared/openapi.js';
 import { getSchema } from './graphql/schema.js';
 import { createYogaServer } from './graphql/yoga.js';
@@ -16,14 +17,24 @@ import { registerGraphQLRoute } from './server/graphql-route.js';
 import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
 import { registerHealthRoutes } from './server/health.js';
 import { registerRateLimitHeaders } from './server/rate-limit-headers.js';
+import {
+  BODY_LIMIT_BYTES,
+  clientErrorHandler,
+  DEFAULT_SERVER_TIMEOUTS,
+  nodeHttpOptions,
+  socketTimeoutMs,
+  type ServerTimeouts,
+} from './server/http-limits.js';
 
-export const BODY_LIMIT_BYTES = 256 * 1024;
+export { BODY_LIMIT_BYTES };
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** An existing pino logger (the entry point shares one with the runtime). */
   loggerInstance?: FastifyServerOptions['loggerInstance'];
+  /** Server timeouts (tests shorten them); defaults in src/server/http-limits.ts. */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 /** Logs never carry credentials: Authorization, cookies, and API keys in bodies are redacted. */
@@ -38,26 +49,51 @@ export const LOG_REDACT_PATHS = [
 ];
 
 export async function buildApp(runtime: Runtime, options: AppOptions = {}): Promise<FastifyInstance> {
+  const timeouts: ServerTimeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     bodyLimit: BODY_LIMIT_BYTES,
-    // Slow clients cannot hold a request open indefinitely.
-    requestTimeout: 30_000,
-    connectionTimeout: 60_000,
-    keepAliveTimeout: 5_000,
+    // Hostile connections (src/server/http-limits.ts): header size, slowloris, slow bodies, idle sockets.
+    http: nodeHttpOptions(timeouts),
+    requestTimeout: timeouts.requestTimeoutMs,
+    connectionTimeout: socketTimeoutMs(timeouts, runtime.config.streamHeartbeatSeconds),
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    clientErrorHandler,
     // A caller-supplied X-Request-Id is kept when sane, so traces join across a load balancer.
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    return503OnClosing: true,
-    // On close, drop keep-alive and streaming sockets instead of waiting for clients to leave.
-    forceCloseConnections: true,
+    // Draining (close() on SIGTERM) is ours, see below: requests already received complete
+    // instead of being cut (`true` would destroy every socket, busy ones included), and requests
+    // arriving meanwhile get our JSON 503 rather than Fastify's own body.
+    return503OnClosing: false,
+    forceCloseConnections: false,
   });
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+  });
+
+  // Drain: streams are ended by their own preClose hooks; a request that arrives on a kept-alive
+  // connection is refused with 503 service_unavailable (a load balancer retries it elsewhere);
+  // responses carry `Connection: close`, and sockets are closed as soon as they are idle, so
+  // close() ends when the last request in flight has been answered. src/main.ts bounds it.
+  let draining: NodeJS.Timeout | null = null;
+  app.addHook('preClose', async () => {
+    draining = setInterval(() => app.server.closeIdleConnections(), 50).unref();
+  });
+  app.addHook('onClose', async () => {
+    if (draining) clearInterval(draining);
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!draining) return;
+    reply.header('connection', 'close');
+    return sendError(reply, ErrorCode.serviceUnavailable, 'This instance is shutting down; retry the request.');
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    if (draining) reply.header('connection', 'close');
   });
 
   app.setErrorHandler((error, req, reply) => {
@@ -69,7 +105,9 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
 
   const yoga = createYogaServer({
     services: runtime.services,
-    graphiql: !runtime.config.production,
+    // GraphiQL needs introspection: served outside production while introspection is on.
+    graphiql: !runtime.config.production && runtime.config.graphqlIntrospection,
+    introspection: runtime.config.graphqlIntrospection,
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
   });
   await registerOpenApi(app);
@@ -78,6 +116,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   registerGraphQLSseRoute(app, runtime.services, {
     now: () => runtime.clock.now().getTime(),
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
+    introspection: runtime.config.graphqlIntrospection,
   });
   registerRestRoutes(app, yoga, getSchema());
   registerStreamRoutes(app, yoga, getSchema(), {
@@ -86,6 +125,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   });
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
+  // The customer dashboard (HTML, session cookie, CSRF): its own encapsulated scope under /dashboard.
+  await registerDashboardRoutes(app, { yoga, schema: getSchema(), services: runtime.services, clock: runtime.clock, tierLimits: runtime.config.tierLimits });
   registerHealthRoutes(app, runtime.readiness, () => ({ limiter: runtime.limiter.mode() }));
 
   await app.ready();

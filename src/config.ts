@@ -37,6 +37,11 @@ export interface Config {
   demoSeed: boolean;
   tierLimits: TierLimits;
   webhookRetryScheduleMs: number[];
+  /**
+   * How long a dispatcher leases a delivery it attempts (WEBHOOK_LEASE_SECONDS): after a crash
+   * another instance takes the delivery over when the lease ends. Attempts time out 1 s before it.
+   */
+  webhookLeaseMs: number;
   streamHeartbeatSeconds: number;
   /** Test-only: host name -> loopback address. */
   webhookHostOverrides: Map<string, string>;
@@ -51,6 +56,8 @@ export interface Config {
   /** Default bookmaker tax rate used when a pick does not name one. */
   defaultTaxRate: number;
   production: boolean;
+  /** Serve __schema / __type queries (GRAPHQL_INTROSPECTION); default on outside production, off in production. */
+  graphqlIntrospection: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -186,6 +193,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   const portRaw = value(env, 'PORT');
   const demoSeedRaw = value(env, 'DEMO_SEED');
   const heartbeatRaw = value(env, 'STREAM_HEARTBEAT_SECONDS');
+  const leaseRaw = value(env, 'WEBHOOK_LEASE_SECONDS');
+  const introspectionRaw = value(env, 'GRAPHQL_INTROSPECTION');
 
   return {
     port: portRaw === undefined ? 3000 : parseInteger('PORT', portRaw, 0, 65535),
@@ -197,6 +206,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     demoSeed: demoSeedRaw === undefined ? embedded : parseBoolean('DEMO_SEED', demoSeedRaw),
     tierLimits: parseTierLimits(value(env, 'TIER_LIMITS')),
     webhookRetryScheduleMs: parseRetrySchedule(value(env, 'WEBHOOK_RETRY_SCHEDULE')),
+    webhookLeaseMs: (leaseRaw === undefined ? 30 : parseInteger('WEBHOOK_LEASE_SECONDS', leaseRaw, 3, 3600)) * 1000,
     streamHeartbeatSeconds: heartbeatRaw === undefined ? 30 : parseInteger('STREAM_HEARTBEAT_SECONDS', heartbeatRaw, 1, 3600),
     webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
     webhookSecretKey: secretKeyRaw === undefined ? null : parseSecretKey('WEBHOOK_SECRET_KEY', secretKeyRaw),
@@ -205,5 +215,6 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     logLevel: logLevelRaw as LogLevel,
     defaultTaxRate: DEFAULT_TAX_RATE,
     production,
+    graphqlIntrospection: introspectionRaw === undefined ? !production : parseBoolean('GRAPHQL_INTROSPECTION', introspectionRaw),
   };
 }

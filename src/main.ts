@@ -9,6 +9,9 @@ import { embeddedAdminToken, embeddedWebhookSecretKey, loadDemoKeys, saveDemoKey
 import { createRuntime } from './runtime.js';
 import { seedDemo } from './seed/demo.js';
 
+/** How long SIGTERM waits for requests in flight before closing their connections. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
 function printBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null): void {
   const lines = [
     '',
@@ -60,8 +63,16 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'draining: no new connections, finishing in-flight requests');
+    // A client that never finishes its request cannot hold the drain forever.
+    const cutOff = setTimeout(() => {
+      app.log.warn({ afterMs: DRAIN_TIMEOUT_MS }, 'draining: closing the connections still open');
+      app.server.closeAllConnections();
+    }, DRAIN_TIMEOUT_MS);
+    cutOff.unref();
     try {
       await app.close();
+      clearTimeout(cutOff);
+      // Then the engines: the relay stops, webhook attempts in flight complete and release their lease.
       await runtime.close();
       process.exit(0);
     } catch (error) {

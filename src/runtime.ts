@@ -93,8 +93,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   });
   const webhookKeyring = createKeyring(secretKey, config.webhookSecretKeysPrevious);
   const webhookUrlGuard = new WebhookUrlGuard({ resolve: options.resolveWebhookHost, hostOverrides: config.webhookHostOverrides });
-  const sender = new WebhookSender({ guard: webhookUrlGuard, timeoutMs: options.webhookTimeoutMs ?? WEBHOOK_TIMEOUT_MS, userAgent: WEBHOOK_USER_AGENT });
-  const dispatcher = new WebhookDispatcher(orm, clock, sender, webhookKeyring, { retryScheduleMs: config.webhookRetryScheduleMs, log: options.log });
+  // An attempt ends (times out) before its lease does, so a live attempt is never taken over.
+  const timeoutMs = options.webhookTimeoutMs ?? Math.min(WEBHOOK_TIMEOUT_MS, config.webhookLeaseMs - 1_000);
+  const sender = new WebhookSender({ guard: webhookUrlGuard, timeoutMs, userAgent: WEBHOOK_USER_AGENT });
+  const dispatcher = new WebhookDispatcher(orm, clock, sender, webhookKeyring, {
+    retryScheduleMs: config.webhookRetryScheduleMs,
+    leaseMs: config.webhookLeaseMs,
+    log: options.log,
+  });
   const visibilityListeners = new Set<() => void>();
   const services = createServices(
     { orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring },

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       streamHeartbeatSeconds: 30,
       logLevel: 'info',
       webhookRetryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000],
+      webhookLeaseMs: 30_000,
     });
     expect(config.tierLimits).toEqual(DEFAULT_TIER_LIMITS);
     expect(config.dataDir).toMatch(/\/data$/);
@@ -39,6 +40,7 @@ describe('loadConfig', () => {
       DEMO_SEED: 'no',
       TIER_LIMITS: '{"starter":{"hourly":25},"enterprise":{"monthly":40}}',
       WEBHOOK_RETRY_SCHEDULE: '1s,1s,2s,500ms,1m',
+      WEBHOOK_LEASE_SECONDS: '4',
       STREAM_HEARTBEAT_SECONDS: '2',
       WEBHOOK_HOST_OVERRIDES: 'receiver.test=127.0.0.1,other.test=::1',
       LOG_LEVEL: 'debug',
@@ -48,6 +50,7 @@ describe('loadConfig', () => {
     expect(config.tierLimits.enterprise).toEqual({ hourly: 10_000, monthly: 40 });
     expect(config.tierLimits.growth).toEqual(DEFAULT_TIER_LIMITS.growth);
     expect(config.webhookRetryScheduleMs).toEqual([1000, 1000, 2000, 500, 60_000]);
+    expect(config.webhookLeaseMs).toBe(4_000);
     expect([...config.webhookHostOverrides]).toEqual([['receiver.test', '127.0.0.1'], ['other.test', '::1']]);
   });
 
@@ -70,6 +73,8 @@ describe('loadConfig', () => {
     ['WEBHOOK_RETRY_SCHEDULE', '1s,1s,1s,1s,forever'],
     ['STREAM_HEARTBEAT_SECONDS', '0'],
     ['STREAM_HEARTBEAT_SECONDS', '1.5'],
+    ['WEBHOOK_LEASE_SECONDS', '2'],
+    ['WEBHOOK_LEASE_SECONDS', '30s'],
     ['WEBHOOK_HOST_OVERRIDES', 'receiver.test=10.0.0.5'],
     ['WEBHOOK_HOST_OVERRIDES', 'receiver.test=8.8.8.8'],
     ['WEBHOOK_HOST_OVERRIDES', 'receiver.test'],
@@ -102,5 +107,14 @@ describe('loadConfig', () => {
     expect(hex.webhookSecretKey).toEqual(Buffer.alloc(32, 0xab));
     expect(hex.webhookSecretKeysPrevious.map((key) => key.length)).toEqual([32, 32]);
     expect(loadConfig(pg).webhookSecretKey!.toString('base64')).toBe(pg.WEBHOOK_SECRET_KEY);
+  });
+
+  it('serves GraphQL introspection outside production, not in production, unless GRAPHQL_INTROSPECTION says otherwise', () => {
+    expect(loadConfig({}).graphqlIntrospection).toBe(true);
+    expect(loadConfig({ ...pg, NODE_ENV: 'production' })).toMatchObject({ production: true, graphqlIntrospection: false });
+    expect(loadConfig({ ...pg, NODE_ENV: 'production', GRAPHQL_INTROSPECTION: 'true' }).graphqlIntrospection).toBe(true);
+    expect(loadConfig({ GRAPHQL_INTROSPECTION: 'off' }).graphqlIntrospection).toBe(false);
+    expect(loadConfig({ GRAPHQL_INTROSPECTION: ' ' }).graphqlIntrospection).toBe(true);
+    expect(() => loadConfig({ GRAPHQL_INTROSPECTION: 'sometimes' })).toThrow(/^Invalid configuration: GRAPHQL_INTROSPECTION must be one of true, false/);
   });
 });

@@ -112,7 +112,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     if (error || !result.data) {
       const code = error?.extensions.code as ErrorCode | undefined;
       if (code && code !== ErrorCode.internalError && code in ERROR_HTTP_STATUS) {
-        const { code: _code, ...extras } = error!.extensions as Record<string, unknown>;
+        const { code: _code, http: _http, ...extras } = error!.extensions as Record<string, unknown>;
         return { error: { code, message: error!.message, extras: extras as ErrorExtras } };
       }
       return internal;

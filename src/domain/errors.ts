@@ -17,12 +17,22 @@ export const ErrorCode = {
   invalidTransition: 'invalid_transition',
   duplicateUrl: 'duplicate_url',
   payloadTooLarge: 'payload_too_large',
+  queryTooComplex: 'query_too_complex',
+  requestTimeout: 'request_timeout',
+  headersTooLarge: 'headers_too_large',
   rateLimitExceeded: 'rate_limit_exceeded',
   monthlyQuotaExceeded: 'monthly_quota_exceeded',
   subscriptionLimit: 'subscription_limit',
   tooManyStreams: 'too_many_streams',
   internalError: 'internal_error',
   serviceUnavailable: 'service_unavailable',
+  // Customer accounts and the dashboard (docs/DASHBOARD.md).
+  invalidCredentials: 'invalid_credentials',
+  loginThrottled: 'login_throttled',
+  sessionRequired: 'session_required',
+  invalidCsrfToken: 'invalid_csrf_token',
+  duplicateEmail: 'duplicate_email',
+  apiKeyLimit: 'api_key_limit',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -41,12 +51,21 @@ export const ERROR_HTTP_STATUS: Record<ErrorCode, number> = {
   invalid_transition: 409,
   duplicate_url: 409,
   payload_too_large: 413,
+  query_too_complex: 400,
+  request_timeout: 408,
+  headers_too_large: 431,
   rate_limit_exceeded: 429,
   monthly_quota_exceeded: 429,
   subscription_limit: 429,
   too_many_streams: 429,
   internal_error: 500,
   service_unavailable: 503,
+  invalid_credentials: 401,
+  login_throttled: 429,
+  session_required: 401,
+  invalid_csrf_token: 403,
+  duplicate_email: 409,
+  api_key_limit: 429,
 };
 
 export type ErrorExtras = Record<string, string | number | boolean | null>;
@@ -162,3 +181,72 @@ export class SubscriptionLimitError extends AppError {
     this.name = 'SubscriptionLimitError';
   }
 }
+
+/** 401: wrong email or password; deliberately the same message for both (no account enumeration). */
+export class InvalidCredentialsError extends AppError {
+  constructor() {
+    super(ErrorCode.invalidCredentials, 'Incorrect email or password.');
+    this.name = 'InvalidCredentialsError';
+  }
+}
+
+/** 429: too many failed sign-ins for this account or from this address. */
+export class LoginThrottledError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(ErrorCode.loginThrottled, `Too many failed sign-in attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} min.`, {
+      retry_after_seconds: retryAfterSeconds,
+    });
+    this.name = 'LoginThrottledError';
+  }
+}
+
+/** 401: the operation needs a signed-in dashboard session (missing, expired or signed out). */
+export class SessionRequiredError extends AppError {
+  constructor(message = 'Sign in to the dashboard first; the session is missing or has expired.') {
+    super(ErrorCode.sessionRequired, message);
+    this.name = 'SessionRequiredError';
+  }
+}
+
+/** 403: a state-changing dashboard request without a valid CSRF token. */
+export class InvalidCsrfTokenError extends AppError {
+  constructor() {
+    super(ErrorCode.invalidCsrfToken, 'The form has expired or did not come from this site. Reload the page and try again.');
+    this.name = 'InvalidCsrfTokenError';
+  }
+}
+
+/** 409: an account with this email already exists. */
+export class DuplicateEmailError extends AppError {
+  constructor() {
+    super(ErrorCode.duplicateEmail, 'An account with this email already exists.');
+    this.name = 'DuplicateEmailError';
+  }
+}
+
+/** 429: the account already has the maximum number of active API keys. */
+export class ApiKeyLimitError extends AppError {
+  constructor(limit: number) {
+    super(ErrorCode.apiKeyLimit, `An account can have at most ${limit} active API keys; revoke one first.`, { limit });
+    this.name = 'ApiKeyLimitError';
+  }
+}
+
+/** 400: a GraphQL document over the depth, cost, alias, directive or token limits (src/graphql/limits.ts). */
+export class QueryTooComplexError extends AppError {
+  constructor(message: string) {
+    super(ErrorCode.queryTooComplex, message);
+    this.name = 'QueryTooComplexError';
+  }
+}
+
+/** 503: a dependency the request needs (the database) cannot be reached right now; retrying later helps. */
+export class ServiceUnavailableError extends AppError {
+  constructor(message = 'The service is temporarily unavailable; retry with exponential backoff.') {
+    super(ErrorCode.serviceUnavailable, message);
+    this.name = 'ServiceUnavailableError';
+  }
+}
+
+/** Seconds a 503 `service_unavailable` asks the client to wait (Retry-After). */
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 1;

@@ -6,4 +6,6 @@ export type Principal =
   /** A credential was presented but is not valid: any guarded field answers invalid_api_key. */
   | { kind: 'invalid' }
   | { kind: 'admin' }
-  | { kind: 'apiKey'; apiKeyId: string; tier: Tier };
+  | { kind: 'apiKey'; apiKeyId: string; tier: Tier }
+  /** A customer signed in to the dashboard (session cookie, dashboard adapter only; docs/DASHBOARD.md). */
+  | { kind: 'account'; accountId: string; tier: Tier; sessionId: string };

@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { tierAtLeast, type Tier } from '../domain/api-key.js';
-import { AdminRequiredError, InvalidApiKeyError, TierUpgradeRequiredError } from '../domain/errors.js';
+import { AdminRequiredError, InvalidApiKeyError, SessionRequiredError, TierUpgradeRequiredError } from '../domain/errors.js';
 import type { Context, Principal } from './context.js';
 
 /** Throws the precise error for a principal below the minimum tier (admin passes). */
@@ -17,6 +17,12 @@ export function assertAdmin(principal: Principal): void {
   throw new AdminRequiredError();
 }
 
+/** The dashboard's scope: a signed-in account (session cookie, dashboard adapter only). */
+export function assertAccount(principal: Principal): Extract<Principal, { kind: 'account' }> {
+  if (principal.kind !== 'account') throw new SessionRequiredError();
+  return principal;
+}
+
 /**
  * The schema builder: plugins and the Context type only. Scopes throw the precise
  * AppError (401 invalid_api_key, 403 tier_upgrade_required / admin_required) so every
@@ -24,7 +30,7 @@ export function assertAdmin(principal: Principal): void {
  */
 export const builder = new SchemaBuilder<{
   Context: Context;
-  AuthScopes: { admin: boolean; tier: Tier };
+  AuthScopes: { admin: boolean; tier: Tier; account: boolean };
   Scalars: { DateTime: { Input: string; Output: Date } };
   DefaultFieldNullability: false;
 }>({
@@ -40,6 +46,10 @@ export const builder = new SchemaBuilder<{
       },
       tier: (minimum: Tier) => {
         assertTier(context.principal, minimum);
+        return true;
+      },
+      account: () => {
+        assertAccount(context.principal);
         return true;
       },
     }),

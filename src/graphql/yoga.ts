@@ -11,10 +11,14 @@ import {
   isAppError,
   MonthlyQuotaExceededError,
   RateLimitExceededError,
+  SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+  ServiceUnavailableError,
 } from '../domain/errors.js';
+import { isDatabaseUnavailable } from '../persistence/availability.js';
 import type { LimitDecision } from '../services/limits/rate-limiter.js';
 import type { Services } from '../services/index.js';
 import type { Context } from './context.js';
+import { guardPlugins } from './limits.js';
 import { getSchema } from './schema.js';
 import { useSharedSubscriptionResults } from './shared-subscription-results.js';
 
@@ -23,6 +27,12 @@ export interface ServerContext {
   reply: FastifyReply;
   /** Set by anonymous adapters: credentials in the request are not looked at. */
   anonymous?: boolean;
+  /**
+   * Set by the dashboard adapter only: the principal is the account signed in with this
+   * session cookie's token (never the Authorization header). No other surface sets it, so
+   * cookies never authenticate /graphql or /api/v1 (docs/DASHBOARD.md).
+   */
+  dashboard?: { sessionToken: string | undefined };
 }
 
 declare module 'fastify' {
@@ -41,9 +51,18 @@ function requestError(error: AppError): GraphQLError {
 }
 
 /** 401 for a presented but invalid credential, then 429 when the key is over its limits. */
-export async function buildContext(services: Services, req: FastifyRequest, options: { anonymous?: boolean } = {}): Promise<Context> {
-  // Anonymous surfaces (the public endpoint) ignore any credentials sent along.
-  const principal = options.anonymous ? ({ kind: 'anonymous' } as const) : await services.auth.principalFor(req.headers.authorization);
+export async function buildContext(
+  services: Services,
+  req: FastifyRequest,
+  options: { anonymous?: boolean; dashboard?: { sessionToken: string | undefined } } = {},
+): Promise<Context> {
+  // Anonymous surfaces (the public endpoint) ignore any credentials sent along; the dashboard
+  // uses its session cookie only.
+  const principal = options.anonymous
+    ? ({ kind: 'anonymous' } as const)
+    : options.dashboard
+      ? await services.dashboardAuth.principalFor(options.dashboard.sessionToken)
+      : await services.auth.principalFor(req.headers.authorization);
   if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError());
   let limits: LimitDecision | null = null;
   if (principal.kind === 'apiKey') {
@@ -65,6 +84,8 @@ export type Yoga = YogaServerInstance<ServerContext, Context>;
 export interface YogaOptions {
   services: Services;
   graphiql: boolean;
+  /** Serve __schema / __type queries (GRAPHQL_INTROSPECTION). */
+  introspection: boolean;
   logUnexpected: (error: unknown) => void;
 }
 
@@ -78,18 +99,34 @@ export function toPublicGraphQLError(error: unknown, logUnexpected: (error: unkn
   const graphQLError = error instanceof GraphQLError ? error : null;
   const original = graphQLError ? (graphQLError.originalError ?? null) : error;
   if (isAppError(original)) {
+    const extensions: Record<string, unknown> = { ...graphQLError?.extensions, code: original.code, ...original.extras };
+    // A refused request (limits, auth) answers with its code's status whatever the Accept header:
+    // yoga marks parse and validation failures as "spec" errors, which are 200 for application/json.
+    if (extensions.http) extensions.http = { ...(extensions.http as object), spec: false, status: ERROR_HTTP_STATUS[original.code] };
     return new GraphQLError(original.message, {
       nodes: graphQLError?.nodes,
       path: graphQLError?.path,
-      extensions: { ...graphQLError?.extensions, code: original.code, ...original.extras },
+      extensions,
     });
   }
   if (graphQLError && (!original || original instanceof GraphQLError)) {
-    const code = typeof graphQLError.extensions.code === 'string' ? graphQLError.extensions.code : ErrorCode.invalidRequest;
+    // graphql-jit's errors (variable coercion) pass instanceof but may have no extensions at all.
+    const code = typeof graphQLError.extensions?.code === 'string' ? graphQLError.extensions.code : ErrorCode.invalidRequest;
     return new GraphQLError(graphQLError.message, {
       nodes: graphQLError.nodes,
       path: graphQLError.path,
       extensions: { ...graphQLError.extensions, code },
+    });
+  }
+  if (isDatabaseUnavailable(original ?? error)) {
+    // The database is down or restarting: a prompt 503, not a bug (the REST adapters drop `http`).
+    return new GraphQLError(new ServiceUnavailableError().message, {
+      nodes: graphQLError?.nodes,
+      path: graphQLError?.path,
+      extensions: {
+        code: ErrorCode.serviceUnavailable,
+        http: { status: ERROR_HTTP_STATUS.service_unavailable, headers: { 'retry-after': String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS) } },
+      },
     });
   }
   logUnexpected(original ?? error);
@@ -111,6 +148,8 @@ export function createYogaServer(options: YogaOptions): Yoga {
     logging: false,
     // The REST adapters run a handful of fixed documents at high rates: compile them once.
     plugins: [
+      // Hostile documents: depth, cost, aliases, directives, tokens; introspection per config.
+      ...guardPlugins({ introspection: options.introspection }),
       useGraphQlJit({}, { cache: { get: (key) => jitCache.get(key), set: (key, value) => void jitCache.set(key, value) } }),
       // After jit: replaces its subscribe so each event is executed once per access level, not per subscriber.
       useSharedSubscriptionResults(),
@@ -118,6 +157,6 @@ export function createYogaServer(options: YogaOptions): Yoga {
     maskedErrors: {
       maskError: (error) => toPublicGraphQLError(error, options.logUnexpected),
     },
-    context: ({ req, anonymous }) => buildContext(options.services, req, { anonymous }),
+    context: ({ req, anonymous, dashboard }) => buildContext(options.services, req, { anonymous, dashboard }),
   });
 }

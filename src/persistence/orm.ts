@@ -19,6 +19,9 @@ export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolMax?: number }
   | { kind: 'pglite'; dataDir: string | 'memory://' };
 
+/** Connect / pool-acquire timeout on PostgreSQL (docs/OPERATIONS.md). */
+export const DATABASE_CONNECT_TIMEOUT_MS = 2_000;
+
 export interface InitOrmOptions {
   /** Apply pending migrations before returning (embedded mode and tests). */
   migrate?: boolean;
@@ -41,6 +44,10 @@ export async function initORM(target: DatabaseTarget, options: InitOrmOptions = 
       ...common,
       clientUrl: target.url,
       pool: { min: 0, max: target.poolMax ?? 10 },
+      // Fail fast while PostgreSQL is down, restarting or saturated: connecting, and waiting for
+      // a free pooled connection, give up after this long (the request answers 503
+      // service_unavailable, src/persistence/availability.ts). Keep-alive notices dead peers.
+      driverOptions: { connectionTimeoutMillis: DATABASE_CONNECT_TIMEOUT_MS, keepAlive: true },
     } as Parameters<typeof PostgreSqlMikroORM.init>[0])) as unknown as Orm;
   } else {
     if (target.dataDir !== 'memory://') mkdirSync(target.dataDir, { recursive: true });

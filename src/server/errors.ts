@@ -1,8 +1,10 @@
 import type { FastifyError, FastifyReply } from 'fastify';
-import { ERROR_HTTP_STATUS, ErrorCode, isAppError, type ErrorExtras } from '../domain/errors.js';
+import { ERROR_HTTP_STATUS, ErrorCode, isAppError, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS, ServiceUnavailableError, type ErrorExtras } from '../domain/errors.js';
+import { isDatabaseUnavailable } from '../persistence/availability.js';
 
 /** The JSON error body of every HTTP surface: { error, message, ...documented extras }. */
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string, extras: ErrorExtras = {}): FastifyReply {
+  if (code === ErrorCode.serviceUnavailable) reply.header('retry-after', String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS));
   return reply.status(ERROR_HTTP_STATUS[code]).type('application/json; charset=utf-8').send({ error: code, message, ...extras });
 }
 
@@ -28,5 +30,7 @@ export function classifyError(error: FastifyError | Error): { code: ErrorCode; m
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return { code: ErrorCode.invalidRequest, message: fastifyError.message, extras: {} };
   }
+  // The database is down or restarting: 503 at once (the pool fails fast), never a 500 or a hang.
+  if (isDatabaseUnavailable(error)) return { code: ErrorCode.serviceUnavailable, message: new ServiceUnavailableError().message, extras: {} };
   return { code: ErrorCode.internalError, message: 'Unexpected server error; retry with exponential backoff.', extras: {} };
 }

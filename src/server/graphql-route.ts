@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Yoga } from '../graphql/yoga.js';
+import { GRAPHQL_BODY_LIMIT_BYTES } from './http-limits.js';
 
 /** Mounts yoga at /graphql inside Fastify, sharing Fastify's parsed body, request id and logging. */
 export function registerGraphQLRoute(app: FastifyInstance, yoga: Yoga): void {
@@ -7,6 +8,7 @@ export function registerGraphQLRoute(app: FastifyInstance, yoga: Yoga): void {
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
     schema: { hide: true },
+    bodyLimit: GRAPHQL_BODY_LIMIT_BYTES,
     handler: async (req, reply) => {
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       response.headers.forEach((value, key) => {

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHandler } from 'graphql-sse';
 import type { Context } from '../graphql/context.js';
 import { getSchema } from '../graphql/schema.js';
+import { assertTokenLimit, guardedValidate } from '../graphql/limits.js';
 import { buildContext, toPublicGraphQLError } from '../graphql/yoga.js';
 import type { Services } from '../services/index.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -19,11 +20,17 @@ export const GRAPHQL_SSE_PATH = '/graphql/stream';
 export function registerGraphQLSseRoute(
   app: FastifyInstance,
   services: Services,
-  options: { now: () => number; logUnexpected: (error: unknown) => void },
+  options: { now: () => number; logUnexpected: (error: unknown) => void; introspection: boolean },
 ): void {
   type SseContext = Context & Record<PropertyKey, unknown>;
   const handler = createHandler<FastifyRequest, { reply: FastifyReply }, SseContext>({
     schema: getSchema(),
+    // The limits and introspection policy of /graphql (src/graphql/limits.ts): tokens before
+    // graphql-sse parses, the rest with validation. A refusal is thrown: 400 query_too_complex.
+    onSubscribe: (_req, params) => {
+      if (typeof params.query === 'string') assertTokenLimit(params.query);
+    },
+    validate: guardedValidate({ introspection: options.introspection }),
     context: async (req) => (await buildContext(services, req.raw)) as SseContext,
     onNext: (_context, _req, result) => {
       if (!result.errors) return;
@@ -89,9 +96,10 @@ export function registerGraphQLSseRoute(
           return;
         }
         const refused = error instanceof GraphQLError && typeof error.extensions.code === 'string';
-        const status = refused ? ((error.extensions.http as { status?: number } | undefined)?.status ?? 400) : 500;
         const body = toPublicGraphQLError(error, options.logUnexpected);
-        const { http: _http, ...extensions } = body.extensions as Record<string, unknown>;
+        const { http, ...extensions } = body.extensions as Record<string, unknown>;
+        // A refusal carries its status; so does a database outage (503), recognised by toPublicGraphQLError.
+        const status = (http as { status?: number } | undefined)?.status ?? (refused ? 400 : 500);
         reply.raw.writeHead(status, {
           'content-type': 'application/json; charset=utf-8',
           'x-request-id': String(req.id),

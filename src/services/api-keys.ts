@@ -1,6 +1,7 @@
 import type { Clock } from '../domain/clock.js';
 import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, type Tier } from '../domain/api-key.js';
-import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
+import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../domain/account.js';
+import { ApiKeyLimitError, InvalidParameterError, NotFoundError } from '../domain/errors.js';
 import { ApiKeyEntity } from '../persistence/entities/api-key.js';
 import type { Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
@@ -20,33 +21,55 @@ export class ApiKeyService {
     private readonly clock: Clock,
   ) {}
 
-  async create(input: { tier: Tier; label?: string | null }): Promise<CreatedApiKey> {
+  /**
+   * A new key. With accountId the key belongs to that account and carries its tier (tier may
+   * be omitted, and must equal the account's when given); the account's row lock serialises
+   * this against setAccountTier and against other creations (MAX_ACTIVE_KEYS_PER_ACCOUNT).
+   * Without an account the tier is required (a free-standing key).
+   */
+  async create(input: { tier?: Tier | null; label?: string | null; accountId?: string | number | null }): Promise<CreatedApiKey> {
     const label = input.label == null ? null : input.label.trim();
-    if (label !== null && (label === '' || label.length > LABEL_MAX_LENGTH)) {
-      throw new InvalidParameterError('label', `label must be 1 to ${LABEL_MAX_LENGTH} characters`);
+    if (label !== null && (label === '' || label.length > LABEL_MAX_LENGTH || /\p{Cc}/u.test(label))) {
+      throw new InvalidParameterError('label', `label must be 1 to ${LABEL_MAX_LENGTH} characters, without control characters`);
     }
+    const accountId = input.accountId == null ? null : String(input.accountId);
+    if (accountId === null && input.tier == null) throw new InvalidParameterError('tier', 'tier is required for a key without an account (accountId)');
+    if (accountId !== null && !isUuid(accountId)) throw new NotFoundError(`No account with id ${accountId}.`);
     const key = generateApiKey();
-    const em = this.orm.em.fork();
-    const apiKey = em.create(ApiKeyEntity, {
-      id: newId(),
-      keyHash: hashApiKey(key),
-      displayPrefix: apiKeyDisplayPrefix(key),
-      tier: input.tier,
-      label,
-      createdAt: this.clock.now(),
-      revokedAt: null,
-      lastUsedAt: null,
+    const apiKey = await this.orm.em.fork().transactional(async (em) => {
+      let tier = input.tier ?? null;
+      if (accountId !== null) {
+        const rows = await em.execute<{ tier: Tier }[]>('select tier from accounts where id = ? for update', [accountId]);
+        if (!rows[0]) throw new NotFoundError(`No account with id ${accountId}.`);
+        if (tier !== null && tier !== rows[0].tier) {
+          throw new InvalidParameterError('tier', `keys of an account carry the account's tier (${rows[0].tier}); omit tier or change the account's tier`);
+        }
+        tier = rows[0].tier;
+        const active = await em.execute<{ count: string | number }[]>('select count(*) as count from api_keys where account_id = ? and revoked_at is null', [accountId]);
+        if (Number(active[0]?.count ?? 0) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) throw new ApiKeyLimitError(MAX_ACTIVE_KEYS_PER_ACCOUNT);
+      }
+      return em.create(ApiKeyEntity, {
+        id: newId(),
+        keyHash: hashApiKey(key),
+        displayPrefix: apiKeyDisplayPrefix(key),
+        tier: tier!,
+        label,
+        createdAt: this.clock.now(),
+        revokedAt: null,
+        lastUsedAt: null,
+        accountId,
+      });
     });
-    await em.flush();
     return { key, apiKey };
   }
 
   /** Idempotent: revoking a revoked key keeps its first revocation time. */
-  async revoke(id: string): Promise<ApiKeyEntity> {
+  async revoke(id: string, owner: { accountId?: string } = {}): Promise<ApiKeyEntity> {
     if (!isUuid(id)) throw new NotFoundError(`No API key with id ${id}.`);
     const em = this.orm.em.fork();
     const apiKey = await em.findOne(ApiKeyEntity, { id });
-    if (!apiKey) throw new NotFoundError(`No API key with id ${id}.`);
+    // Another account's key is not_found: its existence is not revealed.
+    if (!apiKey || (owner.accountId !== undefined && apiKey.accountId !== owner.accountId)) throw new NotFoundError(`No API key with id ${id}.`);
     if (!apiKey.revokedAt) {
       apiKey.revokedAt = this.clock.now();
       await em.flush();
@@ -56,6 +79,18 @@ export class ApiKeyService {
 
   async list(): Promise<ApiKeyEntity[]> {
     return this.orm.em.fork().find(ApiKeyEntity, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  }
+
+  /** The account's keys, newest first, revoked ones included. */
+  async listForAccount(accountId: string): Promise<ApiKeyEntity[]> {
+    return this.orm.em.fork().find(ApiKeyEntity, { accountId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  }
+
+  /** One of the account's keys; not_found for an unknown id or another account's key. */
+  async getForAccount(accountId: string, id: string): Promise<ApiKeyEntity> {
+    const apiKey = isUuid(id) ? await this.orm.em.fork().findOne(ApiKeyEntity, { id, accountId }) : null;
+    if (!apiKey) throw new NotFoundError(`No API key with id ${id}.`);
+    return apiKey;
   }
 
   /** The active key with this SHA-256, or null (unknown or revoked). */

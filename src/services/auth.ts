@@ -14,9 +14,10 @@ import type { Clock } from '../domain/clock.js';
 import type { Principal } from '../domain/principal.js';
 import { secretsEqual } from '../domain/secrets.js';
 import type { Orm } from '../persistence/orm.js';
+import type { Tier } from '../domain/api-key.js';
 import type { ApiKeyService } from './api-keys.js';
 import { BusChannel, type EventBus } from './events/event-bus.js';
-import type { LimitDecision, RateLimiter } from './limits/rate-limiter.js';
+import type { HourlyState, LimitDecision, MonthlyState, RateLimiter } from './limits/rate-limiter.js';
 
 export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 
@@ -84,12 +85,30 @@ export class AuthService {
     return this.limiter.consume(principal.apiKeyId, this.options.tierLimits[principal.tier]);
   }
 
-  /** Revokes in the database, then tells every instance to forget the key. */
-  async revoke(id: string) {
-    const apiKey = await this.apiKeys.revoke(id);
-    this.cache.delete(apiKey.keyHash);
-    await this.bus.publish(BusChannel.apiKeyRevoked, apiKey.keyHash).catch(() => undefined);
+  /**
+   * Revokes in the database, then tells every instance to forget the key. With an owner, a key
+   * of another account is not_found (the dashboard's revokeMyApiKey).
+   */
+  async revoke(id: string, owner: { accountId?: string } = {}) {
+    const apiKey = await this.apiKeys.revoke(id, owner);
+    await this.forgetKeys([apiKey.keyHash]);
     return apiKey;
+  }
+
+  /**
+   * Drops keys from the cache of every instance (the revocation broadcast), so their next
+   * request reads the database again: used after revocations and tier changes.
+   */
+  async forgetKeys(keyHashes: readonly string[]): Promise<void> {
+    for (const keyHash of keyHashes) {
+      this.cache.delete(keyHash);
+      await this.bus.publish(BusChannel.apiKeyRevoked, keyHash).catch(() => undefined);
+    }
+  }
+
+  /** The key's hourly window and monthly usage under its tier's limits, counting nothing. */
+  usage(apiKeyId: string, tier: Tier): Promise<{ hourly: HourlyState; monthly: MonthlyState }> {
+    return this.limiter.peek(apiKeyId, this.options.tierLimits[tier]);
   }
 
   /** One statement for every key used since the last flush; never moves last_used_at backwards. */

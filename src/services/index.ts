@@ -3,9 +3,11 @@ import type { Clock } from '../domain/clock.js';
 import type { EdgeTierThresholds } from '../domain/odds.js';
 import type { SecretKeyring } from '../domain/secrets.js';
 import type { Orm } from '../persistence/orm.js';
+import { AccountService } from './accounts.js';
 import { MatchAnalysisService } from './analyses.js';
 import { ApiKeyService } from './api-keys.js';
 import { AuthService } from './auth.js';
+import { DashboardAuthService } from './dashboard-auth.js';
 import type { EventBus } from './events/event-bus.js';
 import { PickFeed } from './events/pick-feed.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
@@ -23,6 +25,10 @@ export interface Services {
   /** Live and replayed pick events for subscriptions and streams. */
   feed: PickFeed;
   webhooks: WebhookService;
+  /** Customer accounts (docs/DASHBOARD.md). */
+  accounts: AccountService;
+  /** Dashboard sign-in and sessions. */
+  dashboardAuth: DashboardAuthService;
 }
 
 export interface ServiceDeps {
@@ -44,13 +50,17 @@ export interface ServiceOptions {
 
 export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(orm, clock);
+  const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits });
+  const accounts = new AccountService(orm, clock, { keysChanged: (keyHashes) => auth.forgetKeys(keyHashes) });
   return {
     picks: new PickService(orm, clock, options),
     analyses: new MatchAnalysisService(orm, clock),
     trackRecord: new TrackRecordService(orm, clock),
     apiKeys,
-    auth: new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits }),
+    auth,
     feed: new PickFeed(orm, bus, clock),
     webhooks: new WebhookService(orm, clock, webhookUrlGuard, webhookKeyring),
+    accounts,
+    dashboardAuth: new DashboardAuthService(orm, clock, accounts),
   };
 }

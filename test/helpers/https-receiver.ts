@@ -30,10 +30,13 @@ export type ReceiverResponse =
   | 'hang'
   | { redirect: string; status?: 301 | 302 | 303 | 307 | 308 };
 
+/** Decides the answer per request (the request is already recorded in `requests`). */
+export type ReceiverResponder = (request: ReceivedRequest) => ReceiverResponse;
+
 export interface HttpsReceiverOptions {
   /** Loopback address to listen on. */
   listenHost?: '127.0.0.1' | '::1';
-  response?: ReceiverResponse;
+  response?: ReceiverResponse | ReceiverResponder;
 }
 
 export interface HttpsReceiver {
@@ -41,14 +44,14 @@ export interface HttpsReceiver {
   /** https://<host>:<port><path>; host defaults to hooks.test (map it with hostOverrides). */
   url(host?: string, path?: string): string;
   requests: ReceivedRequest[];
-  setResponse(response: ReceiverResponse): void;
+  setResponse(response: ReceiverResponse | ReceiverResponder): void;
   waitForRequests(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
 }
 
 export async function startHttpsReceiver(options: HttpsReceiverOptions = {}): Promise<HttpsReceiver> {
   const listenHost = options.listenHost ?? '127.0.0.1';
-  let response: ReceiverResponse = options.response ?? { status: 200, body: '' };
+  let response: ReceiverResponse | ReceiverResponder = options.response ?? { status: 200, body: '' };
   const requests: ReceivedRequest[] = [];
   const waiters = new Set<() => void>();
   const sockets = new Set<Socket>();
@@ -58,18 +61,19 @@ export async function startHttpsReceiver(options: HttpsReceiverOptions = {}): Pr
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      requests.push({
+      const recorded: ReceivedRequest = {
         method: req.method ?? '',
         path: req.url ?? '',
         headers: { ...req.headers },
         body: Buffer.concat(chunks),
         receivedAt: new Date(),
         remotePort: req.socket.remotePort ?? 0,
-      });
+      };
+      requests.push(recorded);
       for (const wake of waiters) wake();
       // The client may drop a large or late answer; that is expected, not a test failure.
       res.on('error', () => {});
-      const current = response;
+      const current = typeof response === 'function' ? response(recorded) : response;
       if (current === 'hang') return;
       if ('redirect' in current) {
         res.writeHead(current.status ?? 302, { location: current.redirect, 'content-length': '0' });

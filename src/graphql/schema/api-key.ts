@@ -16,7 +16,7 @@ export const ApiKeyRef = builder.objectRef<ApiKeyEntity>('ApiKey').implement({
   }),
 });
 
-const CreatedApiKeyRef = builder.objectRef<{ key: string; apiKey: ApiKeyEntity }>('CreatedApiKey').implement({
+export const CreatedApiKeyRef = builder.objectRef<{ key: string; apiKey: ApiKeyEntity }>('CreatedApiKey').implement({
   fields: (t) => ({
     key: t.exposeString('key', { description: 'The plaintext key. It is not stored and cannot be shown again.' }),
     apiKey: t.field({ type: ApiKeyRef, resolve: (created) => created.apiKey }),
@@ -25,8 +25,9 @@ const CreatedApiKeyRef = builder.objectRef<{ key: string; apiKey: ApiKeyEntity }
 
 const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
   fields: (t) => ({
-    tier: t.field({ type: TierEnum, required: true }),
+    tier: t.field({ type: TierEnum, description: "Required for a free-standing key; with accountId it may be omitted (the account's tier)." }),
     label: t.string(),
+    accountId: t.id({ description: "The owning account (docs/DASHBOARD.md); the key carries the account's tier." }),
   }),
 });
 

@@ -6,3 +6,4 @@ import './track-record.js';
 import './api-key.js';
 import './pick-events.js';
 import './webhook.js';
+import './account.js';

@@ -14,6 +14,8 @@ export const ApiKeySchema = defineEntity({
     createdAt: p.datetime(),
     revokedAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),
+    /** The owning customer account; null for a free-standing key (docs/DASHBOARD.md). */
+    accountId: p.uuid().nullable(),
   },
 });
 

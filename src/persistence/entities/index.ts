@@ -1,3 +1,4 @@
+import { AccountSchema, DashboardSessionSchema } from './account.js';
 import { ApiKeySchema } from './api-key.js';
 import { MatchAnalysisSchema } from './match-analysis.js';
 import { OutboxEventSchema } from './outbox-event.js';
@@ -14,4 +15,6 @@ export const ENTITIES = [
   WebhookDeliverySchema,
   WebhookDeliveryAttemptSchema,
   MonthlyUsageSchema,
+  AccountSchema,
+  DashboardSessionSchema,
 ];

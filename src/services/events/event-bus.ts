@@ -9,6 +9,12 @@ export interface EventBus {
   publish(channel: string, message: string): Promise<void>;
   /** Returns an unsubscribe function. */
   subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>>;
+  /**
+   * Calls `listener` each time the subscriptions are (re)established after the bus was cut off
+   * (Redis restarted or unreachable): whatever was published meanwhile was missed, and
+   * listeners catch up from durable storage. Absent on buses that cannot be cut off.
+   */
+  onResubscribed?(listener: () => void): () => void;
   close(): Promise<void>;
 }
 

@@ -4,6 +4,10 @@
  * per batch): events stay in order across instances, and when the relaying instance dies
  * its lock dies with its connection, so another instance takes over at its next tick.
  * A crash between publish and commit republishes the batch; consumers drop repeated seqs.
+ *
+ * When the bus cannot publish (Redis down), the batch's webhook fan-out still commits (it is
+ * idempotent: `on conflict do nothing`), so webhooks do not wait for Redis; the batch stays
+ * unrelayed and is published when the bus answers again. Failed ticks back off up to 1 s.
  */
 import type { PickSnapshot } from '../../domain/pick-view.js';
 import type { EventType } from '../../persistence/entities/outbox-event.js';
@@ -19,6 +23,16 @@ export interface PickEventMessage {
 }
 
 export const RELAY_LOCK = 7_243_002;
+/** Longest pause between attempts while batches keep failing (bus or database down). */
+export const RELAY_MAX_BACKOFF_MS = 1_000;
+
+/** The bus refused a batch; its fan-out committed, the batch stays unrelayed. */
+export class RelayPublishError extends Error {
+  constructor(readonly fannedOutEvents: number, cause: unknown) {
+    super(`publishing to the event bus failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'RelayPublishError';
+  }
+}
 
 export interface OutboxRow {
   id: string;
@@ -42,7 +56,7 @@ export function toMessage(row: OutboxRow): PickEventMessage {
 export interface OutboxRelayOptions {
   intervalMs?: number;
   batchSize?: number;
-  log?: { warn(details: object, message: string): void };
+  log?: { warn(details: object, message: string): void; info?(details: object, message: string): void };
   /** Runs inside the relay transaction for each batch: the webhook fan-out commits with it. */
   onBatch?: (em: Em, messages: PickEventMessage[]) => Promise<void>;
   /** After a batch committed (e.g. wake the local webhook dispatcher). */
@@ -55,6 +69,7 @@ export class OutboxRelay {
   private running: Promise<void> | null = null;
   private readonly intervalMs: number;
   private readonly batchSize: number;
+  private failures = 0;
 
   constructor(
     private readonly orm: Orm,
@@ -82,8 +97,12 @@ export class OutboxRelay {
     await this.running;
   }
 
-  /** One batch; returns how many events were relayed (0 when another instance holds the lock). */
+  /**
+   * One batch; returns how many events were relayed (0 when another instance holds the lock).
+   * Throws RelayPublishError when the bus refused the batch (its fan-out committed anyway).
+   */
   async relayOnce(): Promise<number> {
+    let publishError: unknown = null;
     const relayed = await this.orm.em.fork().transactional(async (em) => {
       const [lock] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [RELAY_LOCK]);
       if (!lock?.locked) return [] as PickEventMessage[];
@@ -94,11 +113,18 @@ export class OutboxRelay {
       if (rows.length === 0) return [];
       const messages = rows.map(toMessage);
       await this.options.onBatch?.(em as Em, messages);
-      for (const message of messages) await this.bus.publish(BusChannel.pickEvents, JSON.stringify(message));
+      try {
+        for (const message of messages) await this.bus.publish(BusChannel.pickEvents, JSON.stringify(message));
+      } catch (error) {
+        // Commit the fan-out, leave the batch unrelayed: it is published again next time.
+        publishError = error;
+        return messages;
+      }
       await em.execute(`update outbox_events set relayed_at = now() where id in (${rows.map(() => '?').join(', ')})`, rows.map((row) => row.id));
       return messages;
     });
     if (relayed.length > 0) this.options.onCommitted?.(relayed);
+    if (publishError !== null) throw new RelayPublishError(relayed.length, publishError);
     return relayed.length;
   }
 
@@ -118,9 +144,14 @@ export class OutboxRelay {
     let relayed = 0;
     try {
       relayed = await this.relayOnce();
+      if (this.failures > 0) this.options.log?.info?.({ failedAttempts: this.failures }, 'outbox relay: relaying again');
+      this.failures = 0;
     } catch (error) {
-      this.options.log?.warn({ err: (error as Error).message }, 'outbox relay: batch failed, will retry');
+      // Logged once per outage, not at every retry.
+      if (this.failures === 0) this.options.log?.warn({ err: (error as Error).message }, 'outbox relay: batch failed, retrying until it succeeds');
+      this.failures += 1;
     }
-    this.schedule(relayed === this.batchSize ? 0 : this.intervalMs);
+    const backoff = this.failures === 0 ? 0 : Math.min(this.intervalMs * 2 ** (this.failures - 1), RELAY_MAX_BACKOFF_MS);
+    this.schedule(relayed === this.batchSize ? 0 : Math.max(this.intervalMs, backoff));
   }
 }

@@ -2,6 +2,11 @@
  * The per-instance fan-out of pick events: one bus subscription per process, delivered to
  * every local listener (SSE streams, GraphQL subscriptions), repeated seqs dropped, plus
  * replay from the outbox for reconnecting clients (Last-Event-ID).
+ *
+ * Pub/sub keeps nothing for a disconnected subscriber: when the bus reports that its
+ * subscriptions were re-established (Redis restarted or was unreachable), the feed catches up
+ * from the outbox, delivering the committed events after the last seq it saw, so live listeners
+ * miss nothing across a Redis outage. The starting point is the newest seq at start.
  */
 import type { Clock } from '../../domain/clock.js';
 import type { EventType } from '../../persistence/entities/outbox-event.js';
@@ -23,6 +28,11 @@ export class PickFeed {
   private readonly undelivered: PickEventMessage[] = [];
   private delivering = false;
   private unsubscribe: (() => Promise<void>) | null = null;
+  private stopCatchUp: (() => void) | null = null;
+  private catchingUp: Promise<void> | null = null;
+  private catchUpAgain = false;
+  private catchUpRetry: NodeJS.Timeout | null = null;
+  private closed = false;
 
   constructor(
     private readonly orm: Orm,
@@ -38,12 +48,62 @@ export class PickFeed {
       } catch {
         return;
       }
-      // At-least-once relay: a batch republished after a relay crash arrives again.
-      if (message.seq <= this.lastSeq) return;
-      this.lastSeq = message.seq;
-      this.undelivered.push(message);
-      if (!this.delivering) void this.deliver();
+      this.accept(message);
     });
+    if (this.bus.onResubscribed) {
+      // Catch-up starts after what exists now; earlier events are the replay's business.
+      const [newest] = await this.orm.em.fork().execute<{ seq: string | number | null }[]>('select max(seq) as seq from outbox_events');
+      this.lastSeq = Math.max(this.lastSeq, Number(newest?.seq ?? 0));
+      this.stopCatchUp = this.bus.onResubscribed(() => void this.catchUp());
+    }
+  }
+
+  private accept(message: PickEventMessage): void {
+    // At-least-once relay (a batch republished after a relay crash), and catch-up overlapping
+    // the live subscription: repeated seqs are dropped.
+    if (message.seq <= this.lastSeq) return;
+    this.lastSeq = message.seq;
+    this.undelivered.push(message);
+    if (!this.delivering) void this.deliver();
+  }
+
+  /**
+   * Delivers the committed events after the last seq seen (at most REPLAY_MAX_EVENTS, the newest),
+   * in order. Runs after the bus re-subscribed, so anything published later arrives live; events
+   * committed but not yet relayed are delivered now and dropped as repeats when relayed.
+   */
+  catchUp(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.catchingUp) {
+      this.catchUpAgain = true;
+      return this.catchingUp;
+    }
+    this.catchingUp = (async () => {
+      try {
+        do {
+          this.catchUpAgain = false;
+          const rows = await this.orm.em.fork().execute<OutboxRow[]>(
+            `select * from (
+               select id, seq, type, payload, created_at from outbox_events where seq > ? order by seq desc limit ?
+             ) missed order by seq`,
+            [this.lastSeq, REPLAY_MAX_EVENTS],
+          );
+          for (const row of rows) this.accept(toMessage(row));
+        } while (this.catchUpAgain && !this.closed);
+      } catch {
+        // The database is unreachable too: try again shortly (nothing is marked as seen).
+        if (!this.closed && !this.catchUpRetry) {
+          this.catchUpRetry = setTimeout(() => {
+            this.catchUpRetry = null;
+            void this.catchUp();
+          }, 1_000);
+          this.catchUpRetry.unref();
+        }
+      } finally {
+        this.catchingUp = null;
+      }
+    })();
+    return this.catchingUp;
   }
 
   /**
@@ -106,6 +166,10 @@ export class PickFeed {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    this.stopCatchUp?.();
+    if (this.catchUpRetry) clearTimeout(this.catchUpRetry);
+    await this.catchingUp;
     this.listeners.clear();
     await this.unsubscribe?.();
   }

@@ -22,6 +22,7 @@ export class RedisEventBus implements EventBus {
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<BusHandler>>();
+  private readonly resubscribedListeners = new Set<() => void>();
   private readonly log: RedisBusLog | undefined;
   private readonly prefix: string;
 
@@ -47,7 +48,21 @@ export class RedisEventBus implements EventBus {
     for (const connection of [this.publisher, this.subscriber]) {
       connection.on('error', (error: Error) => log?.warn({ err: error.message }, 'event bus: redis error'));
     }
-    this.subscriber.on('ready', () => log?.info({}, 'event bus: subscribed connection ready'));
+    this.subscriber.on('ready', () => {
+      log?.info({}, 'event bus: subscribed connection ready');
+      // ioredis resubscribes by itself right after 'ready', but pub/sub keeps nothing: what was
+      // published while the connection was down is gone. Subscribe again ourselves, and once
+      // Redis has acknowledged it (so nothing published from now on can be missed), let
+      // listeners catch up from the outbox.
+      const channels = [...this.handlers.keys()].map((channel) => this.prefix + channel);
+      const subscribed = channels.length > 0 ? this.subscriber.subscribe(...channels) : Promise.resolve();
+      subscribed.then(
+        () => {
+          for (const listener of this.resubscribedListeners) listener();
+        },
+        (error: Error) => log?.warn({ err: error.message }, 'event bus: resubscribe failed; will retry on reconnect'),
+      );
+    });
     this.subscriber.on('message', (wireChannel: string, message: string) => {
       if (!wireChannel.startsWith(this.prefix)) return;
       for (const handler of this.handlers.get(wireChannel.slice(this.prefix.length)) ?? []) handler(message);
@@ -93,7 +108,13 @@ export class RedisEventBus implements EventBus {
     };
   }
 
+  onResubscribed(listener: () => void): () => void {
+    this.resubscribedListeners.add(listener);
+    return () => void this.resubscribedListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
+    this.resubscribedListeners.clear();
     this.handlers.clear();
     await Promise.allSettled([this.publisher.quit(), this.subscriber.quit()]);
   }

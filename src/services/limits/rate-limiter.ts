@@ -40,7 +40,10 @@ export interface RateLimiter {
   consume(apiKeyId: string, policy: TierLimit): Promise<LimitDecision>;
   /** The current state without counting anything (dashboards). */
   peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }>;
-  /** Which engine decided the last request: 'fallback' while Redis is unreachable. */
+  /**
+   * Which engine decided the last request: 'fallback' while Redis is unreachable; back to
+   * 'redis' as soon as Redis answers a probe again (the next decision is Redis').
+   */
   mode(): LimiterMode;
   /** True while the limiter's engine answers (always true in memory); for /readyz. */
   ping(): Promise<boolean>;

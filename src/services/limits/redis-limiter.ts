@@ -473,6 +473,8 @@ export class RedisRateLimiter implements RateLimiter {
       if (!(await this.ping())) return;
       await this.handOverFallbackAdmits();
       this.redisHealthy = true;
+      // The next decision is Redis': say so now (/readyz), not only after the next request.
+      this.lastMode = 'redis';
       // Everything it counted is in Redis now; free the memory until the next outage.
       this.fallback.reset();
       this.log?.info({}, 'rate limiter: Redis answers again, deciding in Redis');
@@ -484,6 +486,8 @@ export class RedisRateLimiter implements RateLimiter {
         this.probeCoolingDown = true;
         setTimeout(() => {
           this.probeCoolingDown = false;
+          // Connected again but the last probe came too early: look again without waiting for traffic.
+          if (!this.redisHealthy && !this.closed && this.client.status === 'ready') void this.probe();
         }, this.probeIntervalMs).unref();
       }
     }

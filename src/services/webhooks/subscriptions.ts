@@ -4,6 +4,8 @@
  * generated here, returned once, and stored encrypted. Another key's subscription is
  * not_found, never forbidden: its existence is not revealed.
  */
+import { MINIMUM_TIER } from '../../domain/access.js';
+import { TIERS, tierAtLeast } from '../../domain/api-key.js';
 import type { Clock } from '../../domain/clock.js';
 import { CursorKind, decodeKeysetCursor, encodeKeysetCursor } from '../../domain/cursor.js';
 import { DuplicateUrlError, InvalidParameterError, NotFoundError, SubscriptionLimitError } from '../../domain/errors.js';
@@ -15,6 +17,9 @@ import { newId } from '../ids.js';
 import { isUuid } from '../picks.js';
 import type { PickEventMessage } from '../events/outbox-relay.js';
 import type { WebhookUrlGuard } from './url-guard.js';
+
+/** Tiers whose keys may receive webhooks (spec section 4). */
+const WEBHOOK_TIERS = TIERS.filter((tier) => tierAtLeast(tier, MINIMUM_TIER.webhooks));
 
 export interface WebhookSubscription {
   id: string;
@@ -290,7 +295,9 @@ export class WebhookService {
 
   /**
    * Runs inside the outbox relay's transaction: one pending delivery per event and matching
-   * active subscription, due at once. Idempotent (a re-relayed batch adds nothing).
+   * active subscription, due at once. Idempotent (a re-relayed batch adds nothing). Only
+   * subscriptions of keys that are not revoked and whose tier includes webhooks receive
+   * events (a revoked key's webhooks stop with it; docs/DASHBOARD.md).
    */
   async fanOut(em: Em, messages: readonly PickEventMessage[]): Promise<number> {
     if (messages.length === 0) return 0;
@@ -300,10 +307,11 @@ export class WebhookService {
        select gen_random_uuid(), s.id, e.id, 'pending', 0, ?, ?, ?
          from outbox_events e
          join webhook_subscriptions s on s.status = 'active' and s.events @> jsonb_build_array(e.type) and s.created_at <= e.created_at
+         join api_keys k on k.id = s.api_key_id and k.revoked_at is null and k.tier in (${WEBHOOK_TIERS.map(() => '?').join(', ')})
         where e.id in (${messages.map(() => '?').join(', ')})
        on conflict (event_id, subscription_id) do nothing
        returning id`,
-      [now, now, now, ...messages.map((message) => message.id)],
+      [now, now, now, ...WEBHOOK_TIERS, ...messages.map((message) => message.id)],
     );
     return rows.length;
   }

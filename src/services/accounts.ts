@@ -1,0 +1,85 @@
+/**
+ * Customer accounts (docs/DASHBOARD.md): created by an admin with email, password and tier;
+ * a tier change is applied to every key of the account in the same transaction.
+ */
+import { normalizeEmail, validateNewPassword } from '../domain/account.js';
+import type { Tier } from '../domain/api-key.js';
+import type { Clock } from '../domain/clock.js';
+import { DuplicateEmailError, NotFoundError } from '../domain/errors.js';
+import { hashPassword } from '../domain/password.js';
+import { AccountEntity } from '../persistence/entities/account.js';
+import type { Orm } from '../persistence/orm.js';
+import { newId } from './ids.js';
+import { isUuid } from './picks.js';
+
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; name?: string };
+  return e?.code === '23505' || e?.name === 'UniqueConstraintViolationException';
+}
+
+export interface AccountServiceHooks {
+  /** After a tier change committed: the keys whose tier changed (the auth caches must drop them). */
+  keysChanged?: (keyHashes: string[]) => Promise<void>;
+}
+
+export class AccountService {
+  constructor(
+    private readonly orm: Orm,
+    private readonly clock: Clock,
+    private readonly hooks: AccountServiceHooks = {},
+  ) {}
+
+  async create(input: { email: unknown; password: unknown; tier: Tier }): Promise<AccountEntity> {
+    const email = normalizeEmail(input.email);
+    const password = validateNewPassword(input.password);
+    const passwordHash = await hashPassword(password);
+    const em = this.orm.em.fork();
+    const now = this.clock.now();
+    const account = em.create(AccountEntity, { id: newId(), email, passwordHash, tier: input.tier, createdAt: now, updatedAt: now });
+    try {
+      await em.flush();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DuplicateEmailError();
+      throw error;
+    }
+    return account;
+  }
+
+  async get(id: string): Promise<AccountEntity> {
+    const account = isUuid(id) ? await this.orm.em.fork().findOne(AccountEntity, { id }) : null;
+    if (!account) throw new NotFoundError(`No account with id ${id}.`);
+    return account;
+  }
+
+  async list(): Promise<AccountEntity[]> {
+    return this.orm.em.fork().find(AccountEntity, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  }
+
+  /** For sign-in only: the account with this (normalised) email, or null. */
+  async findByEmail(email: string): Promise<AccountEntity | null> {
+    return this.orm.em.fork().findOne(AccountEntity, { email });
+  }
+
+  /**
+   * Sets the account's tier and its keys' tier in one transaction (the account row lock
+   * serialises it against key creation), then has every instance's auth cache drop the keys
+   * whose tier changed (keysChanged), so their next request runs with the new tier.
+   */
+  async setTier(id: string, tier: Tier): Promise<AccountEntity> {
+    if (!isUuid(id)) throw new NotFoundError(`No account with id ${id}.`);
+    const { account, changedKeyHashes } = await this.orm.em.fork().transactional(async (em) => {
+      const locked = await em.execute<{ id: string }[]>('select id from accounts where id = ? for update', [id]);
+      if (!locked[0]) throw new NotFoundError(`No account with id ${id}.`);
+      const now = this.clock.now();
+      await em.execute('update accounts set tier = ?, updated_at = ? where id = ?', [tier, now, id]);
+      const changed = await em.execute<{ key_hash: string }[]>(
+        'update api_keys set tier = ? where account_id = ? and tier <> ? returning key_hash',
+        [tier, id, tier],
+      );
+      const account = await em.findOneOrFail(AccountEntity, { id }, { refresh: true });
+      return { account, changedKeyHashes: changed.map((row) => row.key_hash) };
+    });
+    if (changedKeyHashes.length > 0) await this.hooks.keysChanged?.(changedKeyHashes);
+    return account;
+  }
+}
