@@ -59,7 +59,7 @@ export function seedPicksSql(count) {
              when s.kickoff < now() - interval '3 hours' then 'settled'
              else 'published' end as status
       from (select
-        (${sqlArray(SPORTS_WEIGHTED)})[1 + (i * 7919) % ${SPORTS_WEIGHTED.length}] as sport,
+        (${sqlArray(SPORTS_WEIGHTED)})[1 + ((i::bigint * 7919) % ${SPORTS_WEIGHTED.length})::int] as sport,
         (${sqlArray(LEAGUES)})[1 + (i * 31) % ${LEAGUES.length}] as league,
         'Home ' || ((i * 37) % 400) as home,
         'Away ' || ((i * 41) % 400 + 400) as away,
