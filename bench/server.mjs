@@ -23,6 +23,7 @@ import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, percentile, serveCommands } from './common.mjs';
 import { seedPicksSql } from './seed.mjs';
+import { TRACK_RECORD_DAYS_BACKFILL } from '../dist/migrations/Migration20261125000000_track_record_days.js';
 import { dropLimiterCounters, serverEnv, shutdownSoon, startCpuProfile } from './server-common.mjs';
 
 export const LIST_PATH = '/api/v1/picks?limit=50';
@@ -68,8 +69,10 @@ async function main() {
 
   // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
   const em = runtime.orm.em.fork();
-  await em.execute('truncate table picks, api_keys, monthly_usage cascade');
+  await em.execute('truncate table picks, api_keys, monthly_usage, track_record_days cascade');
   await em.execute(seedPicksSql(picks));
+  // Picks inserted with SQL: rebuild the track record's day sums, as the migration does.
+  await em.execute(TRACK_RECORD_DAYS_BACKFILL);
   await em.execute('analyze');
   const [{ visible }] = await em.execute(`select count(*)::int as visible from picks where status in ('published', 'settled')`);
   const { key, apiKey } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: 'bench' });

@@ -14,6 +14,7 @@ import { PickEntity } from '../dist/src/persistence/entities/pick.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { listPicksSql } from '../dist/src/services/picks.js';
 import { seedPicksSql } from './seed.mjs';
+import { TRACK_RECORD_DAYS_BACKFILL } from '../dist/migrations/Migration20261125000000_track_record_days.js';
 
 const N = Number(process.env.BENCH_STAGE_ITERATIONS ?? 300);
 const dbUrl = process.env.BENCH_DB_URL?.trim() || null;
@@ -26,8 +27,10 @@ const config = loadConfig({
 });
 const runtime = await createRuntime(config, { adminToken, migrate: true, database: dbUrl ? { kind: 'postgres', url: dbUrl } : { kind: 'pglite', dataDir: 'memory://' } });
 const seedEm = runtime.orm.em.fork();
-await seedEm.execute('truncate table picks, api_keys, monthly_usage cascade');
+await seedEm.execute('truncate table picks, api_keys, monthly_usage, track_record_days cascade');
 await seedEm.execute(seedPicksSql(Number(process.env.BENCH_PICKS ?? 10_000)));
+// Picks inserted with SQL: rebuild the track record's day sums, as the migration does.
+await seedEm.execute(TRACK_RECORD_DAYS_BACKFILL);
 await seedEm.execute('analyze');
 const { key } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: 'bench-stages' });
 const app = await buildApp(runtime, { logger: false });

@@ -3,6 +3,7 @@ import { Migration20261122000000Initial } from './Migration20261122000000_initia
 import { Migration20261123000000Deployment } from './Migration20261123000000_deployment.js';
 import { Migration20261123000100WebhookDispatch } from './Migration20261123000100_webhook_dispatch.js';
 import { Migration20261124000000Accounts } from './Migration20261124000000_accounts.js';
+import { Migration20261125000000TrackRecordDays } from './Migration20261125000000_track_record_days.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123000000_deployment', class: Migration20261123000000Deployment },
   { name: 'Migration20261123000100_webhook_dispatch', class: Migration20261123000100WebhookDispatch },
   { name: 'Migration20261124000000_accounts', class: Migration20261124000000Accounts },
+  { name: 'Migration20261125000000_track_record_days', class: Migration20261125000000TrackRecordDays },
 ];

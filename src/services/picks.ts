@@ -31,6 +31,7 @@ import type { PickRecord } from '../domain/pick-view.js';
 import type { Em, Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
 import { appendPickEvent } from './outbox.js';
+import { ADD_SETTLED_PICK_SQL } from './track-record.js';
 
 export interface PublishPickInput {
   sport: string;
@@ -270,6 +271,9 @@ export class PickService {
       pick.closingOdds = input.closingOdds;
       pick.settledAt = settledAt;
       await appendPickEvent(em, 'pick.settled', pick, now);
+      // The track record's day sums move with the settlement, in the same transaction.
+      await em.flush();
+      await em.execute(ADD_SETTLED_PICK_SQL, [pick.id]);
     });
     this.options.onVisibleChange?.();
     return pick;

@@ -1,0 +1,83 @@
+/**
+ * The track record reads whole UTC days from track_record_days (kept in the settlement
+ * transaction) and the two partial edge days from the picks: the answer must equal the
+ * aggregation of every settled pick of the window, for any window.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aggregateTrackRecord, trackRecordWindow, type TrackRecordBucket } from '../../src/domain/track-record.js';
+import { trackRecordSql } from '../../src/services/track-record.js';
+import { TRACK_RECORD_DAYS_BACKFILL } from '../../migrations/Migration20261125000000_track_record_days.js';
+import { createTestApp, ManualClock, type TestApp } from '../helpers/app.js';
+import { pickInput } from '../helpers/fixtures.js';
+
+const NOW = new Date('2026-11-22T15:30:00.000Z');
+const RESULTS = ['won', 'lost', 'void', 'half_won', 'half_lost'] as const;
+const SPORTS = ['soccer', 'tennis', 'basketball'];
+
+describe('track record from day sums', () => {
+  let t: TestApp;
+  const clock = new ManualClock(NOW);
+  beforeAll(async () => {
+    t = await createTestApp({ clock, runtime: { startDispatcher: false } });
+    // 60 picks settled over the last ~40 days at varied times of day, several per bucket.
+    for (let i = 0; i < 60; i += 1) {
+      const settledAt = new Date(NOW.getTime() - (i * 16 + 3) * 3_600_000 - i * 60_000);
+      const publishedAt = new Date(settledAt.getTime() - 30 * 3_600_000);
+      const team = `Team ${i}`;
+      const pick = await t.runtime.services.picks.publish({
+        ...pickInput({ sport: SPORTS[i % 3], league: 'League', homeTeam: team, selection: team, odds: 1.8 + (i % 7) / 10 }),
+        kickoffAt: new Date(settledAt.getTime() - 3 * 3_600_000).toISOString(),
+        publishedAt: publishedAt.toISOString(),
+      } as never);
+      await t.runtime.services.picks.settle({
+        id: pick.id,
+        result: RESULTS[i % 5]!,
+        closingOdds: 1.9 + (i % 5) / 10,
+        settledAt: settledAt.toISOString(),
+      } as never);
+    }
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function rawOnly(daysBack: number, sport: string | null) {
+    const window = trackRecordWindow(clock.now(), daysBack);
+    const { sql, params } = trackRecordSql(window, sport);
+    const rows = await t.runtime.orm.em.fork().execute<Record<string, string | number>[]>(sql, params);
+    const buckets: TrackRecordBucket[] = rows.map((row) => ({
+      date: String(row.date),
+      sport: String(row.sport),
+      result: row.result as TrackRecordBucket['result'],
+      count: Number(row.count),
+      sumOdds: Number(row.sum_odds),
+      sumEdgePct: Number(row.sum_edge_pct),
+      countWithClosing: Number(row.count_with_closing),
+      sumClvPct: Number(row.sum_clv_pct),
+    }));
+    return aggregateTrackRecord(buckets, window);
+  }
+
+  it('equals the aggregation of every settled pick, for any window length, sport and time of day', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 60 }), fc.constantFrom(null, ...SPORTS), fc.integer({ min: 0, max: 86_399 }), async (daysBack, sport, secondOfDay) => {
+        clock.set(new Date(Date.UTC(2026, 10, 22) + secondOfDay * 1000));
+        const served = await t.runtime.services.trackRecord.get({ daysBack, sport });
+        expect(served).toEqual(await rawOnly(daysBack, sport));
+      }),
+      { numRuns: 40 },
+    );
+    clock.set(NOW);
+    expect((await t.runtime.services.trackRecord.get({ daysBack: 60 })).overall.totalSettled).toBe(60);
+  });
+
+  it('the backfill rebuilds exactly the sums kept at settlement', async () => {
+    const em = t.runtime.orm.em.fork();
+    const before = await em.execute('select * from track_record_days order by day, sport, result');
+    await em.execute('delete from track_record_days');
+    await em.execute(TRACK_RECORD_DAYS_BACKFILL);
+    expect(await em.execute('select * from track_record_days order by day, sport, result')).toEqual(before);
+    expect(before.length).toBeGreaterThan(10);
+  });
+});
