@@ -151,6 +151,10 @@ function compareStrings(a: string, b: string): number {
  * Buckets dated outside the window's UTC dates are ignored, which keeps overall figures
  * and the series consistent even if a caller passes a wider query result.
  */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function aggregateTrackRecord(
   buckets: TrackRecordBucket[],
   window: { from: Date; to: Date },
@@ -165,7 +169,12 @@ export function aggregateTrackRecord(
   let sumClvPct = 0;
   let countWithClosing = 0;
 
-  for (const bucket of buckets) {
+  // Floating-point sums depend on their order: a fixed order makes the rounded figures the
+  // same whichever way the caller assembled the buckets (day sums, edge days, one query).
+  const ordered = [...buckets].sort(
+    (a, b) => compareText(a.date, b.date) || compareText(a.sport, b.sport) || compareText(a.result, b.result),
+  );
+  for (const bucket of ordered) {
     if (bucket.count <= 0) continue;
     if (bucket.date < firstDate || bucket.date > lastDate) continue;
     const profit = bucketProfit(bucket);

@@ -13,7 +13,7 @@ import type { Orm } from '../persistence/orm.js';
 
 export const DAYS_BACK_DEFAULT = 30;
 
-interface BucketRow {
+export interface BucketRow {
   date: string;
   sport: string;
   result: PickResult;
@@ -83,6 +83,20 @@ export const ADD_SETTLED_PICK_SQL = `
     count_with_closing = track_record_days.count_with_closing + excluded.count_with_closing,
     sum_clv_pct = track_record_days.sum_clv_pct + excluded.sum_clv_pct`;
 
+/** A row of either query as the domain's bucket (the driver returns sums as strings or numbers). */
+export function toBucket(row: BucketRow): TrackRecordBucket {
+  return {
+    date: row.date,
+    sport: row.sport,
+    result: row.result,
+    count: Number(row.count),
+    sumOdds: Number(row.sum_odds),
+    sumEdgePct: Number(row.sum_edge_pct),
+    countWithClosing: Number(row.count_with_closing),
+    sumClvPct: Number(row.sum_clv_pct),
+  };
+}
+
 const DAY_MS = 86_400_000;
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
@@ -121,16 +135,6 @@ export class TrackRecordService {
         ...(await em.execute<BucketRow[]>(tail.sql, tail.params)),
       ];
     }
-    const buckets: TrackRecordBucket[] = rows.map((row) => ({
-      date: row.date,
-      sport: row.sport,
-      result: row.result,
-      count: Number(row.count),
-      sumOdds: Number(row.sum_odds),
-      sumEdgePct: Number(row.sum_edge_pct),
-      countWithClosing: Number(row.count_with_closing),
-      sumClvPct: Number(row.sum_clv_pct),
-    }));
-    return aggregateTrackRecord(buckets, window);
+    return aggregateTrackRecord(rows.map(toBucket), window);
   }
 }
