@@ -37,3 +37,9 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (Array.isArray(candidate.errors) && candidate.errors.some((inner) => isDatabaseUnavailable(inner, depth + 1))) return true;
   return candidate.cause !== undefined && isDatabaseUnavailable(candidate.cause, depth + 1);
 }
+
+/** A unique constraint refused the write (PostgreSQL 23505, as MikroORM converts it on both drivers). */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; name?: string } | null;
+  return e?.code === '23505' || e?.name === 'UniqueConstraintViolationException';
+}

@@ -8,14 +8,10 @@ import type { Clock } from '../domain/clock.js';
 import { DuplicateEmailError, NotFoundError } from '../domain/errors.js';
 import { hashPassword } from '../domain/password.js';
 import { AccountEntity } from '../persistence/entities/account.js';
+import { isUniqueViolation } from '../persistence/availability.js';
 import type { Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
 import { isUuid } from './picks.js';
-
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; name?: string };
-  return e?.code === '23505' || e?.name === 'UniqueConstraintViolationException';
-}
 
 export interface AccountServiceHooks {
   /** After a tier change committed: the keys whose tier changed (the auth caches must drop them). */

@@ -12,6 +12,7 @@ import { DuplicateUrlError, InvalidParameterError, NotFoundError, SubscriptionLi
 import { decryptSecret, encryptSecret, needsReencryption, type SecretKeyring } from '../../domain/secrets.js';
 import { generateWebhookSecret } from '../../domain/signature.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, parseEventTypes, type WebhookEventType, type WebhookSubscriptionStatus } from '../../domain/webhook.js';
+import { isUniqueViolation } from '../../persistence/availability.js';
 import type { Em, Orm } from '../../persistence/orm.js';
 import { newId } from '../ids.js';
 import { isUuid } from '../picks.js';
@@ -93,11 +94,6 @@ function toSubscription(row: SubscriptionRow): WebhookSubscription {
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; name?: string; message?: string };
-  return e?.code === '23505' || e?.name === 'UniqueConstraintViolationException' || /unique/i.test(e?.message ?? '');
 }
 
 export class WebhookService {
