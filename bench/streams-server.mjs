@@ -117,9 +117,7 @@ async function main() {
 
   const app = await buildApp(runtime, { logger: false });
   await app.listen({ port: 0, host: HOST, backlog: 4096 });
-  // Open streams: the adapter's own count (registerStreamRoutes' openStreams) is not reachable
-  // through buildApp, so count the feed's listeners (one per subscriber; nothing else
-  // subscribes here) and the HTTP server's open sockets.
+  // Open streams: the adapter's own count (app.openStreams), plus the HTTP server's open sockets.
   const feed = runtime.services.feed;
 
   // The baseline fan-out (STREAMS_TARGET=baseline): see the header.
@@ -179,7 +177,8 @@ async function main() {
         external: memory.external,
         arrayBuffers: memory.arrayBuffers,
         gcAvailable: Boolean(global.gc),
-        openStreams: baseline ? bareClients.size : feed.listenerCount,
+        openStreams: baseline ? bareClients.size : app.openStreams(),
+        feedListeners: feed.listenerCount,
         httpConnections: await connections(),
         fds: openFds(),
         resident: residentByMapping(),

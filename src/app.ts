@@ -10,7 +10,7 @@ import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
 import { registerOpenApi } from '../adapters/shared/openapi.js';
 import { getSchema } from './graphql/schema.js';
-import { createYogaServer } from './graphql/yoga.js';
+import { createYogaServer, internalContext } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
 import { classifyError, sendError } from './server/errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
@@ -119,10 +119,13 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     introspection: runtime.config.graphqlIntrospection,
   });
   registerRestRoutes(app, yoga, getSchema());
-  registerStreamRoutes(app, yoga, getSchema(), {
+  const streams = registerStreamRoutes(app, yoga, getSchema(), {
     heartbeatSeconds: runtime.config.streamHeartbeatSeconds,
     now: () => runtime.clock.now().getTime(),
+    internalContext: internalContext(runtime.services),
   });
+  // How many SSE picks streams this instance holds (operations, the stream benchmark).
+  app.decorate('openStreams', () => streams.openStreams());
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
   // The customer dashboard (HTML, session cookie, CSRF): its own encapsulated scope under /dashboard.

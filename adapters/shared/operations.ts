@@ -55,6 +55,19 @@ export async function openOperation(
     if (error instanceof GraphQLError) return error;
     throw error;
   }
+  return runner(context, { execute, subscribe, schema });
+}
+
+/**
+ * Runs documents as the server itself (src/graphql/yoga.ts internalContext): no request, so
+ * no authentication or limits, but the same schema and plugins as every other operation.
+ */
+export function openInternalOperation(yoga: Yoga, context: Context): OperationRunner {
+  return runner(context, yoga.getEnveloped({}));
+}
+
+function runner(context: Context, enveloped: Pick<ReturnType<Yoga['getEnveloped']>, 'execute' | 'subscribe' | 'schema'>): OperationRunner {
+  const { execute, subscribe, schema } = enveloped;
   const args = (operation: PreparedOperation, variables: Record<string, unknown>) => ({
     schema,
     document: operation.document,

@@ -7,21 +7,25 @@
  *   data: <Pick JSON of spec 2.1, one line>
  *   <blank line>
  *
- * plus ": heartbeat" comments. One request is counted at connect. A client that cannot keep
- * up (more than MAX_BUFFERED_BYTES unsent) is disconnected; closing frees everything.
+ * plus ": heartbeat" comments. One request is counted at connect. Each connection's own
+ * subscription decides admission (auth, tier) and serves the Last-Event-ID replay; live frames
+ * come from the instance's one broadcast (broadcast.ts). A client that cannot keep up (more
+ * than MAX_BUFFERED_BYTES unsent) is disconnected; closing frees everything.
  */
 import type { FastifyInstance } from 'fastify';
 import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../../src/domain/errors.js';
+import type { Context } from '../../src/graphql/context.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { sendError } from '../../src/server/errors.js';
 import { rateLimitHeaders } from '../../src/server/rate-limit-headers.js';
 import { registerMethodNotAllowed } from '../rest/plugin.js';
 import { sendGraphQLError } from '../shared/http-errors.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
-import { openOperation, prepareOperation } from '../shared/operations.js';
+import { openInternalOperation, openOperation, prepareOperation } from '../shared/operations.js';
 import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
+import { StreamBroadcast, type StreamFrame } from './broadcast.js';
 
 export const STREAM_PATH = '/api/v1/picks/stream';
 export const MAX_STREAMS_PER_KEY = 10;
@@ -31,22 +35,57 @@ const LAST_EVENT_ID = /^\d{1,15}$/;
 export interface StreamOptions {
   heartbeatSeconds: number;
   now: () => number;
+  /** What the instance's broadcast subscribes with (src/graphql/yoga.ts internalContext). */
+  internalContext: Context;
 }
 
 export interface StreamAdapter {
   openStreams(): number;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Open GET /api/v1/picks/stream connections on this instance (set by buildApp). */
+    openStreams: () => number;
+  }
+}
+
 export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, options: StreamOptions): StreamAdapter {
   const operation = prepareOperation(schema, new URL('./documents/pick-published.graphql', import.meta.url), 'PickPublished');
   const streamsPerKey = new Map<string, number>();
   // Every connection renders the same frame for an event: render it once per sequence.
-  const frames = new LRUCache<string, string>({ max: 256 });
+  const frames = new LRUCache<string, StreamFrame>({ max: 256 });
   const closers = new Set<() => void>();
+
+  function renderFrame(result: ExecutionResult): StreamFrame | null {
+    const event = result.data?.pickPublished as { sequence: string; pick: V1PickNode } | undefined;
+    if (!event) return null;
+    let frame = frames.get(event.sequence);
+    if (frame === undefined) {
+      frame = {
+        seq: Number(event.sequence),
+        text: `id: ${event.sequence}\nevent: pick.published\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`,
+      };
+      frames.set(event.sequence, frame);
+    }
+    return frame;
+  }
+
+  // The instance's one live subscription (broadcast.ts); frames are the same for every
+  // principal the stream admits, so it runs as the server itself.
+  const internal = openInternalOperation(yoga, options.internalContext);
+  const broadcast = new StreamBroadcast({
+    subscribe: (afterSequence) => internal.subscribe(operation, { afterSequence }),
+    render: renderFrame,
+    heartbeatMs: options.heartbeatSeconds * 1000,
+    onError: (error) => app.log.warn({ err: (error as Error).message }, 'stream broadcast resubscribing'),
+  });
+  app.addHook('onReady', () => broadcast.start());
 
   // SIGTERM: end every stream cleanly so the server can drain.
   app.addHook('preClose', async () => {
     for (const close of [...closers]) close();
+    await broadcast.close();
   });
 
   app.route({
@@ -73,6 +112,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       if (keyId && (streamsPerKey.get(keyId) ?? 0) >= MAX_STREAMS_PER_KEY) {
         return sendError(reply, ErrorCode.tooManyStreams, `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key; close one first.`);
       }
+      // The connection's own subscription: auth, tier and replay exactly as on /graphql.
       const outcome = await runner.subscribe(operation, { afterSequence: lastEventId ?? null });
       if (!(Symbol.asyncIterator in outcome)) {
         return sendGraphQLError(reply, (outcome as ExecutionResult).errors?.[0] ?? { message: 'No stream', extensions: {} });
@@ -82,22 +122,13 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       if (keyId) streamsPerKey.set(keyId, (streamsPerKey.get(keyId) ?? 0) + 1);
       reply.hijack();
       const res = reply.raw;
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-        'x-request-id': String(req.id),
-        ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
-      });
-      res.flushHeaders();
 
       let closed = false;
-      const heartbeat = setInterval(() => write(': heartbeat\n\n'), options.heartbeatSeconds * 1000);
+      const member = { write };
       const close = () => {
         if (closed) return;
         closed = true;
-        clearInterval(heartbeat);
+        broadcast.remove(member);
         closers.delete(close);
         if (keyId) {
           const open = (streamsPerKey.get(keyId) ?? 1) - 1;
@@ -119,23 +150,40 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       closers.add(close);
       req.raw.on('close', close);
       res.on('error', close);
+      // Joined before the headers go out: every event committed after the client sees them arrives.
+      broadcast.add(member);
+      if (lastEventId === undefined) {
+        broadcast.goLiveNow(member);
+        void results.return?.();
+      }
 
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+        'x-request-id': String(req.id),
+        ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
+      });
+      res.flushHeaders();
+      if (lastEventId === undefined) return;
+
+      // Resuming: the replay comes through the connection's subscription, then the broadcast takes over.
       try {
         for await (const result of results) {
-          const event = result.data?.pickPublished as { sequence: string; pick: V1PickNode } | undefined;
-          if (!event) break;
-          let frame = frames.get(event.sequence);
-          if (frame === undefined) {
-            frame = `id: ${event.sequence}\nevent: pick.published\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`;
-            frames.set(event.sequence, frame);
+          const frame = renderFrame(result);
+          if (!frame) break;
+          write(frame.text);
+          if (closed) return;
+          if (broadcast.canTakeOver(frame.seq)) {
+            broadcast.goLive(member, frame.seq);
+            return; // leaving the loop ends the connection's subscription
           }
-          write(frame);
         }
       } catch (error) {
         req.log.warn({ err: (error as Error).message }, 'stream ended');
-      } finally {
-        close();
       }
+      close();
     },
   });
   registerMethodNotAllowed(app, STREAM_PATH, ['GET']);

@@ -79,6 +79,15 @@ export async function buildContext(
   return { principal, services, requestId: String(req.id), limits };
 }
 
+/**
+ * The server acting for itself rather than for a caller: operator rights, no request, no
+ * limits. Only server code can obtain it (no header or cookie maps to it); the stream
+ * adapter's per-instance broadcast runs its one pickPublished subscription with it.
+ */
+export function internalContext(services: Services): Context {
+  return { principal: { kind: 'admin' }, services, requestId: 'internal', limits: null };
+}
+
 export type Yoga = YogaServerInstance<ServerContext, Context>;
 
 export interface YogaOptions {

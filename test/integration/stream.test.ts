@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH } from '../helpers/fixtures.js';
 import { connectSse, type SseConnection } from '../helpers/sse.js';
 
@@ -89,12 +89,18 @@ describe('GET /api/v1/picks/stream', () => {
     expect(connection.headers['cache-control']).toBe('no-cache');
     expect(connection.headers['x-accel-buffering']).toBe('no');
     expect(connection.headers['x-ratelimit-limit']).toBe('10000');
+    const operator = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${ADMIN_TOKEN}` });
+    open.push(operator);
     const pick = await publish();
     const seq = await latestSeq();
     const frame = expectedFrame(seq, pick);
     await connection.waitFor(frame, 3_000);
     expect(connection.raw().replaceAll(': heartbeat\n\n', '')).toBe(frame);
+    // The operator's stream carries the same bytes.
+    await operator.waitFor(frame, 3_000);
+    expect(operator.raw().replaceAll(': heartbeat\n\n', '')).toBe(frame);
     connection.close();
+    operator.close();
   });
 
   it('sends a heartbeat comment every STREAM_HEARTBEAT_SECONDS', async () => {
@@ -134,6 +140,40 @@ describe('GET /api/v1/picks/stream', () => {
     connection.close();
   });
 
+  it('hands resuming connections over to the live broadcast with no gap and no duplicate while picks keep coming', async () => {
+    const key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
+    await relayed();
+    const before = await latestSeq();
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const published: any[] = [];
+    const publishing = (async () => {
+      for (let i = 0; i < 12; i += 1) {
+        published.push(await publish({ homeTeam: `Flow ${i}`, selection: `Flow ${i}` }));
+        await sleep(10);
+      }
+    })();
+    // Connections resume from points behind, at and ahead of what the broadcast has seen.
+    const resumed: { from: number; connection: SseConnection }[] = [];
+    for (let i = 0; i < 8; i += 1) {
+      await sleep(15);
+      const from = Math.max(before, (await latestSeq()) - (i % 4));
+      resumed.push({ from, connection: await stream(key, { 'last-event-id': String(from) }) });
+    }
+    await publishing;
+    const rows = await t.runtime.orm.em
+      .fork()
+      .execute<{ seq: string }[]>(`select seq from outbox_events where type = 'pick.published' and seq > ? order by seq`, [before]);
+    const all = rows.map((row) => Number(row.seq));
+    expect(all).toHaveLength(12);
+    for (const { from, connection } of resumed) {
+      expect(connection.status).toBe(200);
+      await connection.waitFor(`"id":"${published.at(-1).id}"`, 3_000);
+      const seqs = [...connection.raw().matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+      expect({ from, seqs }).toEqual({ from, seqs: all.filter((seq) => seq > from) });
+      connection.close();
+    }
+  });
+
   it.each(['abc', '-1', '1.5', ''])('rejects Last-Event-ID %j with 400 invalid_parameter', async (value) => {
     const connection = await stream(keys.enterprise!, { 'last-event-id': value });
     expect(connection.status).toBe(400);
@@ -147,11 +187,16 @@ describe('GET /api/v1/picks/stream', () => {
     const eleventh = await stream(key);
     expect(eleventh.status).toBe(429);
     expect(JSON.parse(await eleventh.body())).toMatchObject({ error: 'too_many_streams' });
+    const held = t.app.openStreams();
+    expect(held).toBeGreaterThanOrEqual(10);
     streams[0]!.close();
     await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(t.app.openStreams()).toBe(held - 1);
     const again = await stream(key);
     expect(again.status).toBe(200);
     for (const s of [...streams, again]) s.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(t.app.openStreams()).toBe(held - 10);
   });
 });
 
