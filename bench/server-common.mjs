@@ -74,6 +74,42 @@ export async function startCpuProfile(intervalUs) {
 }
 
 /**
+ * The `profileStart` / `profileStop` IPC commands: a CPU profile of this process through the
+ * inspector, sampled every `intervalUs` (default `defaultIntervalUs`), written to `file`.
+ */
+export function profileCommands(defaultIntervalUs) {
+  let profiler = null;
+  return {
+    async profileStart({ intervalUs }) {
+      profiler = await startCpuProfile(intervalUs ?? defaultIntervalUs);
+      return true;
+    },
+    async profileStop({ file }) {
+      const written = await profiler.stop(file);
+      profiler = null;
+      return written;
+    },
+  };
+}
+
+/**
+ * Empties the bench's tables once the runtime is up. Its background loops (relay,
+ * dispatcher, usage and last-used flushes) already read them, and TRUNCATE's exclusive locks
+ * can deadlock with those reads: try again a few times.
+ */
+export async function truncateTables(orm, tables) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await orm.em.fork().execute(`truncate table ${tables.join(', ')} cascade`);
+      return;
+    } catch (error) {
+      if (attempt >= 5 || !/deadlock/i.test(String(error?.message ?? error))) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
+}
+
+/**
  * The `stop` command: answers at once, then runs `close` and exits 0 (or reports
  * `<name>: shutdown failed` and exits 1).
  */

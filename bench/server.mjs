@@ -24,7 +24,7 @@ import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, percentile, serveCommands } from './common.mjs';
 import { seedPicksSql } from './seed.mjs';
 import { TRACK_RECORD_DAYS_BACKFILL } from '../dist/migrations/Migration20261125000000_track_record_days.js';
-import { dropLimiterCounters, serverEnv, shutdownSoon, startCpuProfile } from './server-common.mjs';
+import { dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 export const LIST_PATH = '/api/v1/picks?limit=50';
 export const PUBLIC_PATH = '/api/public/picks/today';
@@ -69,7 +69,7 @@ async function main() {
 
   // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
   const em = runtime.orm.em.fork();
-  await em.execute('truncate table picks, api_keys, monthly_usage, track_record_days cascade');
+  await truncateTables(runtime.orm, ['picks', 'api_keys', 'monthly_usage', 'track_record_days']);
   await em.execute(seedPicksSql(picks));
   // Picks inserted with SQL: rebuild the track record's day sums, as the migration does.
   await em.execute(TRACK_RECORD_DAYS_BACKFILL);
@@ -133,7 +133,6 @@ async function main() {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
 
-  let profiler = null;
   const sha = (buf) => createHash('sha256').update(buf).digest('hex');
 
   const commands = {
@@ -191,15 +190,7 @@ async function main() {
       // Server-process CPU per call (client side only: Redis' own CPU is not in it).
       return { ...summarise(samples), cpuUsPerCall: Math.round(((cpu.user + cpu.system) / n) * 10) / 10, modes: modeCounts };
     },
-    async profileStart({ intervalUs }) {
-      profiler = await startCpuProfile(intervalUs ?? 200);
-      return true;
-    },
-    async profileStop({ file }) {
-      const written = await profiler.stop(file);
-      profiler = null;
-      return written;
-    },
+    ...profileCommands(200),
     async stop() {
       return shutdownSoon('bench server', async () => {
         await bare.close();

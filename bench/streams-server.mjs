@@ -37,7 +37,7 @@ import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow, windowMeter } from './common.mjs';
-import { dropLimiterCounters, pickInput, serverEnv, shutdownSoon, startCpuProfile } from './server-common.mjs';
+import { dropLimiterCounters, pickInput, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 const TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
 
@@ -103,8 +103,7 @@ async function main() {
   const runtime = await createRuntime(config, { adminToken, migrate: true });
 
   // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
-  const em = runtime.orm.em.fork();
-  await em.execute('truncate table outbox_events, picks, api_keys, monthly_usage cascade');
+  await truncateTables(runtime.orm, ['outbox_events', 'picks', 'api_keys', 'monthly_usage']);
   const keys = [];
   const keyIds = [];
   for (let i = 0; i < keyCount; i += 1) {
@@ -153,7 +152,6 @@ async function main() {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const meter = windowMeter(loopDelay);
-  let profiler = null;
 
   const connections = () =>
     new Promise((resolve) => {
@@ -205,15 +203,7 @@ async function main() {
       }
       return published;
     },
-    async profileStart({ intervalUs }) {
-      profiler = await startCpuProfile(intervalUs ?? 500);
-      return true;
-    },
-    async profileStop({ file }) {
-      const written = await profiler.stop(file);
-      profiler = null;
-      return written;
-    },
+    ...profileCommands(500),
     async stop() {
       return shutdownSoon('streams server', async () => {
         if (bare) {

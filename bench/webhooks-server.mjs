@@ -30,7 +30,7 @@
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { serveCommands, sleep, wallNow, windowMeter } from './common.mjs';
-import { pickInput, serverEnv, shutdownSoon, startCpuProfile } from './server-common.mjs';
+import { pickInput, serverEnv, shutdownSoon, startCpuProfile, truncateTables } from './server-common.mjs';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
 
@@ -126,9 +126,16 @@ async function main() {
   const runtime = await createRuntime(config, { adminToken, migrate: true, log, database });
 
   // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
-  await runtime.orm.em
-    .fork()
-    .execute('truncate table webhook_delivery_attempts, webhook_deliveries, webhook_subscriptions, outbox_events, match_analyses, picks, api_keys, monthly_usage cascade');
+  await truncateTables(runtime.orm, [
+    'webhook_delivery_attempts',
+    'webhook_deliveries',
+    'webhook_subscriptions',
+    'outbox_events',
+    'match_analyses',
+    'picks',
+    'api_keys',
+    'monthly_usage',
+  ]);
   const subscriptions = [];
   for (let i = 0; i < keyCount; i += 1) {
     const { apiKey } = await runtime.services.apiKeys.create({ tier: 'growth', label: `webhooks-bench-${i}` });

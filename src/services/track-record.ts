@@ -24,6 +24,13 @@ export interface BucketRow {
   sum_clv_pct: number | string;
 }
 
+/** `and sport = ?` with its parameter appended, or nothing for every sport. */
+function sportFilter(sport: string | null, params: unknown[]): string {
+  if (sport === null) return '';
+  params.push(sport);
+  return 'and sport = ?';
+}
+
 /**
  * Settled picks grouped by UTC day, sport and result; served by the partial settled_at index.
  * Used for the partial days at the edges of a window (whole days come from track_record_days).
@@ -34,11 +41,7 @@ export function trackRecordSql(
   options: { toExclusive?: boolean } = {},
 ): { sql: string; params: unknown[] } {
   const params: unknown[] = [window.from, window.to];
-  let sportCondition = '';
-  if (sport !== null) {
-    sportCondition = 'and sport = ?';
-    params.push(sport);
-  }
+  const sportCondition = sportFilter(sport, params);
   return {
     sql: `select to_char(settled_at at time zone 'UTC', 'YYYY-MM-DD') as date, sport, result,
               count(*) as count,
@@ -56,11 +59,7 @@ export function trackRecordSql(
 /** The same buckets for whole UTC days [fromDay, toDay), from the sums kept at settlement. */
 export function trackRecordDaysSql(fromDay: string, toDay: string, sport: string | null): { sql: string; params: unknown[] } {
   const params: unknown[] = [fromDay, toDay];
-  let sportCondition = '';
-  if (sport !== null) {
-    sportCondition = 'and sport = ?';
-    params.push(sport);
-  }
+  const sportCondition = sportFilter(sport, params);
   return {
     sql: `select to_char(day, 'YYYY-MM-DD') as date, sport, result, count, sum_odds::float8 as sum_odds,
                  sum_edge_pct::float8 as sum_edge_pct, count_with_closing, sum_clv_pct::float8 as sum_clv_pct

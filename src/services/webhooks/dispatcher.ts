@@ -26,7 +26,7 @@ import {
   webhookHeaders,
   type WebhookEventType,
 } from '../../domain/webhook.js';
-import type { PickSnapshot } from '../../domain/pick-view.js';
+import { toMessage, type OutboxRow } from '../events/outbox-relay.js';
 import type { Orm } from '../../persistence/orm.js';
 import { newId } from '../ids.js';
 import type { SendOutcome } from './http-sender.js';
@@ -71,8 +71,9 @@ interface ClaimedDelivery {
   attempt_count: number;
   event_id: string;
   event_type: WebhookEventType;
+  event_seq: string | number;
   event_created_at: Date | string;
-  payload: { pick: PickSnapshot } | string;
+  payload: OutboxRow['payload'];
   url: string;
   secret_ciphertext: string;
 }
@@ -200,7 +201,7 @@ export class WebhookDispatcher {
            from locked where d.id = locked.id
          returning d.id, d.subscription_id, d.attempt_count, d.event_id
        )
-       select l.id, l.subscription_id, l.attempt_count, l.event_id, e.type as event_type, e.created_at as event_created_at,
+       select l.id, l.subscription_id, l.attempt_count, l.event_id, e.seq as event_seq, e.type as event_type, e.created_at as event_created_at,
               e.payload, s.url, s.secret_ciphertext, ? as lease_token
          from leased l
          join outbox_events e on e.id = l.event_id
@@ -210,13 +211,15 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: ClaimedDelivery, release: () => void): Promise<void> {
-    const payload = typeof delivery.payload === 'string' ? (JSON.parse(delivery.payload) as { pick: PickSnapshot }) : delivery.payload;
-    const body = webhookBody({
-      id: delivery.event_id,
-      type: delivery.event_type,
-      createdAt: new Date(delivery.event_created_at).toISOString(),
-      pick: payload.pick,
-    });
+    const body = webhookBody(
+      toMessage({
+        id: delivery.event_id,
+        seq: delivery.event_seq,
+        type: delivery.event_type,
+        payload: delivery.payload,
+        created_at: delivery.event_created_at,
+      }),
+    );
     const attemptedAt = this.clock.now();
     const secret = decryptSecret(delivery.secret_ciphertext, this.keyring, delivery.subscription_id);
     const headers = webhookHeaders({
