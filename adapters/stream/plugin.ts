@@ -25,6 +25,7 @@ import { sendGraphQLError } from '../shared/http-errors.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
 import { openInternalOperation, openOperation, prepareOperation } from '../shared/operations.js';
 import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
+import { boundedWriter } from './bounded-writer.js';
 import { StreamBroadcast, type StreamFrame } from './broadcast.js';
 
 export const STREAM_PATH = '/api/v1/picks/stream';
@@ -138,14 +139,12 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         void results.return?.();
         res.end();
       };
+      const writeBounded = boundedWriter(res, MAX_BUFFERED_BYTES, (buffered) => {
+        req.log.warn({ buffered }, 'stream client too slow; disconnecting');
+        close();
+      });
       function write(chunk: string): void {
-        if (closed) return;
-        if (res.writableLength > MAX_BUFFERED_BYTES) {
-          req.log.warn({ buffered: res.writableLength }, 'stream client too slow; disconnecting');
-          close();
-          return;
-        }
-        res.write(chunk);
+        if (!closed) writeBounded(chunk);
       }
       closers.add(close);
       req.raw.on('close', close);
