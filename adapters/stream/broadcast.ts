@@ -18,6 +18,7 @@
  * since an earlier event: then every later event reaches the broadcast, none twice, none lost.
  */
 import type { ExecutionResult } from 'graphql';
+import { followSubscription, type Follower } from './follow.js';
 
 export interface StreamFrame {
   seq: number;
@@ -41,7 +42,6 @@ export interface BroadcastOptions {
 export const HEARTBEAT = ': heartbeat\n\n';
 /** Sockets written per turn of the event loop. */
 export const FANOUT_SLICE = 500;
-const RESUBSCRIBE_DELAYS_MS = [50, 250, 1_000];
 
 interface MemberState {
   /** Live: receives broadcast frames above `after`. Not live (replaying): heartbeats only. */
@@ -58,21 +58,28 @@ export class StreamBroadcast {
   private flushing = false;
   /** Highest sequence accepted; 0 until the first event since start. */
   private latest = 0;
-  private results: AsyncIterableIterator<ExecutionResult> | null = null;
+  private follower: Follower | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private closed = false;
-  private running: Promise<void> | null = null;
 
   constructor(private readonly options: BroadcastOptions) {}
 
   async start(): Promise<void> {
-    this.results = await this.open(null);
+    this.follower = await followSubscription({
+      // Resume after the last accepted frame: the subscription replays what was missed meanwhile.
+      open: () => this.options.subscribe(this.latest > 0 ? String(this.latest) : null),
+      onResult: (result) => {
+        const frame = this.options.render(result);
+        if (!frame) throw new Error(result.errors?.[0]?.message ?? 'a subscription result without an event');
+        this.accept(frame);
+      },
+      onError: this.options.onError,
+    });
     this.heartbeat = setInterval(() => {
       this.heartbeatDue = true;
       this.schedule();
     }, this.options.heartbeatMs);
     this.heartbeat.unref();
-    this.running = this.run();
   }
 
   /** Joins for heartbeats; frames once `goLive` is called. */
@@ -113,47 +120,7 @@ export class StreamBroadcast {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.members.clear();
     this.pending = [];
-    await this.results?.return?.();
-    await this.running;
-  }
-
-  private async open(afterSequence: string | null): Promise<AsyncIterableIterator<ExecutionResult>> {
-    const outcome = await this.options.subscribe(afterSequence);
-    if (!(Symbol.asyncIterator in outcome)) {
-      throw new Error(`the stream broadcast could not subscribe: ${outcome.errors?.[0]?.message ?? 'no stream'}`);
-    }
-    return outcome;
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.closed) {
-      try {
-        for await (const result of this.results!) {
-          const frame = this.options.render(result);
-          if (!frame) throw new Error(result.errors?.[0]?.message ?? 'a subscription result without an event');
-          failures = 0;
-          this.accept(frame);
-        }
-        if (!this.closed) throw new Error('the stream broadcast subscription ended');
-      } catch (error) {
-        if (this.closed) return;
-        this.options.onError(error);
-      }
-      if (this.closed) return;
-      // Resume after the last accepted frame: the subscription replays what was missed meanwhile.
-      for (;;) {
-        await new Promise((resolve) => setTimeout(resolve, RESUBSCRIBE_DELAYS_MS[Math.min(failures, RESUBSCRIBE_DELAYS_MS.length - 1)]));
-        failures += 1;
-        if (this.closed) return;
-        try {
-          this.results = await this.open(this.latest > 0 ? String(this.latest) : null);
-          break;
-        } catch (error) {
-          this.options.onError(error);
-        }
-      }
-    }
+    await this.follower?.stop();
   }
 
   private accept(frame: StreamFrame): void {

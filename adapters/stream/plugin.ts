@@ -27,6 +27,7 @@ import { openInternalOperation, openOperation, prepareOperation } from '../share
 import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
 import { boundedWriter } from './bounded-writer.js';
 import { StreamBroadcast, type StreamFrame } from './broadcast.js';
+import { followSubscription, type Follower } from './follow.js';
 
 export const STREAM_PATH = '/api/v1/picks/stream';
 export const MAX_STREAMS_PER_KEY = 10;
@@ -38,6 +39,13 @@ export interface StreamOptions {
   now: () => number;
   /** What the instance's broadcast subscribes with (src/graphql/yoga.ts internalContext). */
   internalContext: Context;
+}
+
+interface StreamSlot {
+  /** Set when the key's access changed: the stream must not start or go on. */
+  revoked: boolean;
+  /** Ends the stream once it is open (a no-op before). */
+  end: () => void;
 }
 
 export interface StreamAdapter {
@@ -53,7 +61,10 @@ declare module 'fastify' {
 
 export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, options: StreamOptions): StreamAdapter {
   const operation = prepareOperation(schema, new URL('./documents/pick-published.graphql', import.meta.url), 'PickPublished');
-  const streamsPerKey = new Map<string, number>();
+  const accessOperation = prepareOperation(schema, new URL('./documents/api-key-access-changed.graphql', import.meta.url), 'ApiKeyAccessChanged');
+  // A key's streams on this instance: counted against MAX_STREAMS_PER_KEY from admission on,
+  // and ended when the key is revoked or changes tier.
+  const slotsByKey = new Map<string, Set<StreamSlot>>();
   // Every connection renders the same frame for an event: render it once per sequence.
   const frames = new LRUCache<string, StreamFrame>({ max: 256 });
   const closers = new Set<() => void>();
@@ -81,13 +92,51 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     heartbeatMs: options.heartbeatSeconds * 1000,
     onError: (error) => app.log.warn({ err: (error as Error).message }, 'stream broadcast resubscribing'),
   });
-  app.addHook('onReady', () => broadcast.start());
+  // Keys revoked or moved to another tier, on any instance: their streams end. A client whose
+  // key is still good reconnects with Last-Event-ID and misses nothing.
+  let accessWatch: Follower | null = null;
+  app.addHook('onReady', async () => {
+    await broadcast.start();
+    accessWatch = await followSubscription({
+      open: () => internal.subscribe(accessOperation, {}),
+      onResult: (result) => {
+        const change = result.data?.apiKeyAccessChanged as { apiKeyId: string } | undefined;
+        if (!change) throw new Error(result.errors?.[0]?.message ?? 'a subscription result without a change');
+        for (const slot of [...(slotsByKey.get(change.apiKeyId) ?? [])]) {
+          slot.revoked = true;
+          slot.end();
+        }
+      },
+      onError: (error) => app.log.warn({ err: (error as Error).message }, 'stream access watch resubscribing'),
+    });
+  });
 
   // SIGTERM: end every stream cleanly so the server can drain.
   app.addHook('preClose', async () => {
     for (const close of [...closers]) close();
     await broadcast.close();
+    await accessWatch?.stop();
   });
+
+  /** Admission against MAX_STREAMS_PER_KEY, taken before any await so concurrent connects cannot overshoot. */
+  function reserveSlot(keyId: string): StreamSlot | null {
+    let slots = slotsByKey.get(keyId);
+    if (!slots) {
+      slots = new Set();
+      slotsByKey.set(keyId, slots);
+    }
+    if (slots.size >= MAX_STREAMS_PER_KEY) return null;
+    const slot: StreamSlot = { revoked: false, end: () => undefined };
+    slots.add(slot);
+    return slot;
+  }
+
+  function releaseSlot(keyId: string, slot: StreamSlot): void {
+    const slots = slotsByKey.get(keyId);
+    if (!slots) return;
+    slots.delete(slot);
+    if (slots.size === 0) slotsByKey.delete(keyId);
+  }
 
   app.route({
     method: 'GET',
@@ -110,17 +159,33 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       }
       const { principal } = runner.context;
       const keyId = principal.kind === 'apiKey' ? principal.apiKeyId : null;
-      if (keyId && (streamsPerKey.get(keyId) ?? 0) >= MAX_STREAMS_PER_KEY) {
+      const slot = keyId ? reserveSlot(keyId) : null;
+      if (keyId && !slot) {
         return sendError(reply, ErrorCode.tooManyStreams, `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key; close one first.`);
       }
+      const release = () => {
+        if (keyId && slot) releaseSlot(keyId, slot);
+      };
       // The connection's own subscription: auth, tier and replay exactly as on /graphql.
-      const outcome = await runner.subscribe(operation, { afterSequence: lastEventId ?? null });
+      let outcome: AsyncIterableIterator<ExecutionResult> | ExecutionResult;
+      try {
+        outcome = await runner.subscribe(operation, { afterSequence: lastEventId ?? null });
+      } catch (error) {
+        release();
+        throw error;
+      }
       if (!(Symbol.asyncIterator in outcome)) {
-        return sendGraphQLError(reply, (outcome as ExecutionResult).errors?.[0] ?? { message: 'No stream', extensions: {} });
+        release();
+        return sendGraphQLError(reply, outcome.errors?.[0] ?? { message: 'No stream', extensions: {} });
       }
       const results = outcome;
+      if (slot?.revoked) {
+        // Revoked or re-tiered while being admitted: answered as if it had arrived a moment later.
+        release();
+        void results.return?.();
+        return sendError(reply, ErrorCode.invalidApiKey, 'The API key was revoked or changed tier while the stream was opening; reconnect.');
+      }
 
-      if (keyId) streamsPerKey.set(keyId, (streamsPerKey.get(keyId) ?? 0) + 1);
       reply.hijack();
       const res = reply.raw;
 
@@ -131,11 +196,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         closed = true;
         broadcast.remove(member);
         closers.delete(close);
-        if (keyId) {
-          const open = (streamsPerKey.get(keyId) ?? 1) - 1;
-          if (open > 0) streamsPerKey.set(keyId, open);
-          else streamsPerKey.delete(keyId);
-        }
+        release();
         void results.return?.();
         res.end();
       };
@@ -147,6 +208,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         if (!closed) writeBounded(chunk);
       }
       closers.add(close);
+      if (slot) slot.end = close;
       req.raw.on('close', close);
       res.on('error', close);
       // Joined before the headers go out: every event committed after the client sees them arrives.

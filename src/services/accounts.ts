@@ -13,9 +13,14 @@ import type { Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
 import { isUuid } from './picks.js';
 
+export interface ChangedKey {
+  apiKeyId: string;
+  keyHash: string;
+}
+
 export interface AccountServiceHooks {
   /** After a tier change committed: the keys whose tier changed (the auth caches must drop them). */
-  keysChanged?: (keyHashes: string[]) => Promise<void>;
+  keysChanged?: (keys: ChangedKey[]) => Promise<void>;
 }
 
 export class AccountService {
@@ -63,19 +68,19 @@ export class AccountService {
    */
   async setTier(id: string, tier: Tier): Promise<AccountEntity> {
     if (!isUuid(id)) throw new NotFoundError(`No account with id ${id}.`);
-    const { account, changedKeyHashes } = await this.orm.em.fork().transactional(async (em) => {
+    const { account, changedKeys } = await this.orm.em.fork().transactional(async (em) => {
       const locked = await em.execute<{ id: string }[]>('select id from accounts where id = ? for update', [id]);
       if (!locked[0]) throw new NotFoundError(`No account with id ${id}.`);
       const now = this.clock.now();
       await em.execute('update accounts set tier = ?, updated_at = ? where id = ?', [tier, now, id]);
-      const changed = await em.execute<{ key_hash: string }[]>(
-        'update api_keys set tier = ? where account_id = ? and tier <> ? returning key_hash',
+      const changed = await em.execute<{ id: string; key_hash: string }[]>(
+        'update api_keys set tier = ? where account_id = ? and tier <> ? returning id, key_hash',
         [tier, id, tier],
       );
       const account = await em.findOneOrFail(AccountEntity, { id }, { refresh: true });
-      return { account, changedKeyHashes: changed.map((row) => row.key_hash) };
+      return { account, changedKeys: changed.map((row) => ({ apiKeyId: row.id, keyHash: row.key_hash })) };
     });
-    if (changedKeyHashes.length > 0) await this.hooks.keysChanged?.(changedKeyHashes);
+    if (changedKeys.length > 0) await this.hooks.keysChanged?.(changedKeys);
     return account;
   }
 }

@@ -36,11 +36,30 @@ export const LAST_USED_FLUSH_MS = 10_000;
 
 type CachedKey = { apiKeyId: string; tier: ApiKeyPrincipal['tier'] } | 'unknown';
 
+/** A key whose access changed (revoked, or another tier): the revocation broadcast's message. */
+export interface AccessChange {
+  apiKeyId: string;
+  keyHash: string;
+}
+
+/** JSON `{apiKeyId, keyHash}`; a bare key hash is what instances before the key id sent. */
+function parseAccessChange(message: string): { keyHash: string; apiKeyId?: string } | null {
+  if (!message.startsWith('{')) return { keyHash: message };
+  try {
+    const parsed = JSON.parse(message) as Partial<AccessChange>;
+    if (typeof parsed.keyHash !== 'string') return null;
+    return { keyHash: parsed.keyHash, apiKeyId: typeof parsed.apiKeyId === 'string' ? parsed.apiKeyId : undefined };
+  } catch {
+    return null;
+  }
+}
+
 export class AuthService {
   private readonly cache: LRUCache<string, CachedKey>;
   private readonly lastUsed = new Map<string, Date>();
   private readonly flushTimer: NodeJS.Timeout;
   private unsubscribe: (() => Promise<void>) | null = null;
+  private readonly accessListeners = new Set<(apiKeyId: string) => void>();
 
   constructor(
     private readonly orm: Orm,
@@ -55,11 +74,35 @@ export class AuthService {
     this.flushTimer.unref();
   }
 
-  /** Subscribes to revocations from every instance. */
+  /** Subscribes to revocations and tier changes from every instance. */
   async start(): Promise<void> {
-    this.unsubscribe = await this.bus.subscribe(BusChannel.apiKeyRevoked, (keyHash) => {
-      this.cache.delete(keyHash);
+    this.unsubscribe = await this.bus.subscribe(BusChannel.apiKeyRevoked, (message) => {
+      const change = parseAccessChange(message);
+      if (!change) return;
+      this.cache.delete(change.keyHash);
+      if (change.apiKeyId) this.accessChanged(change.apiKeyId);
     });
+  }
+
+  /**
+   * Listens for keys revoked or moved to another tier, on any instance (each change may be
+   * reported more than once): long-lived connections admitted under the old access end.
+   */
+  onAccessChanged(listener: (apiKeyId: string) => void): () => void {
+    this.accessListeners.add(listener);
+    return () => {
+      this.accessListeners.delete(listener);
+    };
+  }
+
+  private accessChanged(apiKeyId: string): void {
+    for (const listener of [...this.accessListeners]) {
+      try {
+        listener(apiKeyId);
+      } catch {
+        // One listener's failure does not keep the others from hearing of the change.
+      }
+    }
   }
 
   async principalFor(authorization: string | null | undefined): Promise<Principal> {
@@ -91,18 +134,20 @@ export class AuthService {
    */
   async revoke(id: string, owner: { accountId?: string } = {}) {
     const apiKey = await this.apiKeys.revoke(id, owner);
-    await this.forgetKeys([apiKey.keyHash]);
+    await this.forgetKeys([{ apiKeyId: apiKey.id, keyHash: apiKey.keyHash }]);
     return apiKey;
   }
 
   /**
    * Drops keys from the cache of every instance (the revocation broadcast), so their next
-   * request reads the database again: used after revocations and tier changes.
+   * request reads the database again, and tells access listeners everywhere: used after
+   * revocations and tier changes. This instance's listeners hear it even when the bus is down.
    */
-  async forgetKeys(keyHashes: readonly string[]): Promise<void> {
-    for (const keyHash of keyHashes) {
-      this.cache.delete(keyHash);
-      await this.bus.publish(BusChannel.apiKeyRevoked, keyHash).catch(() => undefined);
+  async forgetKeys(keys: readonly AccessChange[]): Promise<void> {
+    for (const key of keys) {
+      this.cache.delete(key.keyHash);
+      this.accessChanged(key.apiKeyId);
+      await this.bus.publish(BusChannel.apiKeyRevoked, JSON.stringify(key)).catch(() => undefined);
     }
   }
 

@@ -51,7 +51,7 @@ export interface ServiceOptions {
 export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(orm, clock);
   const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits });
-  const accounts = new AccountService(orm, clock, { keysChanged: (keyHashes) => auth.forgetKeys(keyHashes) });
+  const accounts = new AccountService(orm, clock, { keysChanged: (keys) => auth.forgetKeys(keys) });
   return {
     picks: new PickService(orm, clock, options),
     analyses: new MatchAnalysisService(orm, clock),

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
-import { CREATE_KEY, pickInput, PUBLISH, SETTLE } from '../helpers/fixtures.js';
+import { CREATE_KEY, pickInput, PUBLISH, REVOKE_KEY, SETTLE } from '../helpers/fixtures.js';
 
 let t: TestApp;
 let url = '';
@@ -83,6 +83,32 @@ describe.each([
     const [result] = (await sub.done) as { data: { pickSettled: unknown } }[];
     expect(result!.data.pickSettled).toEqual({ type: 'pick.settled', pick: { id: published.data!.publishPick.id, result: 'WON' } });
     sub.dispose();
+    c.dispose();
+  });
+});
+
+describe('apiKeyAccessChanged', () => {
+  it('tells the admin which key was revoked or changed tier', async () => {
+    const c = client(ADMIN_TOKEN, false);
+    const sub = collect(c, 'subscription { apiKeyAccessChanged { apiKeyId } }', 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const created = await t.graphql<{ createApiKey: { apiKey: { id: string } } }>(CREATE_KEY, { input: { tier: 'GROWTH' } });
+    const id = created.data!.createApiKey.apiKey.id;
+    await t.graphql(REVOKE_KEY, { id });
+    const [result] = (await sub.done) as { data: { apiKeyAccessChanged: unknown } }[];
+    expect(result!.data.apiKeyAccessChanged).toEqual({ apiKeyId: id });
+    sub.dispose();
+    c.dispose();
+  });
+
+  it('is refused to API keys (admin_required)', async () => {
+    const c = client(keys.enterprise!, false);
+    const sub = collect(c, 'subscription { apiKeyAccessChanged { apiKeyId } }', 1);
+    const outcome = await sub.done.then(
+      (results) => JSON.stringify(results),
+      (error) => JSON.stringify(error),
+    );
+    expect(outcome).toContain('admin_required');
     c.dispose();
   });
 });

@@ -48,8 +48,24 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     expect(status).toBe(401);
   });
 
+  it("a key revoked through instance A loses its open stream on instance B within 1 s", async () => {
+    if (!b.app.server.listening) await b.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (b.app.server.address() as AddressInfo).port;
+    const created = await a.graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } });
+    const { key, apiKey } = created.data!.createApiKey;
+    const connection = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${key}` });
+    expect(connection.status).toBe(200);
+    const revokedAt = Date.now();
+    await a.graphql(REVOKE_KEY, { id: apiKey.id });
+    const endedAfter = await Promise.race([
+      connection.body().then(() => Date.now() - revokedAt),
+      new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 1_000)),
+    ]);
+    expect(endedAfter).toBeLessThan(1_000);
+  });
+
   it('a pick published through instance A reaches a stream on instance B within 1 s', async () => {
-    await b.app.listen({ port: 0, host: '127.0.0.1' });
+    if (!b.app.server.listening) await b.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (b.app.server.address() as AddressInfo).port;
     const key = (await a.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
     const connection = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${key}` });

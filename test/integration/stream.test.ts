@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
-import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH } from '../helpers/fixtures.js';
+import { CREATE_ACCOUNT, SET_ACCOUNT_TIER } from '../helpers/dashboard.js';
+import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH, REVOKE_KEY } from '../helpers/fixtures.js';
 import { connectSse, type SseConnection } from '../helpers/sse.js';
 
 let t: TestApp;
@@ -174,10 +175,62 @@ describe('GET /api/v1/picks/stream', () => {
     }
   });
 
+  it("ends a key's open streams within 1 s when the key is revoked; reconnecting gets 401", async () => {
+    const created = await t.graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } });
+    const { key, apiKey } = created.data!.createApiKey;
+    const bystander = await stream(keys.enterprise!);
+    const live = await stream(key);
+    const resuming = await stream(key, { 'last-event-id': String(await latestSeq()) });
+    expect([live.status, resuming.status]).toEqual([200, 200]);
+    const revokedAt = Date.now();
+    await t.graphql(REVOKE_KEY, { id: apiKey.id });
+    const ended = await Promise.race([
+      Promise.all([live.body(), resuming.body()]).then(() => Date.now() - revokedAt),
+      new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 1_000)),
+    ]);
+    expect(ended).toBeLessThan(1_000);
+    const again = await stream(key);
+    expect(again.status).toBe(401);
+    expect(JSON.parse(await again.body())).toMatchObject({ error: 'invalid_api_key' });
+    // Other keys' streams go on.
+    const pick = await publish({ homeTeam: 'After Revocation', selection: 'After Revocation' });
+    await bystander.waitFor(pick.id, 3_000);
+    bystander.close();
+  });
+
+  it("ends an account's streams when it moves below Enterprise (reconnect: 403), and streams again once back on Enterprise", async () => {
+    const account = await t.graphql<{ createAccount: { id: string } }>(CREATE_ACCOUNT, {
+      input: { email: `streams-${Date.now()}@example.com`, password: 'correct horse battery staple', tier: 'ENTERPRISE' },
+    });
+    const accountId = account.data!.createAccount.id;
+    const created = await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { accountId } });
+    const key = created.data!.createApiKey.key;
+    const before = await stream(key);
+    expect(before.status).toBe(200);
+    await t.graphql(SET_ACCOUNT_TIER, { id: accountId, tier: 'GROWTH' });
+    await before.body(); // ended
+    const refused = await stream(key);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(await refused.body())).toMatchObject({ error: 'tier_upgrade_required', minimum_tier: 'enterprise' });
+    // Back to Enterprise: the key streams again.
+    await t.graphql(SET_ACCOUNT_TIER, { id: accountId, tier: 'ENTERPRISE' });
+    const after = await stream(key);
+    expect(after.status).toBe(200);
+    after.close();
+  });
+
   it.each(['abc', '-1', '1.5', ''])('rejects Last-Event-ID %j with 400 invalid_parameter', async (value) => {
     const connection = await stream(keys.enterprise!, { 'last-event-id': value });
     expect(connection.status).toBe(400);
     expect(JSON.parse(await connection.body())).toMatchObject({ error: 'invalid_parameter', parameter: 'Last-Event-ID' });
+  });
+
+  it('admits exactly 10 of 14 streams of one key opened at the same moment', async () => {
+    const key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
+    const streams = await Promise.all(Array.from({ length: 14 }, () => stream(key)));
+    expect(streams.filter((s) => s.status === 200)).toHaveLength(10);
+    expect(streams.filter((s) => s.status === 429)).toHaveLength(4);
+    for (const s of streams) s.close();
   });
 
   it('allows at most 10 concurrent streams per key (429 too_many_streams), and frees slots on disconnect', async () => {

@@ -1,3 +1,4 @@
+import { Repeater } from '@repeaterjs/repeater';
 import type { ApiKeyEntity } from '../../persistence/entities/api-key.js';
 import { builder } from '../builder.js';
 import { TierEnum } from './pick.js';
@@ -52,5 +53,35 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, context) => context.services.auth.revoke(String(args.id)),
+  }),
+}));
+
+const ApiKeyAccessChangeRef = builder.objectRef<{ apiKeyId: string }>('ApiKeyAccessChange').implement({
+  description: 'An API key was revoked or moved to another tier.',
+  fields: (t) => ({
+    apiKeyId: t.exposeID('apiKeyId'),
+  }),
+});
+
+builder.subscriptionFields((t) => ({
+  apiKeyAccessChanged: t.field({
+    type: ApiKeyAccessChangeRef,
+    description:
+      'Keys revoked or moved to another tier, on any instance (a change may be reported more than once). The SSE picks stream ends such keys\' open streams with it. Admin only.',
+    authScopes: { admin: true },
+    subscribe: (_root, _args, context) =>
+      // Up to 1,024 unread changes are held; a subscriber further behind is ended with an error.
+      new Repeater<{ apiKeyId: string }>(async (push, stop) => {
+        const stopListening = context.services.auth.onAccessChanged((apiKeyId) => {
+          try {
+            void push({ apiKeyId });
+          } catch (overflow) {
+            stop(overflow);
+          }
+        });
+        await stop;
+        stopListening();
+      }),
+    resolve: (change) => change,
   }),
 }));
