@@ -87,7 +87,7 @@ describe.each([
   });
 });
 
-describe('apiKeyAccessChanged', () => {
+describe('access changes', () => {
   it('tells the admin which key was revoked or changed tier', async () => {
     const c = client(ADMIN_TOKEN, false);
     const sub = collect(c, 'subscription { apiKeyAccessChanged { apiKeyId } }', 1);
@@ -98,6 +98,18 @@ describe('apiKeyAccessChanged', () => {
     const [result] = (await sub.done) as { data: { apiKeyAccessChanged: unknown } }[];
     expect(result!.data.apiKeyAccessChanged).toEqual({ apiKeyId: id });
     sub.dispose();
+    c.dispose();
+  });
+
+  it("ends an API key's pickPublished subscription when the key is revoked", async () => {
+    const created = await t.graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } });
+    const { key, apiKey } = created.data!.createApiKey;
+    const c = client(key, false);
+    const sub = collect(c, 'subscription { pickPublished { sequence } }', 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await t.graphql(REVOKE_KEY, { id: apiKey.id });
+    const ended = await Promise.race([sub.done.then((results) => results.length), new Promise((resolve) => setTimeout(() => resolve('still open'), 1_000))]);
+    expect(ended).toBe(0); // completed without an event
     c.dispose();
   });
 

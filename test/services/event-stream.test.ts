@@ -64,6 +64,27 @@ describe('pickEventStream', () => {
 });
 
 describe('PickFeed fan-out', () => {
+  it('ends when its `until` signal fires, and drops the signal on return()', async () => {
+    const { feed } = await setup();
+    let end: (() => void) | null = null;
+    let cleanedUp = 0;
+    const until = (signal: () => void) => {
+      end = signal;
+      return () => void (cleanedUp += 1);
+    };
+    const stream = pickEventStream(feed, { type: 'pick.published', until });
+    expect(feed.listenerCount).toBe(1);
+    const pending = stream.next();
+    end!();
+    expect(await pending).toEqual({ value: undefined, done: true });
+    expect(feed.listenerCount).toBe(0);
+    expect(cleanedUp).toBe(1);
+
+    const other = pickEventStream(feed, { type: 'pick.published', until });
+    await other.return!();
+    expect(cleanedUp).toBe(2);
+  });
+
   it('delivers every event to every listener in order, yielding the event loop between slices', async () => {
     const { feed, send } = await setup();
     const count = FANOUT_SLICE * 2 + 17;

@@ -4,6 +4,7 @@ import { fromPickSnapshot } from '../../domain/pick-view.js';
 import { pickEventStream } from '../../services/events/event-stream.js';
 import type { PickEventMessage } from '../../services/events/outbox-relay.js';
 import { builder } from '../builder.js';
+import type { Context } from '../context.js';
 import { PickRef } from './pick.js';
 
 const SEQUENCE = /^\d{1,15}$/;
@@ -36,6 +37,16 @@ const PickEventRef = builder.objectRef<PickEventMessage>('PickEvent').implement(
   }),
 });
 
+/** An API key's subscription ends when the key is revoked or changes tier (the client resubscribes and gets the new answer). */
+function untilAccessChanges(context: Context): ((end: () => void) => () => void) | undefined {
+  const { principal } = context;
+  if (principal.kind !== 'apiKey') return undefined;
+  return (end) =>
+    context.services.auth.onAccessChanged((apiKeyId) => {
+      if (apiKeyId === principal.apiKeyId) end();
+    });
+}
+
 const resumeArg = (t: Parameters<Parameters<typeof builder.subscriptionFields>[0]>[0]) =>
   t.arg.string({ description: 'Replay events after this sequence (up to 24 h or 1,000 events), then continue live.' });
 
@@ -46,7 +57,11 @@ builder.subscriptionFields((t) => ({
     authScopes: { tier: MINIMUM_TIER.picksStream },
     args: { afterSequence: resumeArg(t) },
     subscribe: (_root, args, context) =>
-      pickEventStream(context.services.feed, { type: 'pick.published', afterSeq: parseSequence(args.afterSequence) }),
+      pickEventStream(context.services.feed, {
+        type: 'pick.published',
+        afterSeq: parseSequence(args.afterSequence),
+        until: untilAccessChanges(context),
+      }),
     resolve: (event) => event,
   }),
   pickSettled: t.field({
@@ -55,7 +70,7 @@ builder.subscriptionFields((t) => ({
     authScopes: { admin: true },
     args: { afterSequence: resumeArg(t) },
     subscribe: (_root, args, context) =>
-      pickEventStream(context.services.feed, { type: 'pick.settled', afterSeq: parseSequence(args.afterSequence) }),
+      pickEventStream(context.services.feed, { type: 'pick.settled', afterSeq: parseSequence(args.afterSequence), until: untilAccessChanges(context) }),
     resolve: (event) => event,
   }),
 }));

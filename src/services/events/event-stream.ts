@@ -17,10 +17,18 @@ export class SlowSubscriberError extends Error {
   }
 }
 
-export function pickEventStream(
-  feed: PickFeed,
-  options: { type: EventType; afterSeq?: number | null; queueLimit?: number },
-): AsyncIterableIterator<PickEventMessage> {
+export interface PickEventStreamOptions {
+  type: EventType;
+  afterSeq?: number | null;
+  queueLimit?: number;
+  /**
+   * Ends the stream early: called with `end` at once; returns its own clean-up. Used to end a
+   * subscriber whose API key is revoked or changes tier.
+   */
+  until?: (end: () => void) => () => void;
+}
+
+export function pickEventStream(feed: PickFeed, options: PickEventStreamOptions): AsyncIterableIterator<PickEventMessage> {
   const limit = options.queueLimit ?? SUBSCRIBER_QUEUE_LIMIT;
   const queue: PickEventMessage[] = [];
   let waiting: ((result: IteratorResult<PickEventMessage>) => void) | null = null;
@@ -57,13 +65,18 @@ export function pickEventStream(
       })
     : Promise.resolve();
 
+  let stopUntil: (() => void) | null = null;
   const finish = () => {
     done = true;
+    stopUntil?.();
     stopListening();
     queue.length = 0;
     waiting?.({ value: undefined, done: true });
     waiting = null;
   };
+
+  stopUntil = options.until?.(() => finish()) ?? null;
+  if (done) stopUntil?.();
 
   const iterator: AsyncIterableIterator<PickEventMessage> = {
     async next() {
