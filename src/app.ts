@@ -59,6 +59,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     connectionTimeout: socketTimeoutMs(timeouts, runtime.config.streamHeartbeatSeconds),
     keepAliveTimeout: timeouts.keepAliveTimeoutMs,
     clientErrorHandler,
+    // X-Forwarded-For / -Proto count only from the proxies named in TRUST_PROXY (none by default).
+    trustProxy: runtime.config.trustProxy.length > 0 ? runtime.config.trustProxy : false,
     // A caller-supplied X-Request-Id is kept when sane, so traces join across a load balancer.
     requestIdHeader: false,
     genReqId: (req) => {

@@ -58,6 +58,30 @@ export interface Config {
   production: boolean;
   /** Serve __schema / __type queries (GRAPHQL_INTROSPECTION); default on outside production, off in production. */
   graphqlIntrospection: boolean;
+  /**
+   * TRUST_PROXY: the proxies (addresses, CIDR ranges, or proxy-addr's `loopback`,
+   * `linklocal`, `uniquelocal`) whose X-Forwarded-For / -Proto are believed, for the client
+   * address (dashboard sign-in throttling, logs) and TLS detection (Secure cookies). Empty:
+   * none, the socket's peer is the client.
+   */
+  trustProxy: string[];
+}
+
+const TRUST_PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** Comma-separated addresses, CIDR ranges or presets; never "everything" (any client could then forge its address). */
+export function parseTrustProxy(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const problem = 'must list proxy addresses, CIDR ranges (10.0.0.0/8) or loopback / linklocal / uniquelocal, comma-separated';
+  return raw.split(',').map((part) => {
+    const entry = part.trim();
+    if (TRUST_PROXY_PRESETS.includes(entry)) return entry;
+    if (isIP(entry) !== 0) return entry;
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    if (rest.length === 0 && family !== 0 && /^\d{1,3}$/.test(bits ?? '') && Number(bits) <= (family === 4 ? 32 : 128)) return entry;
+    throw new ConfigError('TRUST_PROXY', `${problem} (got "${entry}")`);
+  });
 }
 
 type Env = Record<string, string | undefined>;
@@ -216,5 +240,6 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     defaultTaxRate: DEFAULT_TAX_RATE,
     production,
     graphqlIntrospection: introspectionRaw === undefined ? !production : parseBoolean('GRAPHQL_INTROSPECTION', introspectionRaw),
+    trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY')),
   };
 }

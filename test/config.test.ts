@@ -44,7 +44,9 @@ describe('loadConfig', () => {
       STREAM_HEARTBEAT_SECONDS: '2',
       WEBHOOK_HOST_OVERRIDES: 'receiver.test=127.0.0.1,other.test=::1',
       LOG_LEVEL: 'debug',
+      TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,fd00::/8,loopback',
     });
+    expect(config.trustProxy).toEqual(['10.0.0.1', '10.1.0.0/16', 'fd00::/8', 'loopback']);
     expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redisUrl: 'redis://127.0.0.1:6379', dataDir: '/tmp/picks', demoSeed: false, streamHeartbeatSeconds: 2, logLevel: 'debug' });
     expect(config.tierLimits.starter).toEqual({ hourly: 25, monthly: 10_000 });
     expect(config.tierLimits.enterprise).toEqual({ hourly: 10_000, monthly: 40 });
@@ -78,6 +80,16 @@ describe('loadConfig', () => {
     ['WEBHOOK_HOST_OVERRIDES', 'receiver.test=10.0.0.5'],
     ['WEBHOOK_HOST_OVERRIDES', 'receiver.test=8.8.8.8'],
     ['WEBHOOK_HOST_OVERRIDES', 'receiver.test'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', '*'],
+    ['TRUST_PROXY', '300.1.1.1'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.0/8/8'],
+    ['TRUST_PROXY', '10.0.0.0/'],
+    ['TRUST_PROXY', '010.0.0.1'],
+    ['TRUST_PROXY', 'fd00::/129'],
+    ['TRUST_PROXY', '10.0.0.1,,10.0.0.2'],
+    ['TRUST_PROXY', 'proxy.internal'],
     ['LOG_LEVEL', 'loud'],
     ['WEBHOOK_SECRET_KEY', 'too-short'],
     ['WEBHOOK_SECRET_KEY', 'ab'.repeat(31)],

@@ -19,6 +19,8 @@ export class DashboardClient {
   constructor(
     private readonly app: FastifyInstance,
     readonly remoteAddress = '127.0.0.1',
+    /** Sent with every request (e.g. X-Forwarded-For from a proxy). */
+    private readonly headers: Record<string, string> = {},
   ) {}
 
   private cookieHeader(): string | undefined {
@@ -36,7 +38,7 @@ export class DashboardClient {
 
   async get(url: string): Promise<LightMyRequestResponse> {
     const cookie = this.cookieHeader();
-    const response = await this.app.inject({ method: 'GET', url, remoteAddress: this.remoteAddress, headers: cookie ? { cookie } : {} });
+    const response = await this.app.inject({ method: 'GET', url, remoteAddress: this.remoteAddress, headers: { ...this.headers, ...(cookie ? { cookie } : {}) } });
     this.remember(response);
     if (response.headers['content-type']?.toString().startsWith('text/html')) this.lastPage = response.body;
     return response;
@@ -51,7 +53,7 @@ export class DashboardClient {
       method: 'POST',
       url,
       remoteAddress: this.remoteAddress,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+      headers: { ...this.headers, 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
       payload: form.toString(),
     });
     this.remember(response);
