@@ -4,6 +4,7 @@ import { Migration20261123000000Deployment } from './Migration20261123000000_dep
 import { Migration20261123000100WebhookDispatch } from './Migration20261123000100_webhook_dispatch.js';
 import { Migration20261124000000Accounts } from './Migration20261124000000_accounts.js';
 import { Migration20261125000000TrackRecordDays } from './Migration20261125000000_track_record_days.js';
+import { Migration20261126000000LogRetention } from './Migration20261126000000_log_retention.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123000100_webhook_dispatch', class: Migration20261123000100WebhookDispatch },
   { name: 'Migration20261124000000_accounts', class: Migration20261124000000Accounts },
   { name: 'Migration20261125000000_track_record_days', class: Migration20261125000000TrackRecordDays },
+  { name: 'Migration20261126000000_log_retention', class: Migration20261126000000LogRetention },
 ];

@@ -16,6 +16,7 @@ import type { RateLimiter } from './services/limits/rate-limiter.js';
 import { UsageStore } from './services/limits/usage-store.js';
 import { createKeyring } from './domain/secrets.js';
 import { WEBHOOK_TIMEOUT_MS, WEBHOOK_USER_AGENT } from './domain/webhook.js';
+import { RetentionJob } from './services/retention.js';
 import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
 import { WebhookSender } from './services/webhooks/http-sender.js';
 import { WebhookUrlGuard, type Resolver } from './services/webhooks/url-guard.js';
@@ -127,6 +128,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   await services.feed.start();
   relay.start();
   if (options.startDispatcher ?? true) dispatcher.start();
+  const retention = new RetentionJob(orm, clock, { log: options.log });
+  retention.start();
   visibilityListeners.add(() => services.picks.invalidateReadCache());
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
     for (const listener of visibilityListeners) listener();
@@ -148,6 +151,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       await relay.stop();
       // In-flight attempts complete (and release their lease) before the database closes.
       await dispatcher.stop();
+      await retention.stop();
       await sender.close();
       await services.feed.close();
       await unsubscribeVisibility();

@@ -1,0 +1,83 @@
+/**
+ * Keeps the log tables from growing without end. Every hour, on every instance (idempotent;
+ * batches take their rows with SKIP LOCKED, so instances never wait for each other):
+ * - webhook deliveries that finished (succeeded, failed or cancelled) more than
+ *   LOG_RETENTION_DAYS ago, with their attempts (on delete cascade). Pending deliveries are
+ *   never touched, however old;
+ * - outbox events older than LOG_RETENTION_DAYS that are relayed, that no remaining delivery
+ *   refers to, and that are not among the newest REPLAY_MAX_EVENTS (the stream replay window
+ *   is 24 h or 1,000 events, whichever reaches further back).
+ */
+import type { Clock } from '../domain/clock.js';
+import type { Orm } from '../persistence/orm.js';
+import { REPLAY_MAX_EVENTS } from './events/pick-feed.js';
+
+export const LOG_RETENTION_DAYS = 30;
+export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
+const BATCH = 1_000;
+
+export interface PruneResult {
+  deliveries: number;
+  events: number;
+}
+
+export class RetentionJob {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+
+  constructor(
+    private readonly orm: Orm,
+    private readonly clock: Clock,
+    private readonly options: { intervalMs?: number; log?: { warn(details: object, message: string): void } } = {},
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.prune()
+        .catch((error: unknown) => this.options.log?.warn({ err: (error as Error).message }, 'log retention failed; trying again next time'))
+        .finally(() => {
+          this.running = null;
+        });
+    }, this.options.intervalMs ?? RETENTION_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Deletes everything past retention, one batch at a time. */
+  async prune(): Promise<PruneResult> {
+    const cutoff = new Date(this.clock.now().getTime() - LOG_RETENTION_DAYS * 24 * 60 * 60 * 1000);
+    const result: PruneResult = { deliveries: 0, events: 0 };
+    for (;;) {
+      const deleted = await this.orm.em.fork().execute<{ id: string }[]>(
+        `delete from webhook_deliveries where id in (
+           select id from webhook_deliveries
+            where status <> 'pending' and updated_at < ?
+            order by updated_at limit ? for update skip locked)
+         returning id`,
+        [cutoff, BATCH],
+      );
+      result.deliveries += deleted.length;
+      if (deleted.length < BATCH) break;
+    }
+    for (;;) {
+      const deleted = await this.orm.em.fork().execute<{ id: string }[]>(
+        `delete from outbox_events where id in (
+           select e.id from outbox_events e
+            where e.created_at < ? and e.relayed_at is not null
+              and e.seq <= (select max(seq) from outbox_events) - ?
+              and not exists (select 1 from webhook_deliveries d where d.event_id = e.id)
+            order by e.created_at limit ? for update skip locked)
+         returning id`,
+        [cutoff, REPLAY_MAX_EVENTS, BATCH],
+      );
+      result.events += deleted.length;
+      if (deleted.length < BATCH) break;
+    }
+    return result;
+  }
+}
