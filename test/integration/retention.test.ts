@@ -27,6 +27,13 @@ describe('log retention', () => {
     const em = t.runtime.orm.em.fork();
     const pick = (await t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput() })).data!.publishPick.id;
     const apiKeyId = (await t.graphql<{ createApiKey: { apiKey: { id: string } } }>(CREATE_KEY, { input: { tier: 'GROWTH' } })).data!.createApiKey.apiKey.id;
+    // The published pick's event is fanned out when relayed: wait for that before the
+    // subscription exists, so the only deliveries are the ones written below.
+    for (let i = 0; i < 200; i += 1) {
+      const [row] = await em.execute<{ n: string }[]>('select count(*) as n from outbox_events where relayed_at is null');
+      if (Number(row!.n) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     const subscription = newId();
     await em.execute(
       `insert into webhook_subscriptions (id, api_key_id, url, events, secret_ciphertext, status, created_at, updated_at)
