@@ -10,17 +10,13 @@ import { hashPassword } from '../domain/password.js';
 import { AccountEntity } from '../persistence/entities/account.js';
 import { isUniqueViolation } from '../persistence/availability.js';
 import type { Orm } from '../persistence/orm.js';
+import type { AccessChange } from './auth.js';
 import { newId } from './ids.js';
 import { isUuid } from './picks.js';
 
-export interface ChangedKey {
-  apiKeyId: string;
-  keyHash: string;
-}
-
 export interface AccountServiceHooks {
   /** After a tier change committed: the keys whose tier changed (the auth caches must drop them). */
-  keysChanged?: (keys: ChangedKey[]) => Promise<void>;
+  keysChanged?: (keys: AccessChange[]) => Promise<void>;
 }
 
 export class AccountService {

@@ -51,33 +51,35 @@ export class RetentionJob {
   /** Deletes everything past retention, one batch at a time. */
   async prune(): Promise<PruneResult> {
     const cutoff = new Date(this.clock.now().getTime() - LOG_RETENTION_DAYS * 24 * 60 * 60 * 1000);
-    const result: PruneResult = { deliveries: 0, events: 0 };
+    // Deliveries first: the events they referred to become prunable in the same run.
+    const deliveries = await this.deleteInBatches(
+      `delete from webhook_deliveries where id in (
+         select id from webhook_deliveries
+          where status <> 'pending' and updated_at < ?
+          order by updated_at limit ? for update skip locked)
+       returning id`,
+      [cutoff],
+    );
+    const events = await this.deleteInBatches(
+      `delete from outbox_events where id in (
+         select e.id from outbox_events e
+          where e.created_at < ? and e.relayed_at is not null
+            and e.seq <= (select max(seq) from outbox_events) - ?
+            and not exists (select 1 from webhook_deliveries d where d.event_id = e.id)
+          order by e.created_at limit ? for update skip locked)
+       returning id`,
+      [cutoff, REPLAY_MAX_EVENTS],
+    );
+    return { deliveries, events };
+  }
+
+  /** Runs a `delete ... limit ? ... returning id` (the batch size is its last parameter) until a batch comes back short. */
+  private async deleteInBatches(sql: string, params: unknown[]): Promise<number> {
+    let total = 0;
     for (;;) {
-      const deleted = await this.orm.em.fork().execute<{ id: string }[]>(
-        `delete from webhook_deliveries where id in (
-           select id from webhook_deliveries
-            where status <> 'pending' and updated_at < ?
-            order by updated_at limit ? for update skip locked)
-         returning id`,
-        [cutoff, BATCH],
-      );
-      result.deliveries += deleted.length;
-      if (deleted.length < BATCH) break;
+      const deleted = await this.orm.em.fork().execute<{ id: string }[]>(sql, [...params, BATCH]);
+      total += deleted.length;
+      if (deleted.length < BATCH) return total;
     }
-    for (;;) {
-      const deleted = await this.orm.em.fork().execute<{ id: string }[]>(
-        `delete from outbox_events where id in (
-           select e.id from outbox_events e
-            where e.created_at < ? and e.relayed_at is not null
-              and e.seq <= (select max(seq) from outbox_events) - ?
-              and not exists (select 1 from webhook_deliveries d where d.event_id = e.id)
-            order by e.created_at limit ? for update skip locked)
-         returning id`,
-        [cutoff, REPLAY_MAX_EVENTS, BATCH],
-      );
-      result.events += deleted.length;
-      if (deleted.length < BATCH) break;
-    }
-    return result;
   }
 }
