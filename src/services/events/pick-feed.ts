@@ -1,6 +1,6 @@
 /**
  * The per-instance fan-out of pick events: one bus subscription per process, delivered to
- * every local listener (SSE streams, GraphQL subscriptions), repeated seqs dropped, plus
+ * every local listener (GraphQL subscriptions, including the SSE stream adapter's one broadcast and its replaying connections), repeated seqs dropped, plus
  * replay from the outbox for reconnecting clients (Last-Event-ID).
  *
  * Pub/sub keeps nothing for a disconnected subscriber: when the bus reports that its
@@ -108,7 +108,7 @@ export class PickFeed {
 
   /**
    * Events in order, each to every listener, in slices of FANOUT_SLICE listeners with a
-   * macrotask in between: with 10,000 streams one event must not hold the event loop for the
+   * macrotask in between: with 10,000 GraphQL subscribers one event must not hold the event loop for the
    * whole fan-out. A listener that leaves mid-event is skipped; one that joins gets the next event.
    */
   private async deliver(): Promise<void> {
