@@ -80,13 +80,14 @@ interface Asset {
   type: string;
 }
 
-function loadAssets(): Record<string, Asset> {
+/** A Map, not an object literal: an asset name such as `constructor` must not find Object.prototype's. */
+function loadAssets(): ReadonlyMap<string, Asset> {
   const read = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url));
-  return {
-    'dashboard.css': { body: read('dashboard.css'), type: 'text/css; charset=utf-8' },
-    'dashboard.js': { body: read('dashboard.js'), type: 'text/javascript; charset=utf-8' },
-    'favicon.svg': { body: read('favicon.svg'), type: 'image/svg+xml' },
-  };
+  return new Map([
+    ['dashboard.css', { body: read('dashboard.css'), type: 'text/css; charset=utf-8' }],
+    ['dashboard.js', { body: read('dashboard.js'), type: 'text/javascript; charset=utf-8' }],
+    ['favicon.svg', { body: read('favicon.svg'), type: 'image/svg+xml' }],
+  ]);
 }
 
 function deriveKey(secret: Buffer, purpose: string): Buffer {
@@ -309,7 +310,7 @@ export async function registerDashboardRoutes(app: FastifyInstance, options: Das
       });
 
       scope.get('/assets/:name', async (req, reply) => {
-        const asset = assets[(req.params as { name: string }).name];
+        const asset = assets.get((req.params as { name: string }).name);
         if (!asset) return reply.callNotFound();
         // Assets change with releases only: a short cache, revalidated.
         return reply.header('cache-control', 'public, max-age=300').type(asset.type).send(asset.body);

@@ -394,6 +394,17 @@ describe('sessions', () => {
     expect(missing.headers['content-type']).toBe('text/html; charset=utf-8');
   });
 
+  it('serves only its own assets: names inherited from Object.prototype are 404 pages, not 500s', async () => {
+    const css = await t.app.inject({ method: 'GET', url: '/dashboard/assets/dashboard.css' });
+    expect(css.statusCode).toBe(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    for (const name of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf']) {
+      const response = await t.app.inject({ method: 'GET', url: `/dashboard/assets/${name}` });
+      expect(response.statusCode, name).toBe(404);
+      expect(response.headers['content-type'], name).toBe('text/html; charset=utf-8');
+    }
+  });
+
   it('a session cookie never authenticates /graphql or /api/v1', async () => {
     const client = new DashboardClient(t.app);
     await client.signIn((await createAccount('ENTERPRISE')).email);
