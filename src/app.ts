@@ -27,6 +27,7 @@ import {
 } from './server/http-limits.js';
 
 export { BODY_LIMIT_BYTES };
+export { LOG_REDACT_PATHS } from './server/logging.js';
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 export interface AppOptions {
@@ -37,16 +38,6 @@ export interface AppOptions {
   timeouts?: Partial<ServerTimeouts>;
 }
 
-/** Logs never carry credentials: Authorization, cookies, and API keys in bodies are redacted. */
-export const LOG_REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'headers.authorization',
-  'headers.cookie',
-  '*.key',
-  '*.hmac_secret',
-  '*.adminToken',
-];
 
 export async function buildApp(runtime: Runtime, options: AppOptions = {}): Promise<FastifyInstance> {
   const timeouts: ServerTimeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };

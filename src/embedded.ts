@@ -3,12 +3,30 @@
  * restarts, and the demo keys created by the first start's seed (demo data only).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-const ADMIN_TOKEN_FILE = 'admin-token';
-const DEMO_KEYS_FILE = 'demo-keys.json';
+export const ADMIN_TOKEN_FILE = 'admin-token';
+export const DEMO_KEYS_FILE = 'demo-keys.json';
 const WEBHOOK_KEY_FILE = 'webhook-secret-key';
+
+/**
+ * DATA_DIR holds the database (the dashboard's signing secret and webhook secrets among it),
+ * the admin token and the webhook secret key: only the service's own user may read it. New
+ * files are created 0600 and folders 0700 (umask 077 for the process), and what an earlier
+ * version left readable to others is tightened at start. Links are not followed.
+ */
+export function secureDataDir(dataDir: string): void {
+  process.umask(0o077);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const tighten = (target: string) => {
+    const stat = lstatSync(target);
+    if (stat.isSymbolicLink()) return;
+    if ((stat.mode & 0o077) !== 0) chmodSync(target, stat.mode & 0o700);
+    if (stat.isDirectory()) for (const entry of readdirSync(target)) tighten(path.join(target, entry));
+  };
+  tighten(dataDir);
+}
 
 /** The key that encrypts webhook secrets in the embedded database, kept beside it (0600). */
 export function embeddedWebhookSecretKey(dataDir: string): Buffer {

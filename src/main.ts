@@ -3,33 +3,16 @@
  * graceful shutdown on SIGTERM/SIGINT.
  */
 import { pino } from 'pino';
-import { buildApp, LOG_REDACT_PATHS } from './app.js';
+import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { embeddedAdminToken, embeddedWebhookSecretKey, loadDemoKeys, saveDemoKeys, type DemoKeys } from './embedded.js';
+import { embeddedAdminToken, embeddedWebhookSecretKey, loadDemoKeys, saveDemoKeys, secureDataDir, type DemoKeys } from './embedded.js';
 import { createRuntime } from './runtime.js';
 import { seedDemo } from './seed/demo.js';
+import { startBanner } from './server/banner.js';
+import { serviceLoggerOptions } from './server/logging.js';
 
 /** How long SIGTERM waits for requests in flight before closing their connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
-
-function printBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null): void {
-  const lines = [
-    '',
-    `Picks service listening on ${url}`,
-    `  database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`}`,
-    `  limits/events: ${config.redisUrl ? 'Redis' : 'in-memory'}`,
-    `  GraphQL: ${url}/graphql`,
-  ];
-  if (config.adminToken === null) lines.push(`  admin token (kept in ${config.dataDir}/admin-token): ${adminToken}`);
-  if (demoKeys) {
-    lines.push('  demo API keys:');
-    for (const [tier, key] of Object.entries(demoKeys)) lines.push(`    ${tier.padEnd(10)} ${key}`);
-    const sample = demoKeys.growth ?? Object.values(demoKeys)[0];
-    if (sample) lines.push('', '  try:', `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/graphql' -H 'content-type: application/json' -d '{"query":"{ picks(first: 3) { nodes { id sport homeTeam awayTeam pick odds edgePct } } }"}'`);
-  }
-  lines.push('');
-  process.stdout.write(`${lines.join('\n')}\n`);
-}
 
 async function main(): Promise<void> {
   let config: Config;
@@ -42,8 +25,9 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  if (!config.databaseUrl) secureDataDir(config.dataDir);
   const adminToken = config.adminToken ?? embeddedAdminToken(config.dataDir);
-  const logger = pino({ level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } });
+  const logger = pino(serviceLoggerOptions(config.logLevel));
   const webhookSecretKey = config.webhookSecretKey ?? (config.databaseUrl ? undefined : embeddedWebhookSecretKey(config.dataDir));
   const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey });
 
@@ -87,7 +71,7 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  printBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys);
+  process.stdout.write(startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys));
 }
 
 main().catch((error: unknown) => {

@@ -92,7 +92,8 @@ describe('schema.graphql', () => {
 describe('logging', () => {
   it('never writes credentials to the log', async () => {
     const { Writable } = await import('node:stream');
-    const { buildApp, LOG_REDACT_PATHS } = await import('../../src/app.js');
+    const { buildApp } = await import('../../src/app.js');
+    const { serviceLoggerOptions } = await import('../../src/server/logging.js');
     const lines: string[] = [];
     const stream = new Writable({
       write(chunk, _encoding, callback) {
@@ -100,11 +101,18 @@ describe('logging', () => {
         callback();
       },
     });
-    const app = await buildApp(t.runtime, { logger: { level: 'trace', stream, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } } });
+    const app = await buildApp(t.runtime, { logger: { ...serviceLoggerOptions('trace'), stream } });
     const secret = `service_${'ab'.repeat(32)}`;
     await app.inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, payload: { query: '{ picks { count } }' } });
     await app.inject({ method: 'GET', url: '/nope', headers: { authorization: `Bearer ${secret}`, cookie: `session=${secret}` } });
+    // A key sent by mistake in the query string, under any name, or in the path.
+    await app.inject({ method: 'GET', url: `/api/v1/picks?api_key=${secret}&limit=5` });
+    await app.inject({ method: 'GET', url: `/api/v1/picks?q=${secret}` });
+    await app.inject({ method: 'GET', url: `/api/v1/match-analyses/${secret}` });
+    await app.inject({ method: 'GET', url: '/api/v1/picks?token=hunter2-token-value' });
     await app.close();
+    expect(lines.join('')).toContain('api_key=[redacted]&limit=5');
+    expect(lines.join('')).not.toContain('hunter2-token-value');
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.join('')).not.toContain(secret);
     expect(lines.join('')).not.toContain('ab'.repeat(32));

@@ -1,0 +1,34 @@
+/**
+ * The start banner: where the service listens and, on a developer's machine, the credentials
+ * to try it with. In production (NODE_ENV=production) it names where the generated admin
+ * token and demo keys are kept instead of printing them: logs are often shipped and kept.
+ */
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { ADMIN_TOKEN_FILE, DEMO_KEYS_FILE, type DemoKeys } from '../embedded.js';
+
+export function startBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null): string {
+  const lines = [
+    '',
+    `Picks service listening on ${url}`,
+    `  database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`}`,
+    `  limits/events: ${config.redisUrl ? 'Redis' : 'in-memory'}`,
+    `  GraphQL: ${url}/graphql`,
+  ];
+  const adminTokenFile = path.join(config.dataDir, ADMIN_TOKEN_FILE);
+  const demoKeysFile = path.join(config.dataDir, DEMO_KEYS_FILE);
+  if (config.production) {
+    if (config.adminToken === null) lines.push(`  admin token: kept in ${adminTokenFile} (not printed in production)`);
+    if (demoKeys) lines.push(`  demo API keys: kept in ${demoKeysFile} (not printed in production)`);
+  } else {
+    if (config.adminToken === null) lines.push(`  admin token (kept in ${adminTokenFile}): ${adminToken}`);
+    if (demoKeys) {
+      lines.push('  demo API keys:');
+      for (const [tier, key] of Object.entries(demoKeys)) lines.push(`    ${tier.padEnd(10)} ${key}`);
+      const sample = demoKeys.growth ?? Object.values(demoKeys)[0];
+      if (sample) lines.push('', '  try:', `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/graphql' -H 'content-type: application/json' -d '{"query":"{ picks(first: 3) { nodes { id sport homeTeam awayTeam pick odds edgePct } } }"}'`);
+    }
+  }
+  lines.push('');
+  return `${lines.join('\n')}\n`;
+}

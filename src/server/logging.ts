@@ -1,0 +1,35 @@
+/**
+ * What the service's logs may carry: never a credential. Authorization headers, cookies and
+ * keys in bodies are redacted by path; a request's URL is logged with credential-looking query
+ * parameters and API keys replaced (src/domain/redaction.ts).
+ */
+import type { LoggerOptions } from 'pino';
+import { REDACTED, redactUrl } from '../domain/redaction.js';
+
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers.cookie',
+  '*.key',
+  '*.hmac_secret',
+  '*.adminToken',
+];
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
+/** Fastify's request serializer, with the URL redacted. */
+function serializeRequest(req: LoggedRequest) {
+  return { method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
+}
+
+/** The pino options of every service logger (the entry point's, and the tests' that check logging). */
+export function serviceLoggerOptions(level: string): LoggerOptions {
+  return { level, redact: { paths: LOG_REDACT_PATHS, censor: REDACTED }, serializers: { req: serializeRequest } };
+}
