@@ -3,14 +3,17 @@
  * sessions and their expiry, cookie attributes, CSRF, key management, usage, tier changes,
  * and that cookies never authenticate the customer API.
  */
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTENT_SECURITY_POLICY, sessionCookieOptions } from '../../adapters/dashboard/plugin.js';
+import { CONTENT_SECURITY_POLICY } from '../../adapters/dashboard/plugin.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { throttleSubject } from '../../src/domain/login-throttle.js';
 import { newId } from '../../src/services/ids.js';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../src/domain/session.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { CREATE_ACCOUNT, DashboardClient, PASSWORD, SET_ACCOUNT_TIER } from '../helpers/dashboard.js';
+import { CREATE_ACCOUNT, csrfTokenOf, DashboardClient, PASSWORD, SET_ACCOUNT_TIER } from '../helpers/dashboard.js';
 import { CREATE_KEY, PUBLISH, REVOKE_KEY, pickInput } from '../helpers/fixtures.js';
 
 let t: TestApp;
@@ -147,9 +150,33 @@ describe('sign-in', () => {
     expect(page.body).toContain('Growth');
   });
 
-  it('sets Secure on the session cookie when the request came over TLS', () => {
-    expect(sessionCookieOptions(true)).toMatchObject({ secure: true, httpOnly: true, sameSite: 'strict', path: '/dashboard' });
-    expect(sessionCookieOptions(false).secure).toBe(false);
+  it('sets Secure on the session cookie when the request came over TLS', async () => {
+    const account = await createAccount();
+    // The same app behind a real TLS listener on loopback (the test CA is trusted through NODE_EXTRA_CA_CERTS).
+    const tlsDir = new URL('../fixtures/tls/', import.meta.url);
+    const server = https.createServer(
+      { key: readFileSync(new URL('server-key.pem', tlsDir)), cert: readFileSync(new URL('server.pem', tlsDir)) },
+      (req, res) => t.app.routing(req, res),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const login = await fetch(`${base}/dashboard/login`);
+      const cookie = login.headers.getSetCookie().map((line) => line.split(';')[0]).join('; ');
+      const form = new URLSearchParams({ email: account.email, password: PASSWORD, _csrf: csrfTokenOf(await login.text()) });
+      const signedIn = await fetch(`${base}/dashboard/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      });
+      expect(signedIn.status).toBe(303);
+      const session = signedIn.headers.getSetCookie().find((line) => line.startsWith('dashboard_session='));
+      const attributes = session!.split(';').map((part) => part.trim().toLowerCase());
+      expect(attributes).toEqual(expect.arrayContaining(['secure', 'httponly', 'samesite=strict', 'path=/dashboard']));
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('refuses a wrong password and an unknown email with the same generic message', async () => {
