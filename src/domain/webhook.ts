@@ -12,8 +12,10 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const MAX_SUBSCRIPTIONS_PER_KEY = 5;
 /** Attempt timeout: success is a 2xx within this time (DESIGN 3). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
-/** Stored per attempt: the first bytes of the receiver's answer. */
+/** Stored per attempt: the first bytes (UTF-8) of the receiver's answer. */
 export const WEBHOOK_RESPONSE_BODY_LIMIT = 4_096;
+/** Stored per delivery: the last error, in UTF-8 bytes (it may quote the receiver, e.g. a Location). */
+export const WEBHOOK_ERROR_TEXT_LIMIT = 500;
 export const WEBHOOK_USER_AGENT = 'PicksService-Webhooks/1.0 (+https://picks.example/docs/webhooks)';
 
 export type WebhookSubscriptionStatus = 'active' | 'exhausted';
@@ -84,4 +86,49 @@ export function webhookHeaders(input: AttemptHeaderInput): Record<string, string
     'webhook-timestamp': String(input.timestampSeconds),
     'webhook-signature': standardWebhookSignature(input.secret, input.deliveryId, input.timestampSeconds, input.body),
   };
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const REPLACEMENT = '\uFFFD';
+
+/** The longest prefix of `text` that is at most `maxBytes` in UTF-8, cut between characters. */
+function capUtf8(text: string, maxBytes: number): string {
+  // Every UTF-16 unit is at most 3 UTF-8 bytes: short text needs no counting.
+  if (text.length * 3 <= maxBytes) return text;
+  let bytes = 0;
+  for (let index = 0; index < text.length; ) {
+    const code = text.codePointAt(index)!;
+    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    if (bytes + size > maxBytes) return text.slice(0, index);
+    bytes += size;
+    index += code > 0xffff ? 2 : 1;
+  }
+  return text;
+}
+
+/**
+ * Receiver-controlled text made storable in a PostgreSQL text column: NUL (which PostgreSQL
+ * text cannot hold) and lone surrogates (not encodable as UTF-8) become U+FFFD, then the text
+ * is cut to at most `maxBytes` of UTF-8 between two characters, never inside one. Clean text
+ * within the limit comes back unchanged.
+ */
+export function storableText(text: string, maxBytes: number): string {
+  return capUtf8(text.replace(LONE_SURROGATE, REPLACEMENT).replaceAll('\0', REPLACEMENT), maxBytes);
+}
+
+/** A response body as stored in the deliveries log (an already decoded string). */
+export function storedResponseBody(text: string): string {
+  return storableText(text, WEBHOOK_RESPONSE_BODY_LIMIT);
+}
+
+/**
+ * The bytes read of a receiver's answer as stored text: invalid UTF-8 becomes U+FFFD (as a
+ * browser decodes it; a leading BOM is kept as a character), then storableText. `truncated`:
+ * the bytes are only the first part of the answer, so a character cut at their end is left out
+ * rather than replaced.
+ */
+export function responseBodyText(bytes: Uint8Array, options: { truncated: boolean; maxBytes?: number }): string {
+  // stream: true holds back an incomplete last sequence instead of replacing it.
+  const text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes, { stream: options.truncated });
+  return storableText(text, options.maxBytes ?? WEBHOOK_RESPONSE_BODY_LIMIT);
 }
