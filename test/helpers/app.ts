@@ -2,6 +2,7 @@
  * The test app factory: the real Fastify app, services and database (PGlite in memory, or a
  * scratch PostgreSQL database when DATABASE_URL is set), driven through inject().
  */
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -20,6 +21,8 @@ export interface TestApp {
   config: Config;
   clock: Clock;
   databaseTarget: DatabaseTarget;
+  /** The app's log records (parsed), when created with `captureLogs`. */
+  logs: Record<string, unknown>[];
   /** POST /graphql as the admin (or with another Authorization header). */
   graphql<T = Record<string, unknown>>(
     query: string,
@@ -36,6 +39,11 @@ export interface TestAppOptions {
   sameDatabaseAs?: TestApp;
   /** Runtime knobs: webhook DNS, attempt timeout, whether the dispatcher runs by itself. */
   runtime?: Pick<RuntimeOptions, 'resolveWebhookHost' | 'webhookTimeoutMs' | 'startDispatcher'>;
+  /**
+   * Keep the app's error logs in `TestApp.logs` instead of printing them: for a test that
+   * provokes an unexpected error on purpose and asserts it was logged.
+   */
+  captureLogs?: boolean;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -47,14 +55,22 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const clock = options.clock ?? systemClock;
   // A scratch database is migrated before the runtime reads from it (deployment id, outbox).
   const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock, migrate: !options.sameDatabaseAs, ...options.runtime });
-  // Unexpected errors are never part of a passing test: let them show.
-  const app = await buildApp(runtime, { logger: { level: 'error' } });
+  // Unexpected errors are never part of a passing test: let them show, unless the test expects them.
+  const logs: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, callback) {
+      logs.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      callback();
+    },
+  });
+  const app = await buildApp(runtime, { logger: options.captureLogs ? { level: 'error', stream } : { level: 'error' } });
   return {
     app,
     runtime,
     config,
     clock,
     databaseTarget: database.target,
+    logs,
     async graphql(query, variables, authorization = `Bearer ${ADMIN_TOKEN}`) {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (authorization !== null) headers.authorization = authorization;

@@ -10,7 +10,7 @@ import { CREATE_KEY } from '../helpers/fixtures.js';
 let t: TestApp;
 let key = '';
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ captureLogs: true });
   key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'GROWTH' } })).data!.createApiKey.key;
   // Warm the key cache, then take the table away under the running service.
   await t.app.inject({ method: 'GET', url: '/api/v1/picks', headers: { authorization: `Bearer ${key}` } });
@@ -28,6 +28,8 @@ describe('500 internal_error', () => {
     expect(res.json()).toEqual({ error: 'internal_error', message: 'Unexpected server error; retry with exponential backoff.' });
     expect(res.body).not.toMatch(/select|picks|stack|at \//i);
     expect(res.headers['x-request-id']).toBeTruthy();
+    // The details go to the log, at level error, for the operator.
+    expect(t.logs.some((record) => record.level === 50 && JSON.stringify(record.err).includes('picks'))).toBe(true);
   });
 
   it('answers GraphQL with extensions.code internal_error', async () => {
@@ -35,5 +37,6 @@ describe('500 internal_error', () => {
     const body = res.json();
     expect(body.errors[0]).toMatchObject({ message: 'Unexpected server error; retry with exponential backoff.', extensions: { code: 'internal_error' } });
     expect(JSON.stringify(body)).not.toMatch(/select|stack/i);
+    expect(t.logs.filter((record) => record.level === 50 && record.msg === 'unexpected GraphQL error').length).toBeGreaterThanOrEqual(2);
   });
 });
