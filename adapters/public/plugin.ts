@@ -1,8 +1,10 @@
 /**
  * GET /api/public/picks/today (spec 4.6, DESIGN section 3): anonymous, CORS-open, CDN-cached,
- * indented JSON, ETag/304. A short in-process cache keyed by (UTC day, limit, sport) keeps a
- * burst of anonymous traffic at about one database query per key per few seconds; it is
- * dropped whenever a pick becomes visible.
+ * indented JSON, ETag/304. The picks come from the service's own cache (src/services/today-picks.ts,
+ * shared with GraphQL's todayPicks: one database query per UTC day and sport every few seconds);
+ * on top of it this adapter keeps the rendered bytes and ETag per (UTC day, limit, sport) for
+ * 5 s, so a burst is served without rendering again. Both are dropped whenever a pick becomes
+ * visible or hidden.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -24,13 +24,14 @@ import {
   type PickStatus,
 } from '../domain/pick.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
-import { addDays, parseIsoTimestamp, startOfUtcDay } from '../domain/time.js';
+import { addDays, parseIsoTimestamp, startOfUtcDay, utcDateString } from '../domain/time.js';
 import { PickEntity } from '../persistence/entities/pick.js';
 import { PICK_COLUMNS, pickRecordFromRow } from '../persistence/pick-rows.js';
 import type { PickRecord } from '../domain/pick-view.js';
 import type { Em, Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
 import { appendPickEvent } from './outbox.js';
+import { TodayPicksCache } from './today-picks.js';
 import { ADD_SETTLED_PICK_SQL } from './track-record.js';
 
 export interface PublishPickInput {
@@ -159,6 +160,7 @@ export class PickService {
   private readonly thresholds: EdgeTierThresholds;
   // Popular pages (first page, per sport) are read far more often than picks change.
   private readonly pageCache = new LRUCache<string, PickPage>({ max: 500, ttl: LIST_CACHE_TTL_MS });
+  private readonly todayCache = new TodayPicksCache<PickRecord[]>();
 
   constructor(
     private readonly orm: Orm,
@@ -329,6 +331,7 @@ export class PickService {
   /** Drops cached pages: called on every instance when any pick is published, held, approved or settled. */
   invalidateReadCache(): void {
     this.pageCache.clear();
+    this.todayCache.invalidate();
   }
 
   /** The public "today's top picks": first published on the current UTC date, best post-tax edge first. */
@@ -336,9 +339,13 @@ export class PickService {
     const limit = query.limit ?? TODAY_DEFAULT;
     validatePageSize('limit', limit, TODAY_MAX);
     if (query.sport != null) requireSport('sport', query.sport);
-    const { sql, params } = todayPicksSql({ sport: query.sport }, this.clock.now(), limit);
-    const em = this.orm.em.fork();
-    const rows = await em.execute(sql, params);
-    return rows.map(pickRecordFromRow);
+    const now = this.clock.now();
+    // Cached per (UTC day, sport) whatever the limit: the top TODAY_MAX, sliced, so no choice
+    // of limits (or aliases) makes more than one query per key.
+    const top = await this.todayCache.get(JSON.stringify([utcDateString(now), query.sport ?? null]), async () => {
+      const { sql, params } = todayPicksSql({ sport: query.sport }, now, TODAY_MAX);
+      return (await this.orm.em.fork().execute(sql, params)).map(pickRecordFromRow);
+    });
+    return top.slice(0, limit);
   }
 }
