@@ -172,6 +172,19 @@ describe('WebhookSender.send', () => {
     expect(outcome).toMatchObject({ ok: false, statusCode: 503, errorKind: 'http_status', responseBody: 'abcd' });
   });
 
+  it('decodes the body read with replacement: NUL and invalid UTF-8 become U+FFFD', async () => {
+    receiver.setResponse({ status: 200, body: Buffer.from([0x61, 0x00, 0x62, 0xff, 0xed, 0xa0, 0x80, 0x63]) });
+    const outcome = await makeSender().send({ url: receiver.url(), headers: {}, body: BODY });
+    expect(outcome).toMatchObject({ ok: true, statusCode: 200, responseBody: 'a\uFFFDb\uFFFD\uFFFD\uFFFD\uFFFDc' });
+  });
+
+  it('a character cut by the 4096-byte limit is left out, not half kept', async () => {
+    // 4,094 bytes, then a 4-byte character that crosses the limit.
+    receiver.setResponse({ status: 500, body: `${'x'.repeat(4_094)}\u{1F600}tail` });
+    const outcome = await makeSender().send({ url: receiver.url(), headers: {}, body: BODY });
+    expect(outcome).toMatchObject({ ok: false, statusCode: 500, errorKind: 'http_status', responseBody: 'x'.repeat(4_094) });
+  });
+
   it('refuses a non-https or private-literal URL without connecting', async () => {
     const sender = makeSender();
     const http = await sender.send({ url: `http://hooks.test:${receiver.port}/webhook`, headers: {}, body: BODY });

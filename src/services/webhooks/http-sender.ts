@@ -15,6 +15,7 @@
 import { performance } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { ErrorCode, isAppError, type AppError } from '../../domain/errors.js';
+import { responseBodyText } from '../../domain/webhook.js';
 import { createGuardedLookup, type CheckedTarget, type WebhookUrlGuard } from './url-guard.js';
 
 export type SendErrorKind = 'invalid_url' | 'timeout' | 'connection' | 'tls' | 'redirect' | 'http_status';
@@ -24,7 +25,10 @@ export interface SendOutcome {
   statusCode: number | null;
   errorKind: SendErrorKind | null;
   errorMessage: string | null;
-  /** First maxResponseBytes of the response body as UTF-8; null when no response arrived. */
+  /**
+   * The first maxResponseBytes of the response body decoded as UTF-8 (invalid bytes and NUL as
+   * U+FFFD, a character cut at the end left out; see responseBodyText); null when no response arrived.
+   */
   responseBody: string | null;
   durationMs: number;
 }
@@ -137,8 +141,11 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Reads at most `limit` bytes, then destroys the stream so a huge body is never buffered. */
-async function readCapped(body: AsyncIterable<unknown> & { destroy(): unknown }, limit: number): Promise<Buffer> {
+/**
+ * Reads at most `limit` bytes, then destroys the stream so a huge body is never buffered.
+ * `truncated`: the answer had more bytes than that.
+ */
+async function readCapped(body: AsyncIterable<unknown> & { destroy(): unknown }, limit: number): Promise<{ bytes: Buffer; truncated: boolean }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -149,12 +156,12 @@ async function readCapped(body: AsyncIterable<unknown> & { destroy(): unknown },
       size = limit;
       // Leaving the loop destroys the body; undici then drops that connection instead of
       // returning it to the pool, which is the right trade for an oversized answer.
-      break;
+      return { bytes: Buffer.concat(chunks, size), truncated: true };
     }
     chunks.push(buffer);
     size += buffer.length;
   }
-  return Buffer.concat(chunks, size);
+  return { bytes: Buffer.concat(chunks, size), truncated: false };
 }
 
 export class WebhookSender {
@@ -216,7 +223,9 @@ export class WebhookSender {
         signal,
       });
       statusCode = response.statusCode;
-      const responseBody = (await readCapped(response.body, this.maxResponseBytes)).toString('utf8');
+      // Bytes decoded with replacement: the text holds no invalid UTF-8, NUL or half character.
+      const read = await readCapped(response.body, this.maxResponseBytes);
+      const responseBody = responseBodyText(read.bytes, { truncated: read.truncated, maxBytes: this.maxResponseBytes });
       if (statusCode >= 200 && statusCode < 300) {
         return { ok: true, statusCode, errorKind: null, errorMessage: null, responseBody, durationMs: elapsed() };
       }
