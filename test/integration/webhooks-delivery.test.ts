@@ -226,18 +226,30 @@ describe('webhook deliveries', () => {
       clock.advance(1_000);
       await drive(testApp);
     }
-    // A second event arrives while the first is on its last retry.
+    expect(hooks.requests).toHaveLength(5);
+    const first = header(hooks.requests[0]!, 'x-service-delivery');
+    // Half way to the first event's last retry, a second event fails its first attempt: it is
+    // pending, due again only after that last retry.
+    clock.advance(500);
     await publish(testApp, 'Second FC');
-    await relayAll(testApp);
-    clock.advance(1_000);
     await drive(testApp);
+    expect(hooks.requests).toHaveLength(6);
+    const second = header(hooks.requests[5]!, 'x-service-delivery');
+    expect(second).not.toBe(first);
+    clock.advance(500);
+    await drive(testApp);
+    expect(hooks.requests.map((request) => header(request, 'x-service-delivery'))).toEqual([first, first, first, first, first, second, first]);
+
     const log = await deliveries(testApp, key, subscriptionId);
     expect(log.status).toBe('EXHAUSTED');
-    const statuses = log.nodes.map((delivery) => delivery.status).sort();
-    // The second event's first attempt may run in the same claim as the first event's last retry.
-    expect(statuses[0]).toBe(log.nodes.some((delivery) => delivery.status === 'CANCELLED') ? 'CANCELLED' : 'FAILED');
-    expect(log.nodes.find((delivery) => delivery.attemptCount === 6)?.status).toBe('FAILED');
-    expect(log.nodes.every((delivery) => delivery.status !== 'PENDING')).toBe(true);
+    const byId = new Map(log.nodes.map((delivery) => [delivery.id, delivery]));
+    expect([...byId.keys()].sort()).toEqual([first, second].sort());
+    expect(byId.get(first)).toMatchObject({ status: 'FAILED', attemptCount: 6, nextAttemptAt: null });
+    expect(byId.get(second)).toMatchObject({ status: 'CANCELLED', attemptCount: 1, nextAttemptAt: null });
+    // The cancelled delivery is not sent when its retry would have been due.
+    clock.advance(60_000);
+    await drive(testApp);
+    expect(hooks.requests).toHaveLength(7);
   });
 
   it('DNS rebinding: a host that resolved public at creation and loopback at delivery is not contacted', async () => {
