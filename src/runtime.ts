@@ -31,6 +31,7 @@ export interface ReadinessCheck {
 export interface RuntimeLog {
   warn(details: object, message: string): void;
   info(details: object, message: string): void;
+  error(details: object, message: string): void;
 }
 
 export interface Runtime {

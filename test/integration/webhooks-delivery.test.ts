@@ -3,11 +3,12 @@
  * (reached through WEBHOOK_HOST_OVERRIDES, trusted through NODE_EXTRA_CA_CERTS). Runs on
  * PGlite in plain `npm test` and on PostgreSQL when DATABASE_URL is set.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKeyring } from '../../src/domain/secrets.js';
 import { WEBHOOK_USER_AGENT } from '../../src/domain/webhook.js';
-import { WebhookDispatcher } from '../../src/services/webhooks/dispatcher.js';
+import { recordAttemptResults, type AttemptResult, type AttemptWriteFailure } from '../../src/persistence/webhook-attempts.js';
+import { LEASE_MS, WebhookDispatcher, type DeliverySender } from '../../src/services/webhooks/dispatcher.js';
 import { WebhookSender } from '../../src/services/webhooks/http-sender.js';
 import { WebhookUrlGuard } from '../../src/services/webhooks/url-guard.js';
 import { createTestApp, ManualClock, WEBHOOK_SECRET_KEY, type TestApp, type TestAppOptions } from '../helpers/app.js';
@@ -252,6 +253,49 @@ describe('webhook deliveries', () => {
     expect(hooks.requests).toHaveLength(7);
   });
 
+  it('a receiver answering with a NUL byte does not hold back the other results of its batch: each delivery is recorded once, none is re-sent after the lease', async () => {
+    const clock = new ManualClock('2026-11-22T12:00:00.000Z');
+    const testApp = await app({ clock, runtime: { startDispatcher: false } });
+    const nul = await receiver();
+    const healthy = await receiver();
+    nul.setResponse({ status: 200, body: 'a\0b' });
+    healthy.setResponse({ status: 200, body: 'ok' });
+    // Two customers: the NUL answer must not cost the other one its delivery.
+    const nulKey = await growthKey(testApp);
+    const healthyKey = await growthKey(testApp);
+    const { id: nulSubscription } = await subscribe(testApp, nulKey, nul.url('hooks.test', '/nul'));
+    const { id: healthySubscription } = await subscribe(testApp, healthyKey, healthy.url('hooks.test', '/healthy'));
+    await publish(testApp, 'Nul FC');
+    await relayAll(testApp);
+
+    const logged = recordingLog();
+    // A wide flush window: both results (answered within it) are written in one batch.
+    const dispatcher = dispatcherFor(testApp, { completionFlushMs: 2_000, log: logged });
+    opened.push({ close: () => dispatcher.stop() });
+    expect(await dispatcher.dispatchOnce()).toBe(2);
+    await dispatcher.idle();
+    expect(nul.requests).toHaveLength(1);
+    expect(healthy.requests).toHaveLength(1);
+
+    // Past the lease: nothing is due again, nothing is sent again.
+    clock.advance(LEASE_MS + 1_000);
+    expect(await dispatcher.dispatchOnce()).toBe(0);
+    await dispatcher.idle();
+    expect(nul.requests).toHaveLength(1);
+    expect(healthy.requests).toHaveLength(1);
+
+    const nulLog = await deliveries(testApp, nulKey, nulSubscription);
+    expect(nulLog.nodes).toHaveLength(1);
+    expect(nulLog.nodes[0]).toMatchObject({ status: 'SUCCEEDED', attemptCount: 1 });
+    expect(nulLog.nodes[0]!.attempts).toEqual([expect.objectContaining({ attemptNumber: 1, statusCode: 200, responseBody: 'a\uFFFDb' })]);
+    const healthyLog = await deliveries(testApp, healthyKey, healthySubscription);
+    expect(healthyLog.nodes).toHaveLength(1);
+    expect(healthyLog.nodes[0]).toMatchObject({ status: 'SUCCEEDED', attemptCount: 1 });
+    expect(healthyLog.nodes[0]!.attempts).toEqual([expect.objectContaining({ attemptNumber: 1, statusCode: 200, responseBody: 'ok' })]);
+    // Sanitised before the write: nothing failed on the way.
+    expect(logged.entries).toEqual([]);
+  });
+
   it('DNS rebinding: a host that resolved public at creation and loopback at delivery is not contacted', async () => {
     const answers = ['93.184.216.34'];
     const resolve = async (host: string) => (host === 'rebind.example' ? [answers.shift() ?? '127.0.0.1'] : []);
@@ -334,8 +378,135 @@ describe('webhook deliveries', () => {
   });
 });
 
+describe('writing attempt results', () => {
+  it('a row the database refuses does not fail its batch: the others are written as they are, it is written without receiver text, each failure reported', async () => {
+    const clock = new ManualClock('2026-11-22T12:00:00.000Z');
+    const testApp = await app({ clock, runtime: { startDispatcher: false } });
+    const key = await growthKey(testApp);
+    const subscriptions = [];
+    for (const path of ['/nul-ok', '/healthy', '/nul-error']) subscriptions.push((await subscribe(testApp, key, `https://hooks.test${path}`)).id);
+    await publish(testApp, 'Rows FC');
+    await relayAll(testApp);
+    const em = testApp.runtime.orm.em.fork();
+    const rows = await em.execute<{ id: string; subscription_id: string }[]>('select id, subscription_id from webhook_deliveries');
+    expect(rows).toHaveLength(3);
+    const deliveryOf = (subscriptionId: string) => rows.find((row) => row.subscription_id === subscriptionId)!.id;
+    const [nulOk, healthy, nulError] = subscriptions.map(deliveryOf) as [string, string, string];
+    // Leased as a dispatcher would have them.
+    const leaseToken = '00000000-0000-4000-8000-00000000aaaa';
+    await em.execute('update webhook_deliveries set lease_token = ?, locked_until = ?', [leaseToken, new Date(clock.now().getTime() + LEASE_MS)]);
+
+    const now = clock.now();
+    const result = (deliveryId: string, subscriptionId: string, fields: Partial<AttemptResult>): AttemptResult => ({
+      attemptId: randomUUID(),
+      deliveryId,
+      leaseToken,
+      subscriptionId,
+      attemptNumber: 1,
+      attemptedAt: now,
+      finishedAt: now,
+      durationMs: 12,
+      statusCode: 200,
+      errorKind: null,
+      responseBody: null,
+      lastError: null,
+      next: null,
+      ...fields,
+    });
+    const failures: AttemptWriteFailure[] = [];
+    // Unsanitised on purpose: PostgreSQL text cannot hold NUL, so these two rows fail.
+    const unwritten = await recordAttemptResults(
+      testApp.runtime.orm,
+      [
+        result(nulOk, subscriptions[0]!, { responseBody: 'a\0b' }),
+        result(healthy, subscriptions[1]!, { responseBody: 'ok' }),
+        result(nulError, subscriptions[2]!, {
+          statusCode: 500,
+          errorKind: 'http_status',
+          responseBody: 'no\0pe',
+          lastError: 'HTTP 500 \0',
+          next: { kind: 'retry', at: new Date(now.getTime() + 60_000) },
+        }),
+      ],
+      (failure) => failures.push(failure),
+    );
+    expect(unwritten.size).toBe(0);
+    expect(failures.map((failure) => ('deliveryIds' in failure ? { stage: failure.stage, ids: failure.deliveryIds } : { stage: failure.stage, ids: [failure.deliveryId] }))).toEqual([
+      { stage: 'batch', ids: [nulOk, healthy, nulError] },
+      { stage: 'row', ids: [nulOk] },
+      { stage: 'row', ids: [nulError] },
+    ]);
+
+    const stored = await em.execute<{ id: string; status: string; attempt_count: number; last_status_code: number | null; last_error: string | null; lease_token: string | null }[]>(
+      'select id, status, attempt_count, last_status_code, last_error, lease_token from webhook_deliveries',
+    );
+    const delivery = (id: string) => stored.find((row) => row.id === id);
+    expect(delivery(nulOk)).toMatchObject({ status: 'succeeded', attempt_count: 1, last_status_code: 200, last_error: null, lease_token: null });
+    expect(delivery(healthy)).toMatchObject({ status: 'succeeded', attempt_count: 1, last_status_code: 200, last_error: null, lease_token: null });
+    expect(delivery(nulError)).toMatchObject({ status: 'pending', attempt_count: 1, last_status_code: 500, last_error: 'HTTP 500', lease_token: null });
+    const attempts = await em.execute<{ delivery_id: string; attempt_number: number; status_code: number | null; response_body: string | null }[]>(
+      'select delivery_id, attempt_number, status_code, response_body from webhook_delivery_attempts order by delivery_id',
+    );
+    expect(attempts).toHaveLength(3);
+    const attemptOf = (id: string) => attempts.find((row) => row.delivery_id === id);
+    expect(attemptOf(nulOk)).toMatchObject({ attempt_number: 1, status_code: 200, response_body: null });
+    expect(attemptOf(healthy)).toMatchObject({ attempt_number: 1, status_code: 200, response_body: 'ok' });
+    expect(attemptOf(nulError)).toMatchObject({ attempt_number: 1, status_code: 500, response_body: null });
+  });
+
+  it('a result the database refuses even without receiver text is logged at error level with its delivery id and sent again after the lease', async () => {
+    const clock = new ManualClock('2026-11-22T12:00:00.000Z');
+    const testApp = await app({ clock, runtime: { startDispatcher: false } });
+    const hooks = await receiver();
+    const key = await growthKey(testApp);
+    await subscribe(testApp, key, hooks.url('hooks.test', '/ok'));
+    await publish(testApp, 'Unwritable FC');
+    await relayAll(testApp);
+    const logged = recordingLog();
+    // The real send, reported with a duration no integer column holds: a row no form of which can be written.
+    const real = new WebhookSender({ guard: new WebhookUrlGuard({ hostOverrides: testApp.config.webhookHostOverrides }), userAgent: WEBHOOK_USER_AGENT });
+    opened.push({ close: () => real.close() });
+    const unwritable: DeliverySender = { send: async (input) => ({ ...(await real.send(input)), durationMs: 2 ** 40 }) };
+    const dispatcher = new WebhookDispatcher(testApp.runtime.orm, clock, unwritable, createKeyring(Buffer.from(WEBHOOK_SECRET_KEY, 'hex')), {
+      retryScheduleMs: testApp.config.webhookRetryScheduleMs,
+      log: logged,
+    });
+    opened.push({ close: () => dispatcher.stop() });
+    expect(await dispatcher.dispatchOnce()).toBe(1);
+    await dispatcher.idle();
+    const deliveryId = header(hooks.requests[0]!, 'x-service-delivery');
+    expect(logged.entries.map((entry) => entry.level)).toEqual(['error', 'error', 'error']);
+    expect(logged.entries.map((entry) => entry.details)).toEqual([
+      expect.objectContaining({ deliveries: [deliveryId] }),
+      expect.objectContaining({ delivery: deliveryId }),
+      expect.objectContaining({ deliveries: [deliveryId] }),
+    ]);
+    // Nothing recorded: still pending under its lease, then sent again (at least once).
+    expect(await dispatcher.dispatchOnce()).toBe(0);
+    clock.advance(LEASE_MS);
+    expect(await dispatcher.dispatchOnce()).toBe(1);
+    await dispatcher.idle();
+    expect(hooks.requests.map((request) => header(request, 'x-service-delivery'))).toEqual([deliveryId, deliveryId]);
+  });
+});
+
+type LogEntry = { level: 'warn' | 'error'; details: object; message: string };
+
+/** A log that keeps what the dispatcher reports. */
+function recordingLog(): { entries: LogEntry[]; warn(details: object, message: string): void; error(details: object, message: string): void } {
+  const entries: LogEntry[] = [];
+  return {
+    entries,
+    warn: (details, message) => entries.push({ level: 'warn', details, message }),
+    error: (details, message) => entries.push({ level: 'error', details, message }),
+  };
+}
+
 /** A second dispatcher on the test app's database (what another instance would run). */
-function dispatcherFor(testApp: TestApp, options: { leaseMs?: number; timeoutMs?: number; crashed?: boolean }): WebhookDispatcher {
+function dispatcherFor(
+  testApp: TestApp,
+  options: { leaseMs?: number; timeoutMs?: number; crashed?: boolean; completionFlushMs?: number; log?: ReturnType<typeof recordingLog> },
+): WebhookDispatcher {
   const guard = new WebhookUrlGuard({ hostOverrides: testApp.config.webhookHostOverrides });
   const sender = new WebhookSender({ guard, userAgent: WEBHOOK_USER_AGENT, timeoutMs: options.timeoutMs });
   // A crashed dispatcher is never closed: its attempt ends when the receiver goes away.
@@ -344,5 +515,7 @@ function dispatcherFor(testApp: TestApp, options: { leaseMs?: number; timeoutMs?
     retryScheduleMs: testApp.config.webhookRetryScheduleMs,
     leaseMs: options.leaseMs,
     pollIntervalMs: 50,
+    completionFlushMs: options.completionFlushMs,
+    log: options.log,
   });
 }

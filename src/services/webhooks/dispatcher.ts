@@ -15,19 +15,25 @@
  * - Throughput: a slot is freed when its HTTP attempt ends (the lease still guards the row),
  *   and results are written in batches (one transaction per COMPLETION_BATCH results or
  *   COMPLETION_FLUSH_MS), so the database cost per delivery is a fraction of a round trip.
+ * - One result never fails the others: receiver text is sanitised before it is stored, and a
+ *   batch that fails anyway is written row by row, a failing row in a minimal form
+ *   (src/persistence/webhook-attempts.ts); every write failure is logged at error level.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../domain/clock.js';
 import { decryptSecret, type SecretKeyring } from '../../domain/secrets.js';
 import {
   afterFailedAttempt,
-  WEBHOOK_RESPONSE_BODY_LIMIT,
+  storableText,
+  storedResponseBody,
+  WEBHOOK_ERROR_TEXT_LIMIT,
   webhookBody,
   webhookHeaders,
   type WebhookEventType,
 } from '../../domain/webhook.js';
 import { toMessage, type OutboxRow } from '../events/outbox-relay.js';
 import type { Orm } from '../../persistence/orm.js';
+import { recordAttemptResults, type AttemptResult, type AttemptWriteFailure } from '../../persistence/webhook-attempts.js';
 import { newId } from '../ids.js';
 import type { SendOutcome } from './http-sender.js';
 
@@ -42,7 +48,9 @@ export interface DispatcherOptions {
   leaseMs?: number;
   concurrency?: number;
   perSubscriptionConcurrency?: number;
-  log?: { warn(details: object, message: string): void };
+  /** How long a result waits for others to share its write (default COMPLETION_FLUSH_MS). */
+  completionFlushMs?: number;
+  log?: { warn(details: object, message: string): void; error(details: object, message: string): void };
 }
 
 export const LEASE_MS = 30_000;
@@ -61,7 +69,6 @@ interface Completion {
   finishedAt: Date;
   outcome: SendOutcome;
   done: () => void;
-  failed: (error: Error) => void;
 }
 
 interface ClaimedDelivery {
@@ -92,6 +99,7 @@ export class WebhookDispatcher {
   private readonly leaseMs: number;
   private readonly concurrency: number;
   private readonly perSubscription: number;
+  private readonly completionFlushMs: number;
 
   constructor(
     private readonly orm: Orm,
@@ -104,6 +112,7 @@ export class WebhookDispatcher {
     this.leaseMs = options.leaseMs ?? LEASE_MS;
     this.concurrency = options.concurrency ?? CONCURRENCY;
     this.perSubscription = options.perSubscriptionConcurrency ?? PER_SUBSCRIPTION_CONCURRENCY;
+    this.completionFlushMs = options.completionFlushMs ?? COMPLETION_FLUSH_MS;
   }
 
   start(): void {
@@ -234,12 +243,12 @@ export class WebhookDispatcher {
     await this.complete(delivery, attemptedAt, outcome);
   }
 
-  /** Queues the result; resolves once it is written (batched with others). */
+  /** Queues the result; resolves once it is written (batched with others) or its write failed and was reported. */
   private complete(delivery: ClaimedDelivery, attemptedAt: Date, outcome: SendOutcome): Promise<void> {
-    return new Promise<void>((done, failed) => {
-      this.completions.push({ delivery, attemptedAt, finishedAt: this.clock.now(), outcome, done, failed });
+    return new Promise<void>((done) => {
+      this.completions.push({ delivery, attemptedAt, finishedAt: this.clock.now(), outcome, done });
       if (this.completions.length >= COMPLETION_BATCH) this.scheduleFlush(0);
-      else this.scheduleFlush(COMPLETION_FLUSH_MS);
+      else this.scheduleFlush(this.completionFlushMs);
     });
   }
 
@@ -260,104 +269,52 @@ export class WebhookDispatcher {
     if (this.completions.length > 0) this.scheduleFlush(0);
     if (batch.length === 0) return;
     try {
-      await this.writeResults(batch);
-      for (const item of batch) item.done();
+      // A result that could not be written is reported (error level) and left to its lease: the
+      // delivery is sent again when the lease ends, so the attempt itself is over either way.
+      await recordAttemptResults(this.orm, this.resultsOf(batch), (failure) => this.reportWriteFailure(failure));
     } catch (error) {
-      for (const item of batch) item.failed(error as Error);
+      // Only a throwing log gets here; the flush chain must go on regardless.
+      this.options.log?.error({ err: (error as Error).message, deliveries: batch.map((item) => item.delivery.id) }, 'webhook results: write failed');
+    }
+    for (const item of batch) item.done();
+  }
+
+  /** A result not written as it was is an error: an attempt's outcome was lost or reduced. */
+  private reportWriteFailure(failure: AttemptWriteFailure): void {
+    const log = this.options.log;
+    if (!log) return;
+    const err = failure.error.message;
+    if (failure.stage === 'batch') {
+      log.error({ err, deliveries: failure.deliveryIds }, 'webhook results: batch write failed; writing its results one by one');
+    } else if (failure.stage === 'row') {
+      log.error({ err, delivery: failure.deliveryId }, 'webhook result could not be written; recorded without receiver text (no response body, error text from the status alone)');
+    } else {
+      log.error({ err, deliveries: failure.deliveryIds }, 'webhook results could not be written at all; these deliveries are sent again when their lease ends');
     }
   }
 
-  /**
-   * One transaction for a batch of results: the attempt log rows, then the deliveries moved on
-   * (only those whose lease token still matches), then the rare exhaustions one by one.
-   */
-  private async writeResults(batch: readonly Completion[]): Promise<void> {
-    const rows = batch.map(({ delivery, attemptedAt, finishedAt, outcome }) => {
+  /** The batch's results as the log stores them: receiver text made storable (sanitised) first. */
+  private resultsOf(batch: readonly Completion[]): AttemptResult[] {
+    return batch.map(({ delivery, attemptedAt, finishedAt, outcome }) => {
       const attemptNumber = delivery.attempt_count + 1;
       const lastError = outcome.ok
         ? null
-        : (outcome.errorKind === 'http_status' ? `HTTP ${outcome.statusCode}` : `${outcome.errorKind}: ${outcome.errorMessage ?? ''}`).slice(0, 500);
-      const next = outcome.ok ? null : afterFailedAttempt(attemptNumber, this.options.retryScheduleMs, finishedAt);
+        : storableText(outcome.errorKind === 'http_status' ? `HTTP ${outcome.statusCode}` : `${outcome.errorKind}: ${outcome.errorMessage ?? ''}`, WEBHOOK_ERROR_TEXT_LIMIT);
       return {
-        delivery,
+        attemptId: newId(),
+        deliveryId: delivery.id,
+        leaseToken: delivery.lease_token,
+        subscriptionId: delivery.subscription_id,
         attemptNumber,
         attemptedAt,
         finishedAt,
-        outcome,
+        durationMs: outcome.durationMs,
+        statusCode: outcome.statusCode,
+        errorKind: outcome.errorKind,
+        responseBody: outcome.responseBody === null ? null : storedResponseBody(outcome.responseBody),
         lastError,
-        responseBody: outcome.responseBody === null ? null : outcome.responseBody.slice(0, WEBHOOK_RESPONSE_BODY_LIMIT),
-        next,
+        next: outcome.ok ? null : afterFailedAttempt(attemptNumber, this.options.retryScheduleMs, finishedAt),
       };
-    });
-    const tuples = (count: number, width: number, casts: string[]) =>
-      Array.from({ length: count }, () => `(${Array.from({ length: width }, (_, i) => `?${casts[i] ?? ''}`).join(', ')})`).join(', ');
-    await this.orm.em.fork().transactional(async (em) => {
-      // The log records every attempt, even one whose lease was lost meanwhile.
-      await em.execute(
-        `insert into webhook_delivery_attempts (id, delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
-         select v.* from (values ${tuples(rows.length, 8, ['::uuid', '::uuid', '::int', '::timestamptz', '::int', '::int', '::text', '::text'])})
-           as v(id, delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body)
-          where exists (select 1 from webhook_deliveries d where d.id = v.delivery_id)`,
-        rows.flatMap((row) => [
-          newId(),
-          row.delivery.id,
-          row.attemptNumber,
-          row.attemptedAt,
-          Math.round(row.outcome.durationMs),
-          row.outcome.statusCode,
-          row.outcome.errorKind,
-          row.responseBody,
-        ]),
-      );
-      const succeeded = rows.filter((row) => row.outcome.ok);
-      if (succeeded.length > 0) {
-        await em.execute(
-          `update webhook_deliveries d set status = 'succeeded', attempt_count = v.attempt_count, next_attempt_at = null, locked_until = null,
-                  lease_token = null, last_status_code = v.status_code, last_error = null, updated_at = v.finished_at
-             from (values ${tuples(succeeded.length, 5, ['::uuid', '::uuid', '::int', '::int', '::timestamptz'])})
-               as v(id, lease_token, attempt_count, status_code, finished_at)
-            where d.id = v.id and d.lease_token = v.lease_token`,
-          succeeded.flatMap((row) => [row.delivery.id, row.delivery.lease_token, row.attemptNumber, row.outcome.statusCode, row.finishedAt]),
-        );
-      }
-      const retried = rows.filter((row) => row.next?.kind === 'retry');
-      if (retried.length > 0) {
-        await em.execute(
-          `update webhook_deliveries d set attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, locked_until = null,
-                  lease_token = null, last_status_code = v.status_code, last_error = v.last_error, updated_at = v.finished_at
-             from (values ${tuples(retried.length, 7, ['::uuid', '::uuid', '::int', '::timestamptz', '::int', '::text', '::timestamptz'])})
-               as v(id, lease_token, attempt_count, next_attempt_at, status_code, last_error, finished_at)
-            where d.id = v.id and d.lease_token = v.lease_token`,
-          retried.flatMap((row) => [
-            row.delivery.id,
-            row.delivery.lease_token,
-            row.attemptNumber,
-            row.next?.kind === 'retry' ? row.next.at : null,
-            row.outcome.statusCode,
-            row.lastError,
-            row.finishedAt,
-          ]),
-        );
-      }
-      for (const row of rows.filter((candidate) => candidate.next?.kind === 'exhausted')) {
-        const failed = await em.execute<{ id: string }[]>(
-          `update webhook_deliveries set status = 'failed', attempt_count = ?, next_attempt_at = null, locked_until = null, lease_token = null,
-                  last_status_code = ?, last_error = ?, updated_at = ?
-            where id = ? and lease_token = ? returning id`,
-          [row.attemptNumber, row.outcome.statusCode, row.lastError, row.finishedAt, row.delivery.id, row.delivery.lease_token],
-        );
-        if (failed.length === 0) continue;
-        // The last retry failed: the subscription is exhausted and its pending deliveries cancelled.
-        await em.execute(`update webhook_subscriptions set status = 'exhausted', updated_at = ? where id = ? and status = 'active'`, [
-          row.finishedAt,
-          row.delivery.subscription_id,
-        ]);
-        await em.execute(
-          `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, locked_until = null, lease_token = null, updated_at = ?
-            where subscription_id = ? and status = 'pending'`,
-          [row.finishedAt, row.delivery.subscription_id],
-        );
-      }
     });
   }
 
