@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { tierAtLeast, type Tier } from '../domain/api-key.js';
 import { AdminRequiredError, InvalidApiKeyError, SessionRequiredError, TierUpgradeRequiredError } from '../domain/errors.js';
@@ -34,8 +35,12 @@ export const builder = new SchemaBuilder<{
   Scalars: { DateTime: { Input: string; Output: Date } };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin],
+  plugins: [ScopeAuthPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
+  // Each field's cost (1 unless its `complexity` option says otherwise; lists x their page
+  // size). The limit is checked before execution with the request's variables
+  // (src/graphql/limits.ts, queryCost), not in resolvers: so disabled here.
+  complexity: { defaultComplexity: 1, defaultListMultiplier: 10, disabled: true },
   scopeAuth: {
     // Refuse a subscription when it starts, not at its first event.
     authorizeOnSubscribe: true,

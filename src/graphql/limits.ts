@@ -1,23 +1,37 @@
 /**
- * Hostile documents: depth, cost, alias, directive and token limits, from GraphQL Armor
- * (@escape.tech/graphql-armor-*), applied on every GraphQL entry point: /graphql (yoga
- * plugins) and /graphql/stream (the same rules, through graphql-sse's validate hook).
+ * Hostile documents: depth, alias, directive and token limits from GraphQL Armor
+ * (@escape.tech/graphql-armor-*), and a cost limit from @pothos/plugin-complexity's model
+ * evaluated with the request's variables, applied on every GraphQL entry point: /graphql (yoga
+ * plugins) and /graphql/stream (the same rules, through graphql-sse's hooks).
  *
  * A document over a limit is refused before it is executed (and before the caller is
- * authenticated or counted) with the AppError `query_too_complex`, HTTP 400, keeping armor's
- * message ("Query depth limit of 8 exceeded, found 9."). The numbers are documented in
- * docs/DECISIONS.md; test/integration/query-limits.test.ts checks that every document of the
- * repository passes them.
+ * authenticated or counted) with the AppError `query_too_complex`, HTTP 400, with a message
+ * naming the limit ("Query depth limit of 8 exceeded, found 9."). The numbers are documented
+ * in docs/DECISIONS.md; test/integration/query-limits.test.ts checks that every document of
+ * the repository passes them.
  */
 import { blockFieldSuggestionsDefaultOptions, blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
-import { costLimitPlugin, costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesPlugin, maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin, maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin, maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { MaxTokensParserWLexer, maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { complexityFromQuery } from '@pothos/plugin-complexity';
+import {
+  getOperationAST,
+  getVariableValues,
+  GraphQLError,
+  Kind,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  validate,
+  type DefinitionNode,
+  type DocumentNode,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { ERROR_HTTP_STATUS, ErrorCode, QueryTooComplexError } from '../domain/errors.js';
 
 export const QUERY_LIMITS = {
@@ -28,10 +42,12 @@ export const QUERY_LIMITS = {
    */
   maxDepth: 8,
   /**
-   * Armor's cost model: object 2, scalar 1, x1.5 per level, times a literal `first:`. One full
-   * page of 200 picks with every field (nodes 18,550, edges 27,775) passes; two do not.
+   * The cost of the operation run, with its variables: every field 1, and a list field's
+   * selection counted once per item it may return (a connection's page size, `first` /
+   * `limit`, its default when absent; see pageComplexity). One full page of 200 picks with
+   * every field passes (7,001 as `nodes`, 7,401 as `edges`); two do not (12,402).
    */
-  maxCost: 30_000,
+  maxCost: 10_000,
   /** Aliased fields per operation (aliases of `__typename` are free). */
   maxAliases: 15,
   /** Directives per operation. */
@@ -59,7 +75,6 @@ function reject(_context: unknown, error: GraphQLError): never {
 
 const callbacks = { onReject: [reject], propagateOnRejection: true };
 const depthOptions = { n: QUERY_LIMITS.maxDepth, flattenFragments: true, ...callbacks };
-const costOptions = { maxCost: QUERY_LIMITS.maxCost, flattenFragments: true, ...callbacks };
 const aliasOptions = { n: QUERY_LIMITS.maxAliases, ...callbacks };
 const directiveOptions = { n: QUERY_LIMITS.maxDirectives, ...callbacks };
 const tokenOptions = { n: QUERY_LIMITS.maxTokens, ...callbacks };
@@ -75,7 +90,7 @@ export function guardPlugins(options: GraphQLGuardOptions): Plugin[] {
     maxTokensPlugin(tokenOptions),
     maxDirectivesPlugin(directiveOptions),
     maxAliasesPlugin(aliasOptions),
-    costLimitPlugin(costOptions),
+    queryCostPlugin(),
     maxDepthPlugin(depthOptions),
     ...(options.introspection ? [] : [useDisableIntrospection(), blockFieldSuggestionsPlugin()]),
   ] as Plugin[];
@@ -83,7 +98,7 @@ export function guardPlugins(options: GraphQLGuardOptions): Plugin[] {
 
 /** The same limits as validation rules, for surfaces outside yoga (graphql-sse) and for tests. */
 export function limitRules(): ValidationRule[] {
-  return [maxDirectivesRule(directiveOptions), maxAliasesRule(aliasOptions), costLimitRule(costOptions), maxDepthRule(depthOptions)];
+  return [maxDirectivesRule(directiveOptions), maxAliasesRule(aliasOptions), maxDepthRule(depthOptions)];
 }
 
 /** Throws query_too_complex when the source has more tokens than allowed; other syntax errors are left to the parser. */
@@ -107,4 +122,80 @@ export function guardedValidate(options: GraphQLGuardOptions): (schema: GraphQLS
       const message = options.introspection ? error.message : error.message.replace(/Did you mean ".+"\?/g, blockFieldSuggestionsDefaultOptions.mask).trim();
       return new GraphQLError(message, { nodes: error.nodes, extensions: { ...error.extensions, code: error.extensions.code ?? 'GRAPHQL_VALIDATION_FAILED' } });
     });
+}
+
+/** The `complexity` of a connection or list field with a page size argument (schema files). */
+export function pageComplexity(size: number | null | undefined, defaultSize: number, maxSize: number): { field: number; multiplier: number } {
+  // Sizes out of range are refused by the resolver (invalid_parameter), not here: clamp them.
+  const items = Math.min(Math.max(size ?? defaultSize, 1), maxSize);
+  return { field: 1, multiplier: items };
+}
+
+/** The items of a connection (`nodes`, `edges`): the page size is already counted on the connection field. */
+export const ITEMS_OF_PAGE = { field: 1, multiplier: 1 } as const;
+
+type Variables = GraphQLParams['variables'];
+
+/**
+ * The cost of the operation a request runs, with its variables. Null when it cannot run (no
+ * such operation, variables that do not fit their types): execution refuses those anyway.
+ */
+export function queryCost(schema: GraphQLSchema, document: DocumentNode, variables: Variables, operationName?: string | null): number | null {
+  const operation = getOperationAST(document, operationName ?? undefined);
+  if (!operation) return null;
+  const values = variables ?? {};
+  if (typeof values !== 'object' || Array.isArray(values)) return null;
+  if (getVariableValues(schema, operation.variableDefinitions ?? [], values).errors) return null;
+  // complexityFromQuery takes a document's first operation: hand it the selected one.
+  const definitions: DefinitionNode[] = [operation, ...document.definitions.filter((definition) => definition.kind === Kind.FRAGMENT_DEFINITION)];
+  return complexityFromQuery({ kind: Kind.DOCUMENT, definitions }, { schema, variables: values }).complexity;
+}
+
+/** Throws query_too_complex when the operation costs more than the limit. */
+export function assertQueryCost(schema: GraphQLSchema, document: DocumentNode, variables: Variables, operationName?: string | null): void {
+  refuseOverCost(queryCost(schema, document, variables, operationName));
+}
+
+function refuseOverCost(cost: number | null): void {
+  if (cost !== null && cost > QUERY_LIMITS.maxCost) {
+    throw queryTooComplexError(`Query Cost limit of ${QUERY_LIMITS.maxCost} exceeded, found ${cost}.`);
+  }
+}
+
+/**
+ * /graphql: the cost of a valid document, with the request's variables, right after
+ * validation (which yoga caches per document, so it cannot see variables itself) and before
+ * the context is built. The REST adapters run only their own documents, validated at start-up.
+ */
+function queryCostPlugin(): Plugin {
+  return {
+    onValidate({ context, params }) {
+      return ({ valid }) => {
+        const request = (context as { params?: GraphQLParams }).params;
+        if (!valid || !request) return;
+        assertQueryCost(params.schema, params.documentAST, request.variables, request.operationName);
+      };
+    },
+  };
+}
+
+/**
+ * /graphql/stream: every limit, from graphql-sse's onSubscribe, because graphql-sse builds the
+ * context (authenticates and counts) before it validates, and its validate hook does not see
+ * the variables. A document that does not parse or validate is left to graphql-sse to refuse.
+ */
+export function assertRequestLimits(schema: GraphQLSchema, params: { query?: unknown; variables?: Variables; operationName?: string | null }): void {
+  if (typeof params.query !== 'string') return;
+  assertTokenLimit(params.query);
+  let cost: number | null;
+  try {
+    const document = parse(params.query);
+    // Armor's rules throw query_too_complex themselves (reject above).
+    validate(schema, document, limitRules());
+    cost = queryCost(schema, document, params.variables, params.operationName);
+  } catch (error) {
+    if (isQueryTooComplexError(error)) throw error;
+    return;
+  }
+  refuseOverCost(cost);
 }

@@ -10,7 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHandler } from 'graphql-sse';
 import type { Context } from '../graphql/context.js';
 import { getSchema } from '../graphql/schema.js';
-import { assertTokenLimit, guardedValidate } from '../graphql/limits.js';
+import { assertRequestLimits, guardedValidate } from '../graphql/limits.js';
 import { buildContext, toPublicGraphQLError } from '../graphql/yoga.js';
 import type { Services } from '../services/index.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -25,11 +25,11 @@ export function registerGraphQLSseRoute(
   type SseContext = Context & Record<PropertyKey, unknown>;
   const handler = createHandler<FastifyRequest, { reply: FastifyReply }, SseContext>({
     schema: getSchema(),
-    // The limits and introspection policy of /graphql (src/graphql/limits.ts): tokens before
-    // graphql-sse parses, the rest with validation. A refusal is thrown: 400 query_too_complex.
-    onSubscribe: (_req, params) => {
-      if (typeof params.query === 'string') assertTokenLimit(params.query);
-    },
+    // The limits and introspection policy of /graphql (src/graphql/limits.ts): every limit
+    // (the cost with the variables) before graphql-sse builds the context, so a refused
+    // document is not counted; the introspection policy with validation. A refusal is thrown:
+    // 400 query_too_complex.
+    onSubscribe: (_req, params) => assertRequestLimits(getSchema(), params),
     validate: guardedValidate({ introspection: options.introspection }),
     context: async (req) => (await buildContext(services, req.raw)) as SseContext,
     onNext: (_context, _req, result) => {

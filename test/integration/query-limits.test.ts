@@ -4,10 +4,25 @@
  * every legitimate document of the repository passes them; introspection follows its setting.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { getIntrospectionQuery, parse, validate } from 'graphql';
+import {
+  getIntrospectionQuery,
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  Kind,
+  parse,
+  typeFromAST,
+  validate,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  type DocumentNode,
+} from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getSchema } from '../../src/graphql/schema.js';
-import { assertTokenLimit, limitRules, QUERY_LIMITS } from '../../src/graphql/limits.js';
+import { assertTokenLimit, limitRules, QUERY_LIMITS, queryCost } from '../../src/graphql/limits.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY, PICK_FIELDS } from '../helpers/fixtures.js';
 
@@ -47,6 +62,31 @@ function repositoryDocuments(): [string, string][] {
   return documents;
 }
 
+/** A value of an input type: the largest page sizes (every Int variable huge), and any valid value otherwise. */
+function sampleValue(type: GraphQLInputType): unknown {
+  const inner = getNullableType(type) as GraphQLInputType;
+  if (isListType(inner)) return [sampleValue(inner.ofType)];
+  const named = getNamedType(inner);
+  if (isEnumType(named)) return named.getValues()[0]!.name;
+  if (isInputObjectType(named)) {
+    return Object.fromEntries(Object.values(named.getFields()).filter((field) => isNonNullType(field.type)).map((field) => [field.name, sampleValue(field.type)]));
+  }
+  return { Int: 1_000_000, Float: 2, Boolean: true, DateTime: '2026-11-22T12:00:00Z' }[named.name] ?? 'x';
+}
+
+/** Variables that make every page as large as the schema lets it be (a size out of range is refused by the resolver). */
+function widestVariables(schema: GraphQLSchema, document: DocumentNode): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    for (const variable of definition.variableDefinitions ?? []) {
+      const type = typeFromAST(schema, variable.type as never) as GraphQLInputType | undefined;
+      if (type && (isNonNullType(type) || getNamedType(type).name === 'Int')) variables[variable.variable.name.value] = sampleValue(type);
+    }
+  }
+  return variables;
+}
+
 describe('the limits admit every legitimate document', () => {
   const documents = repositoryDocuments();
 
@@ -57,8 +97,16 @@ describe('the limits admit every legitimate document', () => {
 
   it.each(documents)('%s', (_name, source) => {
     expect(() => assertTokenLimit(source)).not.toThrow();
-    const errors = validate(getSchema(), parse(source), limitRules());
+    const document = parse(source);
+    const errors = validate(getSchema(), document, limitRules());
     expect(errors).toEqual([]);
+    // Its cost with the widest pages its variables allow.
+    const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+    for (const operation of operations) {
+      const cost = queryCost(getSchema(), document, widestVariables(getSchema(), { ...document, definitions: [operation] }), operation.name?.value);
+      expect(cost).not.toBeNull();
+      expect(cost!).toBeLessThanOrEqual(QUERY_LIMITS.maxCost);
+    }
   });
 });
 
@@ -146,6 +194,64 @@ describe('/graphql refuses documents over the limits', () => {
   });
 });
 
+/** The REST list's field set (adapters/shared/v1-pick.graphql) as GraphQL asks it. */
+const V1_PICK = readFileSync(new URL('adapters/shared/v1-pick.graphql', ROOT), 'utf8');
+const pageOfPicks = (alias: string) => `${alias}: picks(first: $n) { count pageInfo { endCursor } nodes { ...V1Pick } }`;
+/** 15 aliases (the alias limit) of a page whose size is a variable: invisible to a cost model of literals. */
+const FIFTEEN_PAGES = `query($n: Int) { ${Array.from({ length: 15 }, (_, i) => pageOfPicks(`p${i}`)).join(' ')} }\n${V1_PICK}`;
+const ONE_PAGE = `query($n: Int) { ${pageOfPicks('page')} }\n${V1_PICK}`;
+
+describe('the cost sees variables', () => {
+  const post = (url: string, payload: object, authorization?: string) =>
+    t.app.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/json', accept: url.endsWith('/stream') ? 'text/event-stream' : 'application/json', ...(authorization ? { authorization } : {}) },
+      payload,
+    });
+
+  it.each(['/graphql', '/graphql/stream'])('%s: 15 aliased pages of picks(first: $n) with n = 200 are refused with 400 query_too_complex', async (url) => {
+    for (const authorization of [`Bearer ${ADMIN_TOKEN}`, `Bearer ${apiKey}`, undefined]) {
+      const res = await post(url, { query: FIFTEEN_PAGES, variables: { n: 200 } }, authorization);
+      expect(res.statusCode, res.body).toBe(400);
+      const body = res.json();
+      expect(body.data).toBeUndefined();
+      expect(body.errors).toHaveLength(1);
+      expect(body.errors[0].message).toMatch(new RegExp(`^Query Cost limit of ${QUERY_LIMITS.maxCost} exceeded, found \\d+\\.$`));
+      expect(body.errors[0].extensions).toEqual({ code: 'query_too_complex' });
+    }
+  });
+
+  it('counts a page size left out as the default page (50)', async () => {
+    const schema = getSchema();
+    const widest = queryCost(schema, parse(ONE_PAGE), { n: 200 });
+    expect(queryCost(schema, parse(ONE_PAGE), {})).toBe(queryCost(schema, parse(ONE_PAGE), { n: 50 }));
+    expect(queryCost(schema, parse(ONE_PAGE), { n: 1 })! * 200).toBeGreaterThanOrEqual(widest!);
+  });
+
+  it('admits one full page of 200 with the REST field set, on both surfaces', async () => {
+    const res = await post('/graphql', { query: ONE_PAGE, variables: { n: 200 } }, `Bearer ${apiKey}`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().errors).toBeUndefined();
+    const sse = await post('/graphql/stream', { query: ONE_PAGE, variables: { n: 200 } }, `Bearer ${apiKey}`);
+    expect(sse.statusCode, sse.body).toBe(200);
+    expect(sse.body).toContain('"count"');
+  });
+
+  it('counts nothing against the key for a refused document (checked before authentication)', async () => {
+    const remaining = async () =>
+      Number((await post('/graphql', { query: '{ picks(first: 1) { count } }' }, `Bearer ${apiKey}`)).headers['x-ratelimit-remaining']);
+    const before = await remaining();
+    expect((await post('/graphql', { query: FIFTEEN_PAGES, variables: { n: 200 } }, `Bearer ${apiKey}`)).statusCode).toBe(400);
+    expect(before - (await remaining())).toBe(1);
+  });
+
+  it('leaves variables that do not fit their type to execution (invalid_request), not to the cost', async () => {
+    const res = await post('/graphql', { query: FIFTEEN_PAGES, variables: { n: 'many' } }, `Bearer ${ADMIN_TOKEN}`);
+    expect(res.json().errors[0].extensions.code).not.toBe('query_too_complex');
+  });
+});
+
 describe('/graphql/stream refuses them too', () => {
   it.each(hostile)('%s: 400 query_too_complex', async (_name, query, message) => {
     const res = await t.app.inject({
@@ -158,6 +264,22 @@ describe('/graphql/stream refuses them too', () => {
     const error = res.json().errors[0];
     expect(error.message).toMatch(message);
     expect(error.extensions).toEqual({ code: 'query_too_complex' });
+  });
+
+  it('refuses them before authentication: nothing is counted against the key', async () => {
+    const remaining = async () =>
+      Number((await t.app.inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${apiKey}` }, payload: { query: '{ picks(first: 1) { count } }' } })).headers['x-ratelimit-remaining']);
+    const before = await remaining();
+    for (const [, query] of hostile) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/graphql/stream',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${apiKey}` },
+        payload: { query },
+      });
+      expect(res.statusCode).toBe(400);
+    }
+    expect(before - (await remaining())).toBe(1);
   });
 });
 

@@ -5,6 +5,8 @@ import { PICK_RESULTS, PICK_STATUSES } from '../../domain/pick.js';
 import { encodePickCursor } from '../../domain/cursor.js';
 import type { PickRecord } from '../../domain/pick-view.js';
 import { builder } from '../builder.js';
+import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
+import { PICKS_PAGE_DEFAULT, PICKS_PAGE_MAX, TODAY_DEFAULT, TODAY_MAX } from '../../services/picks.js';
 import { upperEnumValues } from './enums.js';
 import { MatchAnalysisRef } from './match-analysis.js';
 
@@ -78,8 +80,8 @@ interface PickConnectionShape {
 const PickConnectionRef = builder.objectRef<PickConnectionShape>('PickConnection').implement({
   description: 'Visible picks, kickoff time descending then id descending.',
   fields: (t) => ({
-    edges: t.field({ type: [PickEdgeRef], resolve: (page) => page.picks }),
-    nodes: t.field({ type: [PickRef], resolve: (page) => page.picks }),
+    edges: t.field({ type: [PickEdgeRef], complexity: ITEMS_OF_PAGE, resolve: (page) => page.picks }),
+    nodes: t.field({ type: [PickRef], complexity: ITEMS_OF_PAGE, resolve: (page) => page.picks }),
     pageInfo: t.field({
       type: PageInfoRef,
       resolve: (page) => ({ hasNextPage: page.nextCursor !== null, endCursor: page.nextCursor }),
@@ -93,6 +95,7 @@ builder.queryFields((t) => ({
     type: PickConnectionRef,
     description: 'Published and settled picks (never admin_review), newest kickoff first.',
     authScopes: { tier: MINIMUM_TIER.listPicks },
+    complexity: (args) => pageComplexity(args.first, PICKS_PAGE_DEFAULT, PICKS_PAGE_MAX),
     args: {
       first: t.arg.int({ description: 'Page size, 1 to 200; default 50.' }),
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
@@ -113,6 +116,7 @@ builder.queryFields((t) => ({
   todayPicks: t.field({
     type: [PickRef],
     description: "Today's top picks (first published on the current UTC date), best post-tax edge first. Anonymous.",
+    complexity: (args) => pageComplexity(args.limit, TODAY_DEFAULT, TODAY_MAX),
     args: {
       limit: t.arg.int({ description: '1 to 50; default 20.' }),
       sport: t.arg.string(),

@@ -1,6 +1,7 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
 import type { TrackRecord } from '../../domain/track-record.js';
 import { builder } from '../builder.js';
+import { SPORT_SLUGS } from '../../domain/sports.js';
 
 type Overall = TrackRecord['overall'];
 type SportRow = TrackRecord['perSport'][number];
@@ -35,8 +36,9 @@ const TrackRecordRef = builder.objectRef<TrackRecord>('TrackRecord').implement({
   description: 'Performance of picks settled in the window, flat 1-unit stakes.',
   fields: (t) => ({
     overall: t.field({ type: OverallRef, resolve: (record) => record.overall }),
-    perSport: t.field({ type: [SportRowRef], resolve: (record) => record.perSport }),
-    series: t.field({ type: [SeriesPointRef], resolve: (record) => record.series }),
+    perSport: t.field({ type: [SportRowRef], complexity: { field: 1, multiplier: SPORT_SLUGS.length }, resolve: (record) => record.perSport }),
+    // One point per day of the window, which is at most 365 days.
+    series: t.field({ type: [SeriesPointRef], complexity: { field: 1, multiplier: 366 }, resolve: (record) => record.series }),
   }),
 });
 

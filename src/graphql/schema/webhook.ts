@@ -4,6 +4,7 @@ import { WEBHOOK_EVENT_TYPES } from '../../domain/webhook.js';
 import type { Principal } from '../../domain/principal.js';
 import type { DeliveryAttempt, SubscriptionWithSecret, WebhookDelivery, WebhookSubscription } from '../../services/webhooks/subscriptions.js';
 import { builder } from '../builder.js';
+import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
 import { upperEnumValues } from './enums.js';
 import { PageInfoRef } from './pick.js';
 
@@ -54,13 +55,14 @@ const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implem
     lastStatusCode: t.exposeInt('lastStatusCode', { nullable: true }),
     lastError: t.exposeString('lastError', { nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    attempts: t.field({ type: [AttemptRef], resolve: (delivery) => delivery.attempts }),
+    // The first attempt and at most 5 retries (WEBHOOK_RETRY_SCHEDULE has exactly 5).
+    attempts: t.field({ type: [AttemptRef], complexity: { field: 1, multiplier: 6 }, resolve: (delivery) => delivery.attempts }),
   }),
 });
 
 const DeliveryPageRef = builder.objectRef<{ nodes: WebhookDelivery[]; endCursor: string | null }>('WebhookDeliveryConnection').implement({
   fields: (t) => ({
-    nodes: t.field({ type: [DeliveryRef], resolve: (page) => page.nodes }),
+    nodes: t.field({ type: [DeliveryRef], complexity: ITEMS_OF_PAGE, resolve: (page) => page.nodes }),
     pageInfo: t.field({ type: PageInfoRef, resolve: (page) => ({ hasNextPage: page.endCursor !== null, endCursor: page.endCursor }) }),
   }),
 });
@@ -81,6 +83,7 @@ export const WebhookSubscriptionRef = builder.objectRef<WebhookSubscription>('We
     deliveries: t.field({
       type: DeliveryPageRef,
       description: 'Newest first, with every attempt.',
+      complexity: (args) => pageComplexity(args.first, 20, 100),
       args: { first: t.arg.int({ defaultValue: 20 }), after: t.arg.string() },
       resolve: (subscription, args, context) =>
         context.services.webhooks.deliveries(subscription.apiKeyId, subscription.id, { first: args.first ?? 20, after: args.after }),
