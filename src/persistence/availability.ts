@@ -16,8 +16,17 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
  * SQLSTATEs: class 08 (connection exception), 57P01 admin_shutdown (fast shutdown or restart),
  * 57P02 crash_shutdown, 57P03 cannot_connect_now (starting up or shutting down),
  * 53300 too_many_connections.
+ *
+ * Except 08P01 protocol_violation: the server did answer, refusing a message it could not
+ * read, e.g. a NUL byte in a value ("insufficient data left in message" on PGlite, "invalid
+ * message format" on PostgreSQL) - an internal error, which retrying repeats, not an outage.
+ * Data errors (class 22: invalid byte sequence 22021, bad JSON 22P02 / 22P05) are not listed
+ * either, so they are internal errors too.
  */
+const PROTOCOL_VIOLATION = '08P01';
+
 function isUnavailableSqlState(code: string): boolean {
+  if (code === PROTOCOL_VIOLATION) return false;
   return /^08[0-9A-Z]{3}$/.test(code) || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300';
 }
 
