@@ -8,6 +8,7 @@
  */
 import { MINIMUM_TIER } from '../../src/domain/access.js';
 import { AppError, ErrorCode, InvalidParameterError } from '../../src/domain/errors.js';
+import { checkText } from '../../src/domain/text.js';
 import { parseEventTypes, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/domain/webhook.js';
 import type { ParamSpec } from '../shared/params.js';
 import {
@@ -103,7 +104,8 @@ function missing(field: string): AppError {
 
 function urlField(body: Record<string, unknown>): string {
   if (typeof body.url !== 'string') throw new InvalidParameterError('url', 'url must be a string (an https URL).');
-  return body.url;
+  // A body field of the wrong form, so reported after the tier check (src/domain/text.ts).
+  return checkText('url', body.url, 'line');
 }
 
 /** parseEventTypes is the domain's rule (non-empty, known, distinct); unknown names never reach GraphQL. */

@@ -1,10 +1,12 @@
 /**
  * Query and path parameters of the REST surfaces, declared once: the same declarations parse
  * requests and describe the parameters in the OpenAPI document. The adapter only checks form
- * (a single value, integer syntax); ranges, slugs and timestamps are validated by the
- * services behind GraphQL, after authentication, limits and tier checks.
+ * (a single value, one line of text without control characters, integer syntax); ranges,
+ * slugs and timestamps are validated by the services behind GraphQL, after authentication,
+ * limits and tier checks.
  */
 import { InvalidParameterError } from '../../src/domain/errors.js';
+import { textViolation } from '../../src/domain/text.js';
 
 interface ParamBase {
   name: string;
@@ -40,6 +42,9 @@ export function parseParams(specs: readonly ParamSpec[], query: Record<string, u
     if (value.length > MAX_STRING_PARAM) {
       return { variables, error: new InvalidParameterError(spec.name, `${spec.name} is too long`) };
     }
+    // Every parameter is one line of text (src/domain/text.ts): a NUL never reaches the database.
+    const violation = textViolation(value, 'line');
+    if (violation) return { variables, error: new InvalidParameterError(spec.name, `${spec.name} ${violation}`) };
     if (spec.type === 'integer') {
       // Beyond 32 bits GraphQL's Int cannot carry it: a form error like any other.
       if (!INTEGER.test(value.trim()) || Math.abs(Number(value)) > 2_147_483_647) {

@@ -21,6 +21,7 @@ import type { Context } from './context.js';
 import { guardPlugins } from './limits.js';
 import { getSchema } from './schema.js';
 import { useSharedSubscriptionResults } from './shared-subscription-results.js';
+import { useTextInputGuard } from './text-guard.js';
 
 export interface ServerContext {
   req: FastifyRequest;
@@ -159,6 +160,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
     plugins: [
       // Hostile documents: depth, cost, aliases, directives, tokens; introspection per config.
       ...guardPlugins({ introspection: options.introspection }),
+      useTextInputGuard(), // String inputs (src/domain/text.ts) before execution: 400 invalid_parameter, never a database error.
       useGraphQlJit({}, { cache: { get: (key) => jitCache.get(key), set: (key, value) => void jitCache.set(key, value) } }),
       // After jit: replaces its subscribe so each event is executed once per access level, not per subscriber.
       useSharedSubscriptionResults(),

@@ -6,6 +6,7 @@ import { normalizeEmail, validateNewPassword } from '../domain/account.js';
 import type { Tier } from '../domain/api-key.js';
 import type { Clock } from '../domain/clock.js';
 import { DuplicateEmailError, NotFoundError } from '../domain/errors.js';
+import { checkText, textViolation } from '../domain/text.js';
 import { hashPassword } from '../domain/password.js';
 import { AccountEntity } from '../persistence/entities/account.js';
 import { isUniqueViolation } from '../persistence/availability.js';
@@ -27,6 +28,9 @@ export class AccountService {
   ) {}
 
   async create(input: { email: unknown; password: unknown; tier: Tier }): Promise<AccountEntity> {
+    // An email is a name people read: no controls, invisible or text-direction characters (src/domain/text.ts).
+    if (typeof input.email === 'string') checkText('email', input.email, 'name');
+    if (typeof input.password === 'string') checkText('password', input.password, 'line');
     const email = normalizeEmail(input.email);
     const password = validateNewPassword(input.password);
     const passwordHash = await hashPassword(password);
@@ -54,6 +58,8 @@ export class AccountService {
 
   /** For sign-in only: the account with this (normalised) email, or null. */
   async findByEmail(email: string): Promise<AccountEntity | null> {
+    // No account can have such an email: no query (a NUL would be a database error).
+    if (textViolation(email, 'name') !== null) return null;
     return this.orm.em.fork().findOne(AccountEntity, { email });
   }
 

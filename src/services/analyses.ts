@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.js';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
+import { checkText } from '../domain/text.js';
 import { MatchAnalysisEntity } from '../persistence/entities/match-analysis.js';
 import { PickEntity } from '../persistence/entities/pick.js';
 import type { Orm } from '../persistence/orm.js';
@@ -15,7 +16,8 @@ export class MatchAnalysisService {
 
   /** Creates or replaces the analysis of a pick's match (any status: analyses are prepared before approval). */
   async upsert(input: { matchId: string; analysis: string }): Promise<MatchAnalysisEntity> {
-    const text = input.analysis.trim();
+    // A long text: newlines and tabs are fine, NUL and other controls are not (src/domain/text.ts).
+    const text = checkText('analysis', input.analysis, 'multiline').trim();
     if (text === '' || text.length > ANALYSIS_MAX_LENGTH) {
       throw new InvalidParameterError('analysis', `analysis must be 1 to ${ANALYSIS_MAX_LENGTH} characters`);
     }

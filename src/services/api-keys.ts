@@ -2,6 +2,7 @@ import type { Clock } from '../domain/clock.js';
 import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, type Tier } from '../domain/api-key.js';
 import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../domain/account.js';
 import { ApiKeyLimitError, InvalidParameterError, NotFoundError } from '../domain/errors.js';
+import { checkText } from '../domain/text.js';
 import { ApiKeyEntity } from '../persistence/entities/api-key.js';
 import type { Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
@@ -28,7 +29,8 @@ export class ApiKeyService {
    * Without an account the tier is required (a free-standing key).
    */
   async create(input: { tier?: Tier | null; label?: string | null; accountId?: string | number | null }): Promise<CreatedApiKey> {
-    const label = input.label == null ? null : input.label.trim();
+    // Labels tell keys apart in listings: no invisible or text-direction characters (src/domain/text.ts).
+    const label = input.label == null ? null : checkText('label', input.label, 'name').trim();
     if (label !== null && (label === '' || label.length > LABEL_MAX_LENGTH || /\p{Cc}/u.test(label))) {
       throw new InvalidParameterError('label', `label must be 1 to ${LABEL_MAX_LENGTH} characters, without control characters`);
     }

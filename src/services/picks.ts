@@ -24,6 +24,7 @@ import {
   type PickStatus,
 } from '../domain/pick.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
+import { checkOptionalText, checkText } from '../domain/text.js';
 import { addDays, parseIsoTimestamp, startOfUtcDay, utcDateString } from '../domain/time.js';
 import { PickEntity } from '../persistence/entities/pick.js';
 import { PICK_COLUMNS, pickRecordFromRow } from '../persistence/pick-rows.js';
@@ -102,6 +103,21 @@ function requireSport(parameter: string, value: string): string {
   return value;
 }
 
+/**
+ * The text rules of src/domain/text.ts, before any other check: names people compare by eye
+ * (teams, league, bookmaker) refuse invisible and text-direction characters too.
+ */
+function checkPickTexts(input: PublishPickInput): void {
+  checkText('league', input.league, 'name');
+  checkText('homeTeam', input.homeTeam, 'name');
+  checkText('awayTeam', input.awayTeam, 'name');
+  checkText('selection', input.selection, 'name');
+  checkText('bookmaker.name', input.bookmaker.name, 'name');
+  checkText('bookmaker.slug', input.bookmaker.slug, 'line');
+  checkOptionalText('market', input.market, 'line');
+  checkOptionalText('pick', input.pick, 'line');
+}
+
 /** Unknown or malformed ids are simply not found: callers cannot tell the difference. */
 export function isUuid(value: string): boolean {
   return UUID.test(value);
@@ -171,6 +187,7 @@ export class PickService {
   }
 
   async publish(input: PublishPickInput): Promise<PickEntity> {
+    checkPickTexts(input);
     const sport = requireSport('sport', input.sport);
     const league = validateLeague(input.league);
     const homeTeam = validateTeamName('homeTeam', input.homeTeam);
@@ -314,6 +331,7 @@ export class PickService {
     const first = query.first ?? PICKS_PAGE_DEFAULT;
     validatePageSize('limit', first, PICKS_PAGE_MAX);
     if (query.sport != null) requireSport('sport', query.sport);
+    checkOptionalText('league', query.league, 'line');
     const { sql, params } = listPicksSql(query, first + 1);
     // The SQL text is part of the key: ?sport=X and ?league=X bind the same values.
     const cacheKey = JSON.stringify([sql, params]);

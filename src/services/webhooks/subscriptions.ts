@@ -11,6 +11,7 @@ import { CursorKind, decodeKeysetCursor, encodeKeysetCursor } from '../../domain
 import { DuplicateUrlError, InvalidParameterError, NotFoundError, SubscriptionLimitError } from '../../domain/errors.js';
 import { decryptSecret, encryptSecret, needsReencryption, type SecretKeyring } from '../../domain/secrets.js';
 import { generateWebhookSecret } from '../../domain/signature.js';
+import { checkText } from '../../domain/text.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, parseEventTypes, type WebhookEventType, type WebhookSubscriptionStatus } from '../../domain/webhook.js';
 import { isUniqueViolation } from '../../persistence/availability.js';
 import type { Em, Orm } from '../../persistence/orm.js';
@@ -106,6 +107,8 @@ export class WebhookService {
 
   async create(apiKeyId: string, input: { url: unknown; events: unknown }): Promise<SubscriptionWithSecret> {
     const events = parseEventTypes(input.events);
+    // The URL parser would silently drop a tab or newline: refuse controls first (src/domain/text.ts).
+    if (typeof input.url === 'string') checkText('url', input.url, 'line');
     const url = (await this.guard.check(input.url)).url.href;
     const secret = generateWebhookSecret();
     const id = newId();
@@ -148,6 +151,7 @@ export class WebhookService {
     if (changes.status != null && changes.status !== 'active') {
       throw new InvalidParameterError('status', 'status can only be set to "active" (to reactivate an exhausted subscription)');
     }
+    if (typeof changes.url === 'string') checkText('url', changes.url, 'line');
     const url = changes.url == null ? null : (await this.guard.check(changes.url)).url.href;
     try {
       return await this.orm.em.fork().transactional(async (em) => {
