@@ -1,13 +1,19 @@
 /**
- * GraphQL subscriptions over Server-Sent Events at /graphql/stream (graphql-sse), in both
- * its distinct-connections and single-connection modes. The context is built by the same
- * function as /graphql, so a subscription is authenticated, counted and tier-checked exactly
- * like a query; a refused request answers with its status and a GraphQL error body.
+ * GraphQL subscriptions over Server-Sent Events at /graphql/stream (graphql-sse), in its
+ * distinct-connections mode only: one subscription per GET or POST with
+ * `Accept: text/event-stream`. The context is built by the same function as /graphql, so a
+ * subscription is authenticated, counted and tier-checked exactly like a query; a refused
+ * request answers with its status and a GraphQL error body `{errors: [{message, extensions: {code}}]}`.
+ *
+ * graphql-sse's single-connection mode is not served (docs/REALTIME.md): its reservations
+ * (PUT) never expire in graphql-sse 2.6.1 and took the client's token, so anyone could fill the
+ * memory. PUT and DELETE answer 405; a token sent along is ignored by an event-stream request
+ * and refused (400) on any other; graphql-sse's reservation table is never written.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createHandler } from 'graphql-sse';
+import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
+import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import type { Context } from '../graphql/context.js';
 import { getSchema } from '../graphql/schema.js';
 import { assertRequestLimits, guardedValidate } from '../graphql/limits.js';
@@ -16,6 +22,37 @@ import type { Services } from '../services/index.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
 export const GRAPHQL_SSE_PATH = '/graphql/stream';
+const ALLOWED_METHODS = 'GET, POST';
+const EVENT_STREAM = 'text/event-stream';
+
+/** Whether the Accept header lists text/event-stream (graphql-sse itself compares the whole header). */
+function acceptsEventStream(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((range) => range.split(';')[0]!.trim().toLowerCase() === EVENT_STREAM);
+}
+
+function carriesStreamToken(req: FastifyRequest): boolean {
+  if (req.headers[TOKEN_HEADER_KEY] !== undefined) return true;
+  return new URL(req.url, 'http://localhost').searchParams.has(TOKEN_QUERY_KEY);
+}
+
+function errorBody(code: ErrorCode, message: string): string {
+  return JSON.stringify({ errors: [{ message, extensions: { code } }] });
+}
+
+/** graphql-sse's own refusals (unparsable request or document, a mutation over GET) in the route's coded shape. */
+function codedRefusal(status: number, body: string | null): { status: number; code: ErrorCode; message: string } {
+  let message: string | undefined;
+  try {
+    message = (JSON.parse(body ?? '') as { errors?: { message?: string }[] }).errors?.[0]?.message;
+  } catch {
+    message = undefined;
+  }
+  if (status === ERROR_HTTP_STATUS.method_not_allowed) {
+    return { status, code: ErrorCode.methodNotAllowed, message: message ?? 'Mutations are sent with POST.' };
+  }
+  const fallback = status === 415 ? 'Send the subscription as a JSON body (Content-Type: application/json) or as GET query parameters.' : 'The request is not a valid GraphQL request.';
+  return { status: ERROR_HTTP_STATUS.invalid_request, code: ErrorCode.invalidRequest, message: message ?? fallback };
+}
 
 export function registerGraphQLSseRoute(
   app: FastifyInstance,
@@ -25,6 +62,9 @@ export function registerGraphQLSseRoute(
   type SseContext = Context & Record<PropertyKey, unknown>;
   const handler = createHandler<FastifyRequest, { reply: FastifyReply }, SseContext>({
     schema: getSchema(),
+    // Never a token: graphql-sse then serves every request as a distinct connection and never
+    // touches its table of single-connection reservations.
+    authenticate: () => null,
     // The limits and introspection policy of /graphql (src/graphql/limits.ts): every limit
     // (the cost with the variables) before graphql-sse builds the context, so a refused
     // document is not counted; the introspection policy with validation. A refusal is thrown:
@@ -38,24 +78,26 @@ export function registerGraphQLSseRoute(
     },
   });
 
-  /**
-   * graphql-sse's own Fastify adapter reports an absent header as the string "undefined",
-   * which puts every distinct-connection client on one shared single-connection token.
-   * This adapter passes absent headers as null.
-   */
   const openStreams = new Set<FastifyReply['raw']>();
   // SIGTERM: end open event streams so the server can drain.
   app.addHook('preClose', async () => {
     for (const raw of openStreams) raw.end();
   });
 
+  /**
+   * graphql-sse's own Fastify adapter reports an absent header as the string "undefined"; this
+   * one passes absent headers as null, and Accept as graphql-sse's exact `text/event-stream`
+   * once the route has decided the request is an event stream.
+   */
   async function serve(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const [body, init] = await handler({
       method: req.method,
       url: req.url,
       headers: {
         get: (key: string) => {
-          const value = req.headers[key.toLowerCase()];
+          const name = key.toLowerCase();
+          if (name === 'accept') return EVENT_STREAM;
+          const value = req.headers[name];
           if (value === undefined) return null;
           return Array.isArray(value) ? value.join('\n') : String(value);
         },
@@ -65,9 +107,26 @@ export function registerGraphQLSseRoute(
       context: { reply },
     });
     reply.hijack();
-    reply.raw.writeHead(init.status, init.statusText, { ...init.headers, 'x-request-id': String(req.id) });
     if (!body || typeof body === 'string') {
-      reply.raw.end(body ?? undefined);
+      if (init.status < 400) {
+        reply.raw.writeHead(init.status, init.statusText, { ...init.headers, 'x-request-id': String(req.id) });
+        reply.raw.end(body ?? undefined);
+        return;
+      }
+      const refusal = codedRefusal(init.status, body);
+      reply.raw.writeHead(refusal.status, {
+        ...(refusal.code === ErrorCode.methodNotAllowed ? { allow: 'POST' } : {}),
+        'content-type': 'application/json; charset=utf-8',
+        'x-request-id': String(req.id),
+        ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
+      });
+      reply.raw.end(errorBody(refusal.code, refusal.message));
+      return;
+    }
+    reply.raw.writeHead(init.status, init.statusText, { ...init.headers, 'x-request-id': String(req.id) });
+    if (reply.raw.closed) {
+      // The client left while the subscription was being set up.
+      void body.return(undefined);
       return;
     }
     openStreams.add(reply.raw);
@@ -83,11 +142,41 @@ export function registerGraphQLSseRoute(
     reply.raw.end();
   }
 
+  /** A refusal before graphql-sse is involved: nothing authenticated, nothing allocated. */
+  function refuse(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
+    if (code === ErrorCode.methodNotAllowed) reply.header('allow', ALLOWED_METHODS);
+    return reply
+      .status(ERROR_HTTP_STATUS[code])
+      .type('application/json; charset=utf-8')
+      .send(errorBody(code, message));
+  }
+
   app.route({
-    method: ['GET', 'POST', 'PUT', 'DELETE'],
+    method: ['PUT', 'DELETE'],
+    url: GRAPHQL_SSE_PATH,
+    schema: { hide: true },
+    handler: (req, reply) =>
+      refuse(
+        reply,
+        ErrorCode.methodNotAllowed,
+        `${req.method} is not allowed here: graphql-sse's single-connection mode is not served. Open each subscription as its own event stream (GET or POST with Accept: text/event-stream, graphql-sse's client with singleConnection: false) and close the connection to end it.`,
+      ),
+  });
+
+  app.route({
+    method: ['GET', 'POST'],
     url: GRAPHQL_SSE_PATH,
     schema: { hide: true },
     handler: async (req, reply) => {
+      if (!acceptsEventStream(req.headers.accept)) {
+        return refuse(
+          reply,
+          ErrorCode.invalidRequest,
+          carriesStreamToken(req)
+            ? `graphql-sse's single-connection mode (the ${TOKEN_HEADER_KEY} header or ${TOKEN_QUERY_KEY} parameter) is not served: open each subscription as its own event stream with Accept: text/event-stream.`
+            : `${GRAPHQL_SSE_PATH} serves subscriptions as Server-Sent Events: send Accept: text/event-stream (queries and mutations go to POST /graphql).`,
+        );
+      }
       try {
         await serve(req, reply);
       } catch (error) {
@@ -95,6 +184,7 @@ export function registerGraphQLSseRoute(
           reply.raw.end();
           return;
         }
+        if (!reply.sent) reply.hijack();
         const refused = error instanceof GraphQLError && typeof error.extensions.code === 'string';
         const body = toPublicGraphQLError(error, options.logUnexpected);
         const { http, ...extensions } = body.extensions as Record<string, unknown>;

@@ -1,0 +1,104 @@
+/**
+ * GraphQL subscriptions over Server-Sent Events for tests, on every surface that serves them:
+ * yoga's own SSE (POST /graphql), graphql-sse (POST /graphql/stream) and the REST picks stream
+ * (GET /api/v1/picks/stream). Raw bytes over node:http on loopback, so a refusal's status and
+ * body can be read as they are.
+ */
+import http from 'node:http';
+
+export type Surface = 'yoga' | 'graphql-sse' | 'rest';
+
+export interface OpenStream {
+  surface: Surface;
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** Everything received so far. */
+  raw(): string;
+  /** Resolves when the received text contains `needle` (rejects after timeoutMs). */
+  waitFor(needle: string | RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the whole body once the response has ended (or the connection was lost). */
+  ended: Promise<string>;
+  /** After `ended`: whether the server ended the response properly (a complete body, not a cut connection). */
+  endedCleanly(): boolean;
+  close(): void;
+}
+
+export const PICK_PUBLISHED = 'subscription { pickPublished { sequence pick { id } } }';
+
+const PATHS: Record<Surface, string> = { yoga: '/graphql', 'graphql-sse': '/graphql/stream', rest: '/api/v1/picks/stream' };
+
+/** Opens one subscription; resolves once the response headers are in (the subscription is then live). */
+export function openStream(
+  port: number,
+  surface: Surface,
+  authorization: string | null,
+  options: { query?: string; headers?: Record<string, string> } = {},
+): Promise<OpenStream> {
+  const body = surface === 'rest' ? null : JSON.stringify({ query: options.query ?? PICK_PUBLISHED });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: PATHS[surface],
+        method: body ? 'POST' : 'GET',
+        headers: {
+          accept: 'text/event-stream',
+          ...(body ? { 'content-type': 'application/json' } : {}),
+          ...(authorization ? { authorization } : {}),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        const waiters = new Set<() => void>();
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          for (const waiter of [...waiters]) waiter();
+        });
+        const ended = new Promise<string>((done) => {
+          res.on('end', () => done(text));
+          res.on('close', () => done(text));
+        });
+        resolve({
+          surface,
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          raw: () => text,
+          ended,
+          endedCleanly: () => res.complete,
+          waitFor(needle, timeoutMs = 5_000) {
+            return new Promise((found, fail) => {
+              const check = () => {
+                if (typeof needle === 'string' ? text.includes(needle) : needle.test(text)) {
+                  waiters.delete(check);
+                  clearTimeout(timer);
+                  found(text);
+                }
+              };
+              const timer = setTimeout(() => {
+                waiters.delete(check);
+                fail(new Error(`timed out waiting for ${String(needle)}; got: ${JSON.stringify(text)}`));
+              }, timeoutMs);
+              waiters.add(check);
+              check();
+            });
+          },
+          close: () => req.destroy(),
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body ?? undefined);
+  });
+}
+
+/** Resolves when `condition()` holds, polling every 10 ms; rejects after timeoutMs. */
+export async function eventually(condition: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
