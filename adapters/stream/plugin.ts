@@ -19,6 +19,7 @@ import { ErrorCode } from '../../src/domain/errors.js';
 import type { Context } from '../../src/graphql/context.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { sendError } from '../../src/server/errors.js';
+import { MAX_STREAMS_PER_KEY } from '../../src/services/stream-slots.js';
 import { rateLimitHeaders } from '../../src/server/rate-limit-headers.js';
 import { registerMethodNotAllowed } from '../rest/plugin.js';
 import { sendGraphQLError } from '../shared/http-errors.js';
@@ -30,7 +31,6 @@ import { StreamBroadcast, type StreamFrame } from './broadcast.js';
 import { followSubscription, type Follower } from './follow.js';
 
 export const STREAM_PATH = '/api/v1/picks/stream';
-export const MAX_STREAMS_PER_KEY = 10;
 export const MAX_BUFFERED_BYTES = 256 * 1024;
 const LAST_EVENT_ID = /^\d{1,15}$/;
 
@@ -39,13 +39,6 @@ export interface StreamOptions {
   now: () => number;
   /** What the instance's broadcast subscribes with (src/graphql/yoga.ts internalContext). */
   internalContext: Context;
-}
-
-interface StreamSlot {
-  /** Set when the key's access changed: the stream must not start or go on. */
-  revoked: boolean;
-  /** Ends the stream once it is open (a no-op before). */
-  end: () => void;
 }
 
 export interface StreamAdapter {
@@ -62,9 +55,9 @@ declare module 'fastify' {
 export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, options: StreamOptions): StreamAdapter {
   const operation = prepareOperation(schema, new URL('./documents/pick-published.graphql', import.meta.url), 'PickPublished');
   const accessOperation = prepareOperation(schema, new URL('./documents/api-key-access-changed.graphql', import.meta.url), 'ApiKeyAccessChanged');
-  // A key's streams on this instance: counted against MAX_STREAMS_PER_KEY from admission on,
-  // and ended when the key is revoked or changes tier.
-  const slotsByKey = new Map<string, Set<StreamSlot>>();
+  // A key's streams count against its slots (src/services/stream-slots.ts), shared with its
+  // GraphQL subscriptions, from admission on; they end when the key is revoked or changes tier.
+  const slots = options.internalContext.services.streamSlots;
   // Every connection renders the same frame for an event: render it once per sequence.
   const frames = new LRUCache<string, StreamFrame>({ max: 256 });
   const closers = new Set<() => void>();
@@ -102,10 +95,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       onResult: (result) => {
         const change = result.data?.apiKeyAccessChanged as { apiKeyId: string } | undefined;
         if (!change) throw new Error(result.errors?.[0]?.message ?? 'a subscription result without a change');
-        for (const slot of [...(slotsByKey.get(change.apiKeyId) ?? [])]) {
-          slot.revoked = true;
-          slot.end();
-        }
+        slots.endStreamsOf(change.apiKeyId);
       },
       onError: (error) => app.log.warn({ err: (error as Error).message }, 'stream access watch resubscribing'),
     });
@@ -117,26 +107,6 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     await broadcast.close();
     await accessWatch?.stop();
   });
-
-  /** Admission against MAX_STREAMS_PER_KEY, taken before any await so concurrent connects cannot overshoot. */
-  function reserveSlot(keyId: string): StreamSlot | null {
-    let slots = slotsByKey.get(keyId);
-    if (!slots) {
-      slots = new Set();
-      slotsByKey.set(keyId, slots);
-    }
-    if (slots.size >= MAX_STREAMS_PER_KEY) return null;
-    const slot: StreamSlot = { revoked: false, end: () => undefined };
-    slots.add(slot);
-    return slot;
-  }
-
-  function releaseSlot(keyId: string, slot: StreamSlot): void {
-    const slots = slotsByKey.get(keyId);
-    if (!slots) return;
-    slots.delete(slot);
-    if (slots.size === 0) slotsByKey.delete(keyId);
-  }
 
   app.route({
     method: 'GET',
@@ -158,14 +128,14 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         return sendError(reply, ErrorCode.invalidParameter, 'Last-Event-ID must be the id of an earlier event.', { parameter: 'Last-Event-ID' });
       }
       const { principal } = runner.context;
-      const keyId = principal.kind === 'apiKey' ? principal.apiKeyId : null;
-      const slot = keyId ? reserveSlot(keyId) : null;
-      if (keyId && !slot) {
-        return sendError(reply, ErrorCode.tooManyStreams, `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key; close one first.`);
+      // Taken before the subscribe await, so concurrent connects cannot overshoot; held for the
+      // whole connection, so the connection's own subscription takes none (cover).
+      const slot = principal.kind === 'apiKey' ? slots.reserve(principal.apiKeyId) : null;
+      if (principal.kind === 'apiKey' && !slot) {
+        return sendError(reply, ErrorCode.tooManyStreams, `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key, every way of subscribing together; close one first.`);
       }
-      const release = () => {
-        if (keyId && slot) releaseSlot(keyId, slot);
-      };
+      if (slot) slots.cover(runner.context, slot);
+      const release = () => slot?.release();
       // The connection's own subscription: auth, tier and replay exactly as on /graphql.
       let outcome: AsyncIterableIterator<ExecutionResult> | ExecutionResult;
       try {

@@ -2,8 +2,9 @@
  * GraphQL subscriptions over Server-Sent Events at /graphql/stream (graphql-sse), in its
  * distinct-connections mode only: one subscription per GET or POST with
  * `Accept: text/event-stream`. The context is built by the same function as /graphql, so a
- * subscription is authenticated, counted and tier-checked exactly like a query; a refused
- * request answers with its status and a GraphQL error body `{errors: [{message, extensions: {code}}]}`.
+ * subscription is authenticated, counted, tier-checked and capped (too_many_streams) exactly
+ * like the other surfaces; a refused request answers with its status and a GraphQL error body
+ * `{errors: [{message, extensions: {code}}]}` before any stream byte.
  *
  * graphql-sse's single-connection mode is not served (docs/REALTIME.md): its reservations
  * (PUT) never expire in graphql-sse 2.6.1 and took the client's token, so anyone could fill the
@@ -11,7 +12,7 @@
  * and refused (400) on any other; graphql-sse's reservation table is never written.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import type { Context } from '../graphql/context.js';
@@ -59,7 +60,8 @@ export function registerGraphQLSseRoute(
   services: Services,
   options: { now: () => number; logUnexpected: (error: unknown) => void; introspection: boolean },
 ): void {
-  type SseContext = Context & Record<PropertyKey, unknown>;
+  // The reply is in the context so a subscription ends when its response closes (src/graphql/schema/pick-events.ts).
+  type SseContext = Context & { reply: FastifyReply } & Record<PropertyKey, unknown>;
   const handler = createHandler<FastifyRequest, { reply: FastifyReply }, SseContext>({
     schema: getSchema(),
     // Never a token: graphql-sse then serves every request as a distinct connection and never
@@ -71,7 +73,14 @@ export function registerGraphQLSseRoute(
     // 400 query_too_complex.
     onSubscribe: (_req, params) => assertRequestLimits(getSchema(), params),
     validate: guardedValidate({ introspection: options.introspection }),
-    context: async (req) => (await buildContext(services, req.raw)) as SseContext,
+    context: async (req) => ({ ...(await buildContext(services, req.raw)), reply: req.context.reply }) as SseContext,
+    // A subscription refused as a whole request (429 too_many_streams carries its HTTP status)
+    // is the response, not a first event of a 200 stream.
+    onOperation: (_context, _req, _args, result) => {
+      if (Symbol.asyncIterator in result) return;
+      const refusal = (result as ExecutionResult).errors?.find((error) => error.extensions?.http);
+      if (refusal) throw refusal;
+    },
     onNext: (_context, _req, result) => {
       if (!result.errors) return;
       return { ...result, errors: result.errors.map((error) => toPublicGraphQLError(error, options.logUnexpected)) };

@@ -12,6 +12,7 @@ import type { EventBus } from './events/event-bus.js';
 import { PickFeed } from './events/pick-feed.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
 import { PickService } from './picks.js';
+import { StreamSlots } from './stream-slots.js';
 import { TrackRecordService } from './track-record.js';
 import { WebhookService } from './webhooks/subscriptions.js';
 import type { WebhookUrlGuard } from './webhooks/url-guard.js';
@@ -29,6 +30,8 @@ export interface Services {
   accounts: AccountService;
   /** Dashboard sign-in and sessions. */
   dashboardAuth: DashboardAuthService;
+  /** API keys' concurrent subscriptions on this instance, every surface together. */
+  streamSlots: StreamSlots;
 }
 
 export interface ServiceDeps {
@@ -62,5 +65,6 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     webhooks: new WebhookService(orm, clock, webhookUrlGuard, webhookKeyring),
     accounts,
     dashboardAuth: new DashboardAuthService(orm, clock, accounts),
+    streamSlots: new StreamSlots(),
   };
 }

@@ -4,6 +4,7 @@ import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_ACCOUNT, SET_ACCOUNT_TIER } from '../helpers/dashboard.js';
 import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH, REVOKE_KEY } from '../helpers/fixtures.js';
 import { connectSse, type SseConnection } from '../helpers/sse.js';
+import { eventually } from '../helpers/subscriptions.js';
 
 let t: TestApp;
 let port = 0;
@@ -243,13 +244,11 @@ describe('GET /api/v1/picks/stream', () => {
     const held = t.app.openStreams();
     expect(held).toBeGreaterThanOrEqual(10);
     streams[0]!.close();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(t.app.openStreams()).toBe(held - 1);
+    await eventually(() => t.app.openStreams() === held - 1, 5_000, 'the closed stream was let go');
     const again = await stream(key);
     expect(again.status).toBe(200);
     for (const s of [...streams, again]) s.close();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(t.app.openStreams()).toBe(held - 10);
+    await eventually(() => t.app.openStreams() === held - 10, 5_000, 'every closed stream was let go');
   });
 });
 

@@ -1,10 +1,13 @@
+import { GraphQLError } from 'graphql';
 import { MINIMUM_TIER } from '../../domain/access.js';
-import { InvalidParameterError } from '../../domain/errors.js';
+import { ERROR_HTTP_STATUS, ErrorCode, InvalidParameterError } from '../../domain/errors.js';
 import { fromPickSnapshot } from '../../domain/pick-view.js';
 import { pickEventStream } from '../../services/events/event-stream.js';
 import type { PickEventMessage } from '../../services/events/outbox-relay.js';
+import { MAX_STREAMS_PER_KEY, type StreamSlot } from '../../services/stream-slots.js';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
+import type { ServerContext } from '../yoga.js';
 import { PickRef } from './pick.js';
 
 const SEQUENCE = /^\d{1,15}$/;
@@ -37,14 +40,53 @@ const PickEventRef = builder.objectRef<PickEventMessage>('PickEvent').implement(
   }),
 });
 
-/** An API key's subscription ends when the key is revoked or changes tier (the client resubscribes and gets the new answer). */
-function untilAccessChanges(context: Context): ((end: () => void) => () => void) | undefined {
+/**
+ * An API key's subscription holds one of the key's stream slots while it runs, whatever the
+ * surface (src/services/stream-slots.ts). When all are held it is refused as the request's
+ * answer, like a 401: HTTP 429 too_many_streams before any stream byte. A connection that holds
+ * a slot of its own (the REST picks stream) takes none here.
+ */
+function takeStreamSlot(context: Context): StreamSlot | null {
+  const { principal, services } = context;
+  if (principal.kind !== 'apiKey' || services.streamSlots.isCovered(context)) return null;
+  const slot = services.streamSlots.reserve(principal.apiKeyId);
+  if (slot) return slot;
+  throw new GraphQLError(`At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key, every way of subscribing together; close one first.`, {
+    extensions: { code: ErrorCode.tooManyStreams, http: { status: ERROR_HTTP_STATUS.too_many_streams } },
+  });
+}
+
+/**
+ * What ends a subscription early, and gives its slot back when it ends however it ends:
+ *  - the key is revoked or changes tier (the client resubscribes and gets the new answer);
+ *  - the HTTP response carrying it closes (yoga and graphql-sse put the Fastify reply in the
+ *    context). Besides disconnects and shutdown this covers a subscription yoga answers 406
+ *    (Accept: application/json): yoga starts it but never reads or ends it.
+ */
+function endsWith(context: Context, slot: StreamSlot | null): (end: () => void) => () => void {
   const { principal } = context;
-  if (principal.kind !== 'apiKey') return undefined;
-  return (end) =>
-    context.services.auth.onAccessChanged((apiKeyId) => {
-      if (apiKeyId === principal.apiKeyId) end();
-    });
+  const response = (context as Context & Partial<Pick<ServerContext, 'reply'>>).reply?.raw;
+  return (end) => {
+    const stopWatchingAccess =
+      principal.kind === 'apiKey'
+        ? context.services.auth.onAccessChanged((apiKeyId) => {
+            if (apiKeyId === principal.apiKeyId) end();
+          })
+        : null;
+    if (response?.closed) end();
+    else response?.once('close', end);
+    return () => {
+      stopWatchingAccess?.();
+      response?.off('close', end);
+      slot?.release();
+    };
+  };
+}
+
+function subscribeToEvents(context: Context, type: PickEventMessage['type'], afterSequence: string | null | undefined) {
+  const afterSeq = parseSequence(afterSequence);
+  const slot = takeStreamSlot(context);
+  return pickEventStream(context.services.feed, { type, afterSeq, until: endsWith(context, slot) });
 }
 
 const resumeArg = (t: Parameters<Parameters<typeof builder.subscriptionFields>[0]>[0]) =>
@@ -56,12 +98,7 @@ builder.subscriptionFields((t) => ({
     description: 'New visible picks as they are published or first approved. Enterprise keys and admin.',
     authScopes: { tier: MINIMUM_TIER.picksStream },
     args: { afterSequence: resumeArg(t) },
-    subscribe: (_root, args, context) =>
-      pickEventStream(context.services.feed, {
-        type: 'pick.published',
-        afterSeq: parseSequence(args.afterSequence),
-        until: untilAccessChanges(context),
-      }),
+    subscribe: (_root, args, context) => subscribeToEvents(context, 'pick.published', args.afterSequence),
     resolve: (event) => event,
   }),
   pickSettled: t.field({
@@ -69,8 +106,7 @@ builder.subscriptionFields((t) => ({
     description: 'Settlements as they happen. Admin only.',
     authScopes: { admin: true },
     args: { afterSequence: resumeArg(t) },
-    subscribe: (_root, args, context) =>
-      pickEventStream(context.services.feed, { type: 'pick.settled', afterSeq: parseSequence(args.afterSequence), until: untilAccessChanges(context) }),
+    subscribe: (_root, args, context) => subscribeToEvents(context, 'pick.settled', args.afterSequence),
     resolve: (event) => event,
   }),
 }));
