@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
-import { openStream, type Surface } from '../helpers/subscriptions.js';
+import { openStream, type OpenStream, type Surface } from '../helpers/subscriptions.js';
 
 /** Generous: a stream that is not ended by close() never ends at all (pings keep it alive). */
 function within<T>(promise: Promise<T>, what: string, ms = 15_000): Promise<T> {
@@ -19,16 +19,17 @@ describe('app.close() with subscriptions open', () => {
   it('ends an open POST /graphql SSE subscription (and those of the other surfaces)', async () => {
     const t = await createTestApp();
     let closing: Promise<void> | null = null;
+    const streams: OpenStream[] = [];
     try {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       const port = (t.app.server.address() as AddressInfo).port;
       const key = (await t.graphql<{ createApiKey: { key: string; apiKey: { id: string } } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!
         .createApiKey;
       const surfaces: Surface[] = ['yoga', 'graphql-sse', 'rest'];
-      const streams = [
+      streams.push(
         ...(await Promise.all(surfaces.map((surface) => openStream(port, surface, `Bearer ${key.key}`)))),
         await openStream(port, 'yoga', `Bearer ${ADMIN_TOKEN}`),
-      ];
+      );
       expect(streams.map((stream) => stream.status)).toEqual([200, 200, 200, 200]);
       expect(t.runtime.services.streamSlots.count(key.apiKey.id)).toBe(3);
 
@@ -40,6 +41,8 @@ describe('app.close() with subscriptions open', () => {
       await within(closing, 'close() returning');
       expect(t.runtime.services.streamSlots.count(key.apiKey.id)).toBe(0);
     } finally {
+      // On failure, a stream the server did not end would hold close() forever: let go of it.
+      for (const stream of streams) stream.close();
       await (closing ?? t.close());
     }
   });
