@@ -303,3 +303,22 @@ describe('the services refuse before any query, whoever calls them', () => {
     await expect(t.runtime.services.accounts.findByEmail('dana\u0000@acme.example')).resolves.toBeNull();
   });
 });
+
+describe('ids that are not ids (found by test/integration/string-fuzz.test.ts)', () => {
+  // An admin names the API key of a webhook subscription; a malformed or unknown id reached the
+  // database as a uuid (22P02 invalid input syntax, or a foreign-key violation): internal_error.
+  it.each([
+    ['createWebhookSubscription', 'mutation($k: ID) { createWebhookSubscription(input: {apiKeyId: $k, url: "https://hooks.test/ids", events: [PICK_PUBLISHED]}) { secret } }'],
+    ['webhookSubscriptions', 'query($k: ID) { webhookSubscriptions(apiKeyId: $k) { id } }'],
+    ['webhookSubscription', 'query($k: ID) { webhookSubscription(apiKeyId: $k, id: "00000000-0000-0000-0000-000000000000") { id } }'],
+    ['updateWebhookSubscription', 'mutation($k: ID) { updateWebhookSubscription(apiKeyId: $k, id: "00000000-0000-0000-0000-000000000000", input: {url: "https://hooks.test/x"}) { id } }'],
+  ])('%s with a malformed apiKeyId: not_found; with an unknown one: not_found or nothing', async (name, query) => {
+    for (const apiKeyId of ['not-a-key', '\u202EArsenal', '12']) {
+      const result = await graphql(query, { k: apiKeyId });
+      expect(result.body.errors?.[0]?.extensions.code, `${apiKeyId}: ${JSON.stringify(result.body)}`).toBe('not_found');
+    }
+    const unknown = await graphql(query, { k: '00000000-0000-0000-0000-000000000000' });
+    if (name === 'webhookSubscriptions') expect(unknown.body).toEqual({ data: { webhookSubscriptions: [] } });
+    else expect(unknown.body.errors?.[0]?.extensions.code, JSON.stringify(unknown.body)).toBe('not_found');
+  });
+});

@@ -97,6 +97,12 @@ function toSubscription(row: SubscriptionRow): WebhookSubscription {
   };
 }
 
+/** A malformed key id is not found, like a malformed subscription id: it never reaches the database. */
+function requireKeyId(apiKeyId: string): string {
+  if (!isUuid(apiKeyId)) throw new NotFoundError('No such API key.');
+  return apiKeyId;
+}
+
 export class WebhookService {
   constructor(
     private readonly orm: Orm,
@@ -106,6 +112,7 @@ export class WebhookService {
   ) {}
 
   async create(apiKeyId: string, input: { url: unknown; events: unknown }): Promise<SubscriptionWithSecret> {
+    requireKeyId(apiKeyId);
     const events = parseEventTypes(input.events);
     // The URL parser would silently drop a tab or newline: refuse controls first (src/domain/text.ts).
     if (typeof input.url === 'string') checkText('url', input.url, 'line');
@@ -116,7 +123,8 @@ export class WebhookService {
     try {
       const subscription = await this.orm.em.fork().transactional(async (em) => {
         // One creation at a time per key, so the count check holds under concurrency.
-        await em.execute('select id from api_keys where id = ? for update', [apiKeyId]);
+        const key = await em.execute('select id from api_keys where id = ? for update', [apiKeyId]);
+        if (key.length === 0) throw new NotFoundError('No such API key.');
         const existing = await em.execute<{ id: string; url: string }[]>('select id, url from webhook_subscriptions where api_key_id = ?', [apiKeyId]);
         const duplicate = existing.find((row) => row.url === url);
         if (duplicate) throw new DuplicateUrlError(duplicate.id);
@@ -136,6 +144,7 @@ export class WebhookService {
   }
 
   async list(apiKeyId: string): Promise<WebhookSubscription[]> {
+    requireKeyId(apiKeyId);
     const rows = await this.orm.em
       .fork()
       .execute<SubscriptionRow[]>(`select ${COLUMNS} from webhook_subscriptions where api_key_id = ? order by created_at, id`, [apiKeyId]);
@@ -317,7 +326,7 @@ export class WebhookService {
   }
 
   private async find(em: Em, apiKeyId: string, id: string, forUpdate = false): Promise<WebhookSubscription> {
-    if (!isUuid(id)) throw new NotFoundError(`No webhook subscription with id ${id}.`);
+    if (!isUuid(id) || !isUuid(apiKeyId)) throw new NotFoundError(`No webhook subscription with id ${id}.`);
     const rows = await em.execute<SubscriptionRow[]>(
       `select ${COLUMNS} from webhook_subscriptions where id = ? and api_key_id = ?${forUpdate ? ' for update' : ''}`,
       [id, apiKeyId],
