@@ -65,6 +65,16 @@ export interface Config {
    * none, the socket's peer is the client.
    */
   trustProxy: string[];
+  /**
+   * ANONYMOUS_GRAPHQL_LIMIT: requests per minute per client address without credentials to
+   * /graphql and /graphql/stream (docs/RATE_LIMITING.md).
+   */
+  anonymousGraphqlLimit: number;
+  /**
+   * GRAPHQL_CORS_ORIGINS: the exact origins (`https://ops.example.com`) that may call /graphql
+   * from a browser, never with credentials. Empty: no CORS headers on /graphql at all.
+   */
+  graphqlCorsOrigins: string[];
 }
 
 const TRUST_PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
@@ -81,6 +91,25 @@ export function parseTrustProxy(raw: string | undefined): string[] {
     const family = isIP(address ?? '');
     if (rest.length === 0 && family !== 0 && /^\d{1,3}$/.test(bits ?? '') && Number(bits) <= (family === 4 ? 32 : 128)) return entry;
     throw new ConfigError('TRUST_PROXY', `${problem} (got "${entry}")`);
+  });
+}
+
+/** Comma-separated exact origins: scheme, host and port as a browser sends them in `Origin`. */
+export function parseCorsOrigins(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const problem = 'must list exact origins such as https://ops.example.com, comma-separated (scheme, host and optional port; no path, no "*")';
+  return raw.split(',').map((part) => {
+    const entry = part.trim();
+    let origin: string | null = null;
+    try {
+      const url = new URL(entry);
+      if (url.protocol === 'https:' || url.protocol === 'http:') origin = url.origin;
+    } catch {
+      origin = null;
+    }
+    // Only the exact serialisation matches an Origin header: no trailing slash, path or credentials.
+    if (origin !== entry) throw new ConfigError('GRAPHQL_CORS_ORIGINS', `${problem} (got "${entry}")`);
+    return entry;
   });
 }
 
@@ -219,6 +248,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   const heartbeatRaw = value(env, 'STREAM_HEARTBEAT_SECONDS');
   const leaseRaw = value(env, 'WEBHOOK_LEASE_SECONDS');
   const introspectionRaw = value(env, 'GRAPHQL_INTROSPECTION');
+  const anonymousLimitRaw = value(env, 'ANONYMOUS_GRAPHQL_LIMIT');
 
   return {
     port: portRaw === undefined ? 3000 : parseInteger('PORT', portRaw, 0, 65535),
@@ -241,5 +271,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     production,
     graphqlIntrospection: introspectionRaw === undefined ? !production : parseBoolean('GRAPHQL_INTROSPECTION', introspectionRaw),
     trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY')),
+    anonymousGraphqlLimit: anonymousLimitRaw === undefined ? 120 : parseInteger('ANONYMOUS_GRAPHQL_LIMIT', anonymousLimitRaw, 1, 1_000_000),
+    graphqlCorsOrigins: parseCorsOrigins(value(env, 'GRAPHQL_CORS_ORIGINS')),
   };
 }

@@ -79,9 +79,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   // Embedded databases are migrated at start; PostgreSQL deployments run `npm run migrate` first.
   const orm = await initORM(target, { migrate: options.migrate ?? target.kind === 'pglite' });
   let bus: EventBus = new MemoryEventBus();
-  if (config.redisUrl) {
-    // Channels are per deployment: another database's instances on the same Redis stay apart.
-    const redisBus = new RedisEventBus(config.redisUrl, { log: options.log, namespace: await deploymentId(orm) });
+  // Redis channels and anonymous counters are per deployment: another database's instances on the same Redis stay apart.
+  const namespace = config.redisUrl ? await deploymentId(orm) : undefined;
+  if (config.redisUrl && namespace) {
+    const redisBus = new RedisEventBus(config.redisUrl, { log: options.log, namespace });
     // Start promptly either way: with Redis down the service runs degraded and reconnects.
     if (!(await redisBus.ready())) options.log?.warn({}, 'event bus: Redis not reachable at start; continuing and reconnecting');
     bus = redisBus;
@@ -92,6 +93,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     log: options.log,
     // Production decides on Redis' own clock; tests inject theirs (month rollover, windows).
     now: options.clock ? () => clock.now().getTime() : undefined,
+    anonymousLimit: config.anonymousGraphqlLimit,
+    namespace,
   });
   const webhookKeyring = createKeyring(secretKey, config.webhookSecretKeysPrevious);
   const webhookUrlGuard = new WebhookUrlGuard({ resolve: options.resolveWebhookHost, hostOverrides: config.webhookHostOverrides });

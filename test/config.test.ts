@@ -20,6 +20,8 @@ describe('loadConfig', () => {
       logLevel: 'info',
       webhookRetryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000],
       webhookLeaseMs: 30_000,
+      anonymousGraphqlLimit: 120,
+      graphqlCorsOrigins: [],
     });
     expect(config.tierLimits).toEqual(DEFAULT_TIER_LIMITS);
     expect(config.dataDir).toMatch(/\/data$/);
@@ -45,8 +47,12 @@ describe('loadConfig', () => {
       WEBHOOK_HOST_OVERRIDES: 'receiver.test=127.0.0.1,other.test=::1',
       LOG_LEVEL: 'debug',
       TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,fd00::/8,loopback',
+      ANONYMOUS_GRAPHQL_LIMIT: '30',
+      GRAPHQL_CORS_ORIGINS: 'https://ops.example.com, http://127.0.0.1:5173,https://[::1]:8443',
     });
     expect(config.trustProxy).toEqual(['10.0.0.1', '10.1.0.0/16', 'fd00::/8', 'loopback']);
+    expect(config.anonymousGraphqlLimit).toBe(30);
+    expect(config.graphqlCorsOrigins).toEqual(['https://ops.example.com', 'http://127.0.0.1:5173', 'https://[::1]:8443']);
     expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', redisUrl: 'redis://127.0.0.1:6379', dataDir: '/tmp/picks', demoSeed: false, streamHeartbeatSeconds: 2, logLevel: 'debug' });
     expect(config.tierLimits.starter).toEqual({ hourly: 25, monthly: 10_000 });
     expect(config.tierLimits.enterprise).toEqual({ hourly: 10_000, monthly: 40 });
@@ -91,6 +97,21 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', '10.0.0.1,,10.0.0.2'],
     ['TRUST_PROXY', 'proxy.internal'],
     ['LOG_LEVEL', 'loud'],
+    ['ANONYMOUS_GRAPHQL_LIMIT', '0'],
+    ['ANONYMOUS_GRAPHQL_LIMIT', '-5'],
+    ['ANONYMOUS_GRAPHQL_LIMIT', '1.5'],
+    ['ANONYMOUS_GRAPHQL_LIMIT', 'lots'],
+    ['ANONYMOUS_GRAPHQL_LIMIT', '10000000'],
+    ['GRAPHQL_CORS_ORIGINS', '*'],
+    ['GRAPHQL_CORS_ORIGINS', 'null'],
+    ['GRAPHQL_CORS_ORIGINS', 'ops.example.com'],
+    ['GRAPHQL_CORS_ORIGINS', 'https://ops.example.com/'],
+    ['GRAPHQL_CORS_ORIGINS', 'https://ops.example.com/graphql'],
+    ['GRAPHQL_CORS_ORIGINS', 'HTTPS://Ops.Example.com'],
+    ['GRAPHQL_CORS_ORIGINS', 'https://ops.example.com:443'],
+    ['GRAPHQL_CORS_ORIGINS', 'https://user:pw@ops.example.com'],
+    ['GRAPHQL_CORS_ORIGINS', 'ftp://ops.example.com'],
+    ['GRAPHQL_CORS_ORIGINS', 'https://a.example.com,,https://b.example.com'],
     ['WEBHOOK_SECRET_KEY', 'too-short'],
     ['WEBHOOK_SECRET_KEY', 'ab'.repeat(31)],
     ['WEBHOOK_SECRET_KEY', 'zz'.repeat(32)],

@@ -15,6 +15,7 @@ import {
   ServiceUnavailableError,
 } from '../domain/errors.js';
 import { isDatabaseUnavailable } from '../persistence/availability.js';
+import { authorizationHeaders } from '../services/auth.js';
 import type { LimitDecision } from '../services/limits/rate-limiter.js';
 import type { Services } from '../services/index.js';
 import type { Context } from './context.js';
@@ -43,28 +44,61 @@ declare module 'fastify' {
   }
 }
 
-/** A failure of the whole request (auth, limits): carries its HTTP status for yoga. */
-function requestError(error: AppError): GraphQLError {
+/** A failure of the whole request (auth, limits): carries its HTTP status (and headers) for yoga. */
+function requestError(error: AppError, headers?: Record<string, string>): GraphQLError {
   return new GraphQLError(error.message, {
     originalError: error,
-    extensions: { code: error.code, ...error.extras, http: { status: ERROR_HTTP_STATUS[error.code] } },
+    extensions: { code: error.code, ...error.extras, http: { status: ERROR_HTTP_STATUS[error.code], ...(headers ? { headers } : {}) } },
   });
 }
 
-/** 401 for a presented but invalid credential, then 429 when the key is over its limits. */
-export async function buildContext(
-  services: Services,
-  req: FastifyRequest,
-  options: { anonymous?: boolean; dashboard?: { sessionToken: string | undefined } } = {},
-): Promise<Context> {
+export interface BuildContextOptions {
+  /** Set by anonymous adapters (the public endpoint): credentials in the request are not looked at. */
+  anonymous?: boolean;
+  /** Set by the dashboard adapter: the session cookie's account is the principal. */
+  dashboard?: { sessionToken: string | undefined };
+  /**
+   * Set when a REST adapter runs one of its own documents: a caller without credentials is not
+   * counted against the anonymous GraphQL limit there (the /api/v1 routes refuse it with 401,
+   * the public endpoint is served from its cache).
+   */
+  adapter?: boolean;
+}
+
+/** Every Authorization header of the request (Node keeps only the first in `headers`). */
+function authorizationOf(req: FastifyRequest): string[] | string | undefined {
+  const rawHeaders = req.raw?.rawHeaders;
+  return Array.isArray(rawHeaders) ? authorizationHeaders(rawHeaders) : req.headers.authorization;
+}
+
+/**
+ * 401 for a presented but invalid (or ambiguous) credential, then 429 when the key is over its
+ * limits, or when a caller without credentials on /graphql or /graphql/stream is over its
+ * address' per-minute limit.
+ */
+export async function buildContext(services: Services, req: FastifyRequest, options: BuildContextOptions = {}): Promise<Context> {
   // Anonymous surfaces (the public endpoint) ignore any credentials sent along; the dashboard
   // uses its session cookie only.
   const principal = options.anonymous
     ? ({ kind: 'anonymous' } as const)
     : options.dashboard
       ? await services.dashboardAuth.principalFor(options.dashboard.sessionToken)
-      : await services.auth.principalFor(req.headers.authorization);
+      : await services.auth.principalFor(authorizationOf(req));
   if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError());
+  if (principal.kind === 'anonymous' && !options.anonymous && !options.dashboard && !options.adapter) {
+    const decision = await services.auth.consumeAnonymous(req.ip);
+    if (!decision.allowed) {
+      const seconds = decision.retryAfterSeconds;
+      throw requestError(
+        new AppError(
+          ErrorCode.rateLimitExceeded,
+          `At most ${decision.limit} requests per minute without credentials from one address; retry in ${seconds} s or send an API key.`,
+          { retry_after_seconds: seconds },
+        ),
+        { 'retry-after': String(seconds) },
+      );
+    }
+  }
   let limits: LimitDecision | null = null;
   if (principal.kind === 'apiKey') {
     limits = await services.auth.consume(principal);
@@ -168,6 +202,8 @@ export function createYogaServer(options: YogaOptions): Yoga {
     maskedErrors: {
       maskError: (error) => toPublicGraphQLError(error, options.logUnexpected),
     },
-    context: ({ req, anonymous, dashboard }) => buildContext(options.services, req, { anonymous, dashboard }),
+    // `params` is set when yoga itself parsed the request (/graphql); the REST adapters run their
+    // documents through getEnveloped without it.
+    context: ({ req, anonymous, dashboard, params }) => buildContext(options.services, req, { anonymous, dashboard, adapter: params === undefined }),
   });
 }

@@ -202,6 +202,8 @@ export function registerGraphQLSseRoute(
         reply.raw.writeHead(status, {
           'content-type': 'application/json; charset=utf-8',
           'x-request-id': String(req.id),
+          // Retry-After of an anonymous 429 or a 503, as yoga sends them on /graphql.
+          ...(http as { headers?: Record<string, string> } | undefined)?.headers,
           ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
         });
         reply.raw.end(JSON.stringify({ errors: [{ message: body.message, extensions }] }));

@@ -5,7 +5,8 @@
  *   broadcast on the event bus and evicts the key on every instance at once; the cache TTL
  *   bounds staleness if the bus is down.
  * - last_used_at is written in batches (one UPDATE per flush), not once per request.
- * - consume() asks the limiter for the key's tier limits: one request, one unit.
+ * - consume() asks the limiter for the key's tier limits: one request, one unit;
+ *   consumeAnonymous() counts a request without credentials against its address' per-minute limit.
  */
 import { LRUCache } from 'lru-cache';
 import type { TierLimits } from '../domain/access.js';
@@ -17,7 +18,8 @@ import type { Orm } from '../persistence/orm.js';
 import type { Tier } from '../domain/api-key.js';
 import type { ApiKeyService } from './api-keys.js';
 import { BusChannel, type EventBus } from './events/event-bus.js';
-import type { HourlyState, LimitDecision, MonthlyState, RateLimiter } from './limits/rate-limiter.js';
+import { anonymousClientKey } from './limits/anonymous-window.js';
+import type { AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter } from './limits/rate-limiter.js';
 
 export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 
@@ -52,6 +54,18 @@ function parseAccessChange(message: string): { keyHash: string; apiKeyId?: strin
   } catch {
     return null;
   }
+}
+
+/**
+ * Every Authorization header of a request, from Node's raw header list: Node keeps only the
+ * first `Authorization` in `headers`, and a request carrying two is ambiguous, not the first.
+ */
+export function authorizationHeaders(rawHeaders: readonly string[]): string[] {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() === 'authorization') values.push(rawHeaders[i + 1]!);
+  }
+  return values;
 }
 
 export class AuthService {
@@ -105,8 +119,18 @@ export class AuthService {
     }
   }
 
-  async principalFor(authorization: string | null | undefined): Promise<Principal> {
-    if (authorization == null || authorization === '') return { kind: 'anonymous' };
+  /**
+   * The caller of a request from its Authorization header. Given every header of the request
+   * (authorizationHeaders), more than one is an invalid credential: which one was meant cannot
+   * be told, so none is taken.
+   */
+  async principalFor(authorizationHeader: string | readonly string[] | null | undefined): Promise<Principal> {
+    let authorization = authorizationHeader;
+    if (Array.isArray(authorizationHeader)) {
+      if (authorizationHeader.length > 1) return { kind: 'invalid' };
+      authorization = authorizationHeader[0];
+    }
+    if (typeof authorization !== 'string' || authorization === '') return { kind: 'anonymous' };
     const token = parseBearerToken(authorization);
     if (token === null) return { kind: 'invalid' };
     if (secretsEqual(token, this.options.adminToken)) return { kind: 'admin' };
@@ -126,6 +150,11 @@ export class AuthService {
   /** Counts one request against the key's hourly window and monthly cap. */
   consume(principal: ApiKeyPrincipal): Promise<LimitDecision> {
     return this.limiter.consume(principal.apiKeyId, this.options.tierLimits[principal.tier]);
+  }
+
+  /** Counts one request without credentials from this client address (req.ip, as TRUST_PROXY decides it). */
+  consumeAnonymous(address: string): Promise<AnonymousDecision> {
+    return this.limiter.consumeAnonymous(anonymousClientKey(address));
   }
 
   /**

@@ -14,10 +14,14 @@ export interface CreateRateLimiterOptions {
   now?: () => number;
   flushIntervalMs?: number;
   log?: LimiterLog;
+  /** Requests per minute per address without credentials (ANONYMOUS_GRAPHQL_LIMIT). */
+  anonymousLimit?: number;
+  /** Redis only: the deployment id, so deployments sharing one Redis count addresses apart. */
+  namespace?: string;
 }
 
-export function createRateLimiter({ redisUrl, usageStore, now, flushIntervalMs, log }: CreateRateLimiterOptions): RateLimiter {
-  if (redisUrl) return new RedisRateLimiter({ url: redisUrl, usageStore, now, flushIntervalMs, log });
-  return new MemoryRateLimiter({ usageStore, now, flushIntervalMs, log });
+export function createRateLimiter({ redisUrl, usageStore, now, flushIntervalMs, log, anonymousLimit, namespace }: CreateRateLimiterOptions): RateLimiter {
+  if (redisUrl) return new RedisRateLimiter({ url: redisUrl, usageStore, now, flushIntervalMs, log, anonymousLimit, namespace });
+  return new MemoryRateLimiter({ usageStore, now, flushIntervalMs, log, anonymousLimit });
 }
 

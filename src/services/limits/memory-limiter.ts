@@ -17,6 +17,7 @@ import {
   pruneBefore,
   standing,
 } from '../../domain/rate-limit.js';
+import { AnonymousWindows, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
 import type { HourlyState, LimitDecision, LimiterLog, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
@@ -34,6 +35,8 @@ export interface MemoryRateLimiterOptions {
    */
   flushIntervalMs?: number | null;
   log?: LimiterLog;
+  /** Requests per minute per address without credentials (ANONYMOUS_GRAPHQL_LIMIT). */
+  anonymousLimit?: number;
 }
 
 interface MonthCount {
@@ -57,6 +60,7 @@ export class MemoryRateLimiter implements RateLimiter {
   /** API key -> its hourly buckets (bucket number -> admitted requests), pruned to the window. */
   private readonly windows = new Map<string, Map<number, number>>();
   private readonly months = new Map<string, MonthCount>();
+  private readonly anonymous: AnonymousWindows;
   /** One load per key-month, shared by every request that arrives while it runs. */
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -68,6 +72,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.usageStore = options.usageStore;
     this.now = options.now ?? (() => systemClock.now().getTime());
     this.log = options.log;
+    this.anonymous = new AnonymousWindows(options.anonymousLimit ?? DEFAULT_ANONYMOUS_LIMIT);
     const flushIntervalMs = options.flushIntervalMs === undefined ? DEFAULT_FLUSH_INTERVAL_MS : options.flushIntervalMs;
     if (flushIntervalMs !== null) {
       if (!(flushIntervalMs > 0)) throw new RangeError(`flushIntervalMs must be positive, got ${flushIntervalMs}`);
@@ -98,6 +103,11 @@ export class MemoryRateLimiter implements RateLimiter {
     const { nowMs, month } = await this.currentMonth(apiKeyId);
     const buckets = this.windows.get(apiKeyId) ?? new Map<number, number>();
     return standing({ nowMs, buckets, monthUsed: month.used }, policy);
+  }
+
+  async consumeAnonymous(clientKey: string): Promise<AnonymousDecision> {
+    this.assertOpen();
+    return this.anonymous.consume(clientKey, this.now());
   }
 
   mode(): LimiterMode {
@@ -132,6 +142,7 @@ export class MemoryRateLimiter implements RateLimiter {
     for (const [id, month] of this.months) {
       if (month.used === month.persisted && nowMs - month.lastUsedMs > IDLE_MONTH_EVICTION_MS) this.months.delete(id);
     }
+    this.anonymous.evictEnded(nowMs);
   }
 
   /**
@@ -142,6 +153,7 @@ export class MemoryRateLimiter implements RateLimiter {
   reset(): void {
     this.windows.clear();
     this.months.clear();
+    this.anonymous.clear();
   }
 
   /** How much is held in memory (tests, the footprint measurement). */

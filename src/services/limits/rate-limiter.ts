@@ -5,6 +5,9 @@
  * all instances, one atomic Lua round trip) and in-memory (one process).
  */
 import type { TierLimit } from '../../domain/access.js';
+import type { AnonymousDecision } from './anonymous-window.js';
+
+export type { AnonymousDecision };
 
 export interface HourlyState {
   limit: number;
@@ -40,6 +43,11 @@ export interface RateLimiter {
   consume(apiKeyId: string, policy: TierLimit): Promise<LimitDecision>;
   /** The current state without counting anything (dashboards). */
   peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }>;
+  /**
+   * Counts one request without credentials from a client (anonymousClientKey of its address)
+   * against the per-minute anonymous limit (anonymous-window.ts).
+   */
+  consumeAnonymous(clientKey: string): Promise<AnonymousDecision>;
   /**
    * Which engine decided the last request: 'fallback' while Redis is unreachable; back to
    * 'redis' as soon as Redis answers a probe again (the next decision is Redis').

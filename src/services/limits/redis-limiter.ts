@@ -22,6 +22,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { TierLimit } from '../../domain/access.js';
 import { systemClock } from '../../domain/clock.js';
 import { decide, monthKeyOf, standing, type Verdict } from '../../domain/rate-limit.js';
+import { ANONYMOUS_WINDOW_MS, anonymousDecision, anonymousWindowOf, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
 import { DEFAULT_FLUSH_INTERVAL_MS, MemoryRateLimiter } from './memory-limiter.js';
 import type { HourlyState, LimitDecision, LimiterLog, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
 import type { MonthlyUsageStore } from './usage-store.js';
@@ -71,6 +72,15 @@ export function hourlyKey(apiKeyId: string): string {
 export function monthKey(apiKeyId: string, month: string): string {
   return `rl:{${apiKeyId}}:m:${month}`;
 }
+
+/**
+ * One counter per deployment, client address and minute; it expires shortly after its minute.
+ * (API key ids are unique across deployments; addresses are not.)
+ */
+export function anonymousKey(namespace: string, clientKey: string, window: number): string {
+  return `rl:anon:${namespace}:${clientKey}:${window}`;
+}
+const ANONYMOUS_COUNTER_TTL_MS = ANONYMOUS_WINDOW_MS + 5_000;
 
 /**
  * 'YYYY-MM' of a time in ms, in Lua: days since the epoch to a civil date (H. Hinnant's
@@ -216,6 +226,10 @@ export type RedisRateLimiterOptions = ({ url: string; client?: never } | { clien
   replyTimeoutMs?: number;
   probeIntervalMs?: number;
   log?: LimiterLog;
+  /** Requests per minute per address without credentials (ANONYMOUS_GRAPHQL_LIMIT). */
+  anonymousLimit?: number;
+  /** Keeps the anonymous counters of deployments sharing one Redis apart (the deployment id). */
+  namespace?: string;
 };
 
 export class RedisRateLimiter implements RateLimiter {
@@ -240,6 +254,8 @@ export class RedisRateLimiter implements RateLimiter {
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
   private lastMode: LimiterMode = 'redis';
   private readonly replyTimeoutMs: number;
+  private readonly anonymousLimit: number;
+  private readonly namespace: string;
   private connecting: Promise<void> | null = null;
   private probing = false;
   private probeCoolingDown = false;
@@ -264,7 +280,15 @@ export class RedisRateLimiter implements RateLimiter {
     this.injectedNow = options.now;
     this.probeIntervalMs = options.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS;
     this.log = options.log;
-    this.fallback = new MemoryRateLimiter({ usageStore: options.usageStore, now: options.now, flushIntervalMs: null, log: options.log });
+    this.anonymousLimit = options.anonymousLimit ?? DEFAULT_ANONYMOUS_LIMIT;
+    this.namespace = options.namespace ?? 'default';
+    this.fallback = new MemoryRateLimiter({
+      usageStore: options.usageStore,
+      now: options.now,
+      flushIntervalMs: null,
+      log: options.log,
+      anonymousLimit: this.anonymousLimit,
+    });
     const flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
     if (!(flushIntervalMs > 0)) throw new RangeError(`flushIntervalMs must be positive, got ${flushIntervalMs}`);
     this.flushTimer = setInterval(() => void this.flushReportingFailure(), flushIntervalMs).unref();
@@ -304,6 +328,32 @@ export class RedisRateLimiter implements RateLimiter {
       }
     }
     return this.fallback.peek(apiKeyId, policy);
+  }
+
+  /**
+   * A fixed one-minute window per address, shared by every instance: INCR and PEXPIRE in one
+   * round trip, the minute taken from this instance's clock (instances differ by milliseconds,
+   * which only moves a window's edge). Refused requests are counted too; the counter only has to
+   * reach the limit. Redis down or slow: this instance's own windows decide, as for API keys.
+   */
+  async consumeAnonymous(clientKey: string): Promise<AnonymousDecision> {
+    this.assertOpen();
+    if (this.redisUsable()) {
+      try {
+        const nowMs = this.injectedNow?.() ?? systemClock.now().getTime();
+        const key = anonymousKey(this.namespace, clientKey, anonymousWindowOf(nowMs));
+        const replies = await this.redis(() => this.client.multi().incr(key).pexpire(key, ANONYMOUS_COUNTER_TTL_MS).exec());
+        const [error, count] = replies?.[0] ?? [new Error('no reply'), null];
+        if (error) throw new RedisUnavailableError(error);
+        this.lastMode = 'redis';
+        return anonymousDecision(Number(count), this.anonymousLimit, nowMs);
+      } catch (error) {
+        if (!(error instanceof RedisUnavailableError)) throw error;
+        this.noteRedisFailure(error);
+      }
+    }
+    this.lastMode = 'fallback';
+    return this.fallback.consumeAnonymous(clientKey);
   }
 
   mode(): LimiterMode {
