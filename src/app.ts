@@ -101,6 +101,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     // GraphiQL needs introspection: served outside production while introspection is on.
     graphiql: !runtime.config.production && runtime.config.graphqlIntrospection,
     introspection: runtime.config.graphqlIntrospection,
+    corsOrigins: runtime.config.graphqlCorsOrigins,
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
   });
   await registerOpenApi(app);

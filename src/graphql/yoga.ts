@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { GraphQLError } from 'graphql';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type CORSOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import {
   AppError,
   ERROR_HTTP_STATUS,
@@ -130,7 +130,40 @@ export interface YogaOptions {
   graphiql: boolean;
   /** Serve __schema / __type queries (GRAPHQL_INTROSPECTION). */
   introspection: boolean;
+  /** GRAPHQL_CORS_ORIGINS: exact origins that may call /graphql from a browser; empty: no CORS. */
+  corsOrigins: readonly string[];
   logUnexpected: (error: unknown) => void;
+}
+
+/**
+ * CORS on /graphql: none unless the request's Origin is one of GRAPHQL_CORS_ORIGINS, and never
+ * with credentials. (yoga's default echoes any origin with Access-Control-Allow-Credentials:
+ * true, which would let any web page read what a signed-in browser may read.) Preflights of
+ * other origins get a 204 without CORS headers, which browsers refuse.
+ */
+function graphqlCors(origins: readonly string[]): (request: Request) => CORSOptions {
+  const allowed = new Set(origins);
+  return (request) => {
+    const origin = request.headers.get('origin');
+    if (origin === null || !allowed.has(origin)) return false;
+    return {
+      origin,
+      credentials: false,
+      methods: ['GET', 'POST'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'X-Request-Id'],
+      exposedHeaders: ['X-Request-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy'],
+      maxAge: 600,
+    };
+  };
+}
+
+/** The answer depends on the Origin as soon as one is listed: caches must keep them apart. */
+function useVaryOnOrigin(): Plugin {
+  return {
+    onResponse({ response }) {
+      if (!/(^|,)\s*origin\s*(,|$)/i.test(response.headers.get('vary') ?? '')) response.headers.append('vary', 'Origin');
+    },
+  };
 }
 
 /**
@@ -190,6 +223,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
     graphiql: options.graphiql,
     landingPage: false,
     logging: false,
+    cors: graphqlCors(options.corsOrigins),
     // The REST adapters run a handful of fixed documents at high rates: compile them once.
     plugins: [
       // Hostile documents: depth, cost, aliases, directives, tokens; introspection per config.
@@ -198,6 +232,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
       useGraphQlJit({}, { cache: { get: (key) => jitCache.get(key), set: (key, value) => void jitCache.set(key, value) } }),
       // After jit: replaces its subscribe so each event is executed once per access level, not per subscriber.
       useSharedSubscriptionResults(),
+      ...(options.corsOrigins.length > 0 ? [useVaryOnOrigin()] : []),
     ],
     maskedErrors: {
       maskError: (error) => toPublicGraphQLError(error, options.logUnexpected),
