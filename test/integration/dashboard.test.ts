@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTENT_SECURITY_POLICY } from '../../adapters/dashboard/plugin.js';
+import { CONTENT_SECURITY_POLICY } from '../../adapters/dashboard/setup.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { throttleSubject } from '../../src/domain/login-throttle.js';
 import { newId } from '../../src/services/ids.js';

@@ -1,0 +1,168 @@
+/**
+ * The dashboard's pages and actions (API keys: list, create, confirm and revoke) and its static
+ * assets. Every piece of data shown or changed goes through one GraphQL document per page or
+ * action, executed with the session's principal (the `dashboard` server context: nothing else
+ * turns a cookie into a principal). The HTML itself is rendered by ./pages.ts.
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { TierLimits } from '../../src/domain/access.js';
+import type { Clock } from '../../src/domain/clock.js';
+import { ERROR_HTTP_STATUS, ErrorCode } from '../../src/domain/errors.js';
+import type { Yoga } from '../../src/graphql/yoga.js';
+import { openOperation, prepareOperation, type PreparedOperation } from '../shared/operations.js';
+import { confirmRevokePage, errorPage, keysPage, type AccountView, type KeyView } from './pages.js';
+import { DASHBOARD_PREFIX, SESSION_COOKIE, STATUS_TITLES, csrfToken, sendPage, toLogin } from './setup.js';
+
+export interface PageRoutesOptions {
+  yoga: Yoga;
+  schema: GraphQLSchema;
+  clock: Clock;
+  tierLimits: TierLimits;
+}
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+/** A Map, not an object literal: an asset name such as `constructor` must not find Object.prototype's. */
+function loadAssets(): ReadonlyMap<string, Asset> {
+  const read = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url));
+  return new Map([
+    ['dashboard.css', { body: read('dashboard.css'), type: 'text/css; charset=utf-8' }],
+    ['dashboard.js', { body: read('dashboard.js'), type: 'text/javascript; charset=utf-8' }],
+    ['favicon.svg', { body: read('favicon.svg'), type: 'image/svg+xml' }],
+  ]);
+}
+
+interface OperationFailure {
+  code: string;
+  message: string;
+}
+
+function failureOf(result: ExecutionResult): OperationFailure | null {
+  const error = result.errors?.[0];
+  if (!error) return result.data ? null : { code: ErrorCode.internalError, message: 'Unexpected server error.' };
+  const code = typeof error.extensions?.code === 'string' ? error.extensions.code : ErrorCode.internalError;
+  return { code, message: error.message };
+}
+
+function baseUrl(req: FastifyRequest): string {
+  return `${req.protocol}://${req.host}`;
+}
+
+/** The key pages, their actions and /assets/*, in the dashboard scope (set up by setUpDashboardScope). */
+export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOptions): void {
+  const { yoga, schema, clock, tierLimits } = options;
+  const document = (file: string, name: string) => prepareOperation(schema, new URL(`./documents/${file}`, import.meta.url), name);
+  const ops = {
+    page: document('dashboard-page.graphql', 'DashboardPage'),
+    key: document('my-api-key.graphql', 'MyApiKey'),
+    create: document('create-my-api-key.graphql', 'CreateMyApiKey'),
+    revoke: document('revoke-my-api-key.graphql', 'RevokeMyApiKey'),
+  };
+  const assets = loadAssets();
+  const protect = { preHandler: scope.csrfProtection };
+
+  async function run(req: FastifyRequest, reply: FastifyReply, operation: PreparedOperation, variables: Record<string, unknown>): Promise<ExecutionResult> {
+    const runner = await openOperation(yoga, { req, reply, dashboard: { sessionToken: req.cookies[SESSION_COOKIE] } });
+    if (runner instanceof GraphQLError) return { errors: [runner] };
+    return runner.execute(operation, variables);
+  }
+
+  /** A failed operation as a page: no session -> sign-in; otherwise an error page with the code. */
+  function failurePage(req: FastifyRequest, reply: FastifyReply, failure: OperationFailure, account?: AccountView) {
+    if (failure.code === ErrorCode.sessionRequired) return toLogin(reply, req, 'expired');
+    const status = ERROR_HTTP_STATUS[failure.code as ErrorCode] ?? 500;
+    if (status >= 500) req.log.error({ code: failure.code, message: failure.message }, 'dashboard operation failed');
+    reply.header('x-error-code', failure.code);
+    const message = status >= 500 ? 'Something went wrong on our side. Please try again in a moment.' : failure.message;
+    return sendPage(reply, status, errorPage({ title: STATUS_TITLES[status] ?? 'Something went wrong', message, csrfToken: csrfToken(req, reply), account }));
+  }
+
+  function limitsOf(account: AccountView) {
+    return tierLimits[account.tier.toLowerCase() as keyof TierLimits];
+  }
+
+  async function renderKeys(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    extra: Pick<Parameters<typeof keysPage>[0], 'created' | 'error' | 'label'> & { revokedId?: string },
+  ) {
+    const result = await run(req, reply, ops.page, {});
+    const failure = failureOf(result);
+    if (failure) return failurePage(req, reply, failure);
+    const data = result.data as { me: AccountView; myApiKeys: KeyView[] };
+    const revoked = extra.revokedId ? data.myApiKeys.find((key) => key.id === extra.revokedId && !key.active) : undefined;
+    return sendPage(
+      reply,
+      status,
+      keysPage({
+        csrfToken: csrfToken(req, reply),
+        account: data.me,
+        keys: data.myApiKeys,
+        now: clock.now(),
+        baseUrl: baseUrl(req),
+        limits: limitsOf(data.me),
+        created: extra.created,
+        error: extra.error,
+        label: extra.label,
+        revoked,
+      }),
+    );
+  }
+
+  scope.get('/', async (_req, reply) => reply.redirect(`${DASHBOARD_PREFIX}/api-keys`, 302));
+
+  scope.get('/api-keys', async (req, reply) => {
+    if (!req.cookies[SESSION_COOKIE]) return toLogin(reply, req, null);
+    const revokedId = (req.query as Record<string, unknown>).revoked;
+    return renderKeys(req, reply, 200, { revokedId: typeof revokedId === 'string' ? revokedId : undefined });
+  });
+
+  scope.post('/api-keys', protect, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const rawLabel = typeof body.label === 'string' ? body.label.trim() : '';
+    const result = await run(req, reply, ops.create, { label: rawLabel === '' ? null : rawLabel });
+    const failure = failureOf(result);
+    if (failure) {
+      const status = ERROR_HTTP_STATUS[failure.code as ErrorCode];
+      if (failure.code === ErrorCode.invalidParameter || failure.code === ErrorCode.apiKeyLimit) {
+        reply.header('x-error-code', failure.code);
+        return renderKeys(req, reply, status, { error: failure.message, label: rawLabel.slice(0, 100) });
+      }
+      return failurePage(req, reply, failure);
+    }
+    const created = (result.data as { createMyApiKey: { key: string; apiKey: Pick<KeyView, 'label' | 'prefix'> } }).createMyApiKey;
+    return renderKeys(req, reply, 201, { created });
+  });
+
+  scope.get('/api-keys/:id/revoke', async (req, reply) => {
+    if (!req.cookies[SESSION_COOKIE]) return toLogin(reply, req, null);
+    const { id } = req.params as { id: string };
+    const result = await run(req, reply, ops.key, { id });
+    const failure = failureOf(result);
+    if (failure) return failurePage(req, reply, failure);
+    const data = result.data as { me: AccountView; myApiKey: KeyView };
+    if (!data.myApiKey.active) return reply.redirect(`${DASHBOARD_PREFIX}/api-keys`, 303);
+    return sendPage(reply, 200, confirmRevokePage({ csrfToken: csrfToken(req, reply), account: data.me, key: data.myApiKey, now: clock.now() }));
+  });
+
+  scope.post('/api-keys/:id/revoke', protect, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const result = await run(req, reply, ops.revoke, { id });
+    const failure = failureOf(result);
+    if (failure) return failurePage(req, reply, failure);
+    return reply.redirect(`${DASHBOARD_PREFIX}/api-keys?revoked=${encodeURIComponent(id)}`, 303);
+  });
+
+  scope.get('/assets/:name', async (req, reply) => {
+    const asset = assets.get((req.params as { name: string }).name);
+    if (!asset) return reply.callNotFound();
+    // Assets change with releases only: a short cache, revalidated.
+    return reply.header('cache-control', 'public, max-age=300').type(asset.type).send(asset.body);
+  });
+}
