@@ -17,6 +17,7 @@ import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import type { Context } from '../graphql/context.js';
 import { getSchema } from '../graphql/schema.js';
+import { assertTextInputs } from '../graphql/text-guard.js';
 import { assertRequestLimits, guardedValidate } from '../graphql/limits.js';
 import { buildContext, toPublicGraphQLError } from '../graphql/yoga.js';
 import type { Services } from '../services/index.js';
@@ -73,7 +74,12 @@ export function registerGraphQLSseRoute(
     // 400 query_too_complex.
     onSubscribe: (_req, params) => assertRequestLimits(getSchema(), params),
     validate: guardedValidate({ introspection: options.introspection }),
-    context: async (req) => ({ ...(await buildContext(services, req.raw)), reply: req.context.reply }) as SseContext,
+    // Strings are checked after the caller is authenticated and counted, as on /graphql (text-guard.ts).
+    context: async (req, params) => {
+      const context = { ...(await buildContext(services, req.raw)), reply: req.context.reply } as SseContext;
+      assertTextInputs(getSchema(), params);
+      return context;
+    },
     // A subscription refused as a whole request (429 too_many_streams carries its HTTP status)
     // is the response, not a first event of a 200 stream.
     onOperation: (_context, _req, _args, result) => {

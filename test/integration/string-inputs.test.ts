@@ -185,6 +185,31 @@ describe('GraphQL variables and literals', () => {
   });
 });
 
+describe('GraphQL subscriptions over /graphql/stream (graphql-sse)', () => {
+  const subscribe = (variables: Record<string, unknown>, authorization: string | null) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/graphql/stream',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(authorization ? { authorization } : {}) },
+      payload: { query: 'subscription($v: String) { pickPublished(afterSequence: $v) { sequence } }', variables },
+    });
+
+  it('a NUL or a control character in a variable is 400 invalid_parameter naming the argument, before any stream byte', async () => {
+    for (const value of ['1\u0000', '1\u0085', '\ud800']) {
+      const res = await subscribe({ v: value }, `Bearer ${ADMIN_TOKEN}`);
+      expect(res.statusCode, JSON.stringify(value)).toBe(400);
+      expect(res.headers['content-type']).toContain('application/json');
+      expect(res.json().errors[0].extensions).toMatchObject({ code: 'invalid_parameter', parameter: 'afterSequence' });
+    }
+  });
+
+  it('the check order holds: a bad key with a NUL gets 401 first', async () => {
+    const res = await subscribe({ v: '1\u0000' }, 'Bearer service_nope');
+    expect(res.statusCode).toBe(401);
+    expect(res.json().errors[0].extensions.code).toBe('invalid_api_key');
+  });
+});
+
 describe('publishPick', () => {
   const fields: [string, (value: string) => Record<string, unknown>][] = [
     ['league', (v) => ({ league: `Premier${v}League` })],
