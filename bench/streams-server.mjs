@@ -4,7 +4,7 @@
  * Builds the real app from dist/ the way src/main.ts does (loadConfig -> createRuntime ->
  * buildApp), logger off, NODE_ENV=production, on 127.0.0.1 and a free port, like
  * bench/server.mjs. GET /api/v1/picks/stream allows at most 10 concurrent streams per API
- * key (adapters/stream/plugin.ts MAX_STREAMS_PER_KEY), so it creates enough enterprise keys
+ * key (src/services/stream-slots.ts MAX_STREAMS_PER_KEY, shared by every way of subscribing), so it creates enough enterprise keys
  * (runtime.services.apiKeys.create) for the requested client count and writes them to a
  * file for the load processes. TIER_LIMITS gives enterprise 10^8 an hour / 10^9 a month.
  *
