@@ -225,6 +225,21 @@ if (realRedisUrl) {
       expect(await admin.get(monthKey(key, '2031-03'))).toBe('1');
     });
 
+    it('still decides in Redis after Redis forgot its scripts (SCRIPT FLUSH, as after a restart)', async () => {
+      const log = silentLog();
+      const { limiter } = await setUp({ log });
+      const key = randomUUID();
+      const policy = { hourly: 100, monthly: 1_000 };
+      expect(await limiter.consume(key, policy)).toMatchObject({ allowed: true, monthly: { used: 1 } });
+
+      await admin.script('FLUSH');
+      expect(await limiter.consume(key, policy)).toMatchObject({ allowed: true, monthly: { used: 2 } });
+      expect(limiter.mode()).toBe('redis');
+      expect((await limiter.peek(key, policy)).monthly.used).toBe(2);
+      expect(await admin.get(monthKey(key, '2026-11'))).toBe('2');
+      expect(log.warn).not.toHaveBeenCalled();
+    });
+
     it('copies month counters to PostgreSQL on its flush timer', async () => {
       const { limiter } = await setUp({ flushIntervalMs: 25 });
       const key = await database.createApiKey();
