@@ -24,8 +24,8 @@ import { TRACK_RECORD_DAYS_BACKFILL } from '../dist/migrations/Migration20261125
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
-import { listPicksSql, todayPicksSql } from '../dist/src/services/picks.js';
-import { trackRecordSql } from '../dist/src/services/track-record.js';
+import { listPicksSql, todayPicksSql } from '../dist/src/persistence/picks-repository.js';
+import { trackRecordSql } from '../dist/src/persistence/track-record-repository.js';
 import { trackRecordWindow } from '../dist/src/domain/track-record.js';
 import { writeFileSync } from 'node:fs';
 

@@ -12,7 +12,7 @@ import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { PickEntity } from '../dist/src/persistence/entities/pick.js';
 import { createRuntime } from '../dist/src/runtime.js';
-import { listPicksSql } from '../dist/src/services/picks.js';
+import { listPicksSql } from '../dist/src/persistence/picks-repository.js';
 import { seedPicksSql } from './seed.mjs';
 import { TRACK_RECORD_DAYS_BACKFILL } from '../dist/migrations/Migration20261125000000_track_record_days.js';
 

@@ -8,7 +8,18 @@ import type { Clock } from '../domain/clock.js';
 import { DuplicateEmailError, NotFoundError } from '../domain/errors.js';
 import { checkText, textViolation } from '../domain/text.js';
 import { hashPassword } from '../domain/password.js';
-import { AccountEntity } from '../persistence/entities/account.js';
+import type { AccountCredentials, AccountRecord } from '../domain/account-records.js';
+import {
+  accountRecordFromEntity,
+  findAccount,
+  findAccountByEmail,
+  insertAccount,
+  listAccounts,
+  lockAccount,
+  reloadAccount,
+  updateAccountTier,
+} from '../persistence/accounts-repository.js';
+import { setTierOfAccountKeys } from '../persistence/api-keys-repository.js';
 import { isUniqueViolation } from '../persistence/availability.js';
 import type { Orm } from '../persistence/orm.js';
 import type { AccessChange } from './auth.js';
@@ -27,7 +38,7 @@ export class AccountService {
     private readonly hooks: AccountServiceHooks = {},
   ) {}
 
-  async create(input: { email: unknown; password: unknown; tier: Tier }): Promise<AccountEntity> {
+  async create(input: { email: unknown; password: unknown; tier: Tier }): Promise<AccountRecord> {
     // An email is a name people read: no controls, invisible or text-direction characters (src/domain/text.ts).
     if (typeof input.email === 'string') checkText('email', input.email, 'name');
     if (typeof input.password === 'string') checkText('password', input.password, 'line');
@@ -36,31 +47,32 @@ export class AccountService {
     const passwordHash = await hashPassword(password);
     const em = this.orm.em.fork();
     const now = this.clock.now();
-    const account = em.create(AccountEntity, { id: newId(), email, passwordHash, tier: input.tier, createdAt: now, updatedAt: now });
+    const account = insertAccount(em, { id: newId(), email, passwordHash, tier: input.tier, createdAt: now, updatedAt: now });
     try {
       await em.flush();
     } catch (error) {
       if (isUniqueViolation(error)) throw new DuplicateEmailError();
       throw error;
     }
-    return account;
+    return accountRecordFromEntity(account);
   }
 
-  async get(id: string): Promise<AccountEntity> {
-    const account = isUuid(id) ? await this.orm.em.fork().findOne(AccountEntity, { id }) : null;
+  async get(id: string): Promise<AccountRecord> {
+    const account = isUuid(id) ? await findAccount(this.orm.em.fork(), id) : null;
     if (!account) throw new NotFoundError(`No account with id ${id}.`);
-    return account;
+    return accountRecordFromEntity(account);
   }
 
-  async list(): Promise<AccountEntity[]> {
-    return this.orm.em.fork().find(AccountEntity, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  async list(): Promise<AccountRecord[]> {
+    return (await listAccounts(this.orm.em.fork())).map(accountRecordFromEntity);
   }
 
   /** For sign-in only: the account with this (normalised) email, or null. */
-  async findByEmail(email: string): Promise<AccountEntity | null> {
+  async findByEmail(email: string): Promise<AccountCredentials | null> {
     // No account can have such an email: no query (a NUL would be a database error).
     if (textViolation(email, 'name') !== null) return null;
-    return this.orm.em.fork().findOne(AccountEntity, { email });
+    const account = await findAccountByEmail(this.orm.em.fork(), email);
+    return account && { ...accountRecordFromEntity(account), passwordHash: account.passwordHash };
   }
 
   /**
@@ -68,19 +80,14 @@ export class AccountService {
    * serialises it against key creation), then has every instance's auth cache drop the keys
    * whose tier changed (keysChanged), so their next request runs with the new tier.
    */
-  async setTier(id: string, tier: Tier): Promise<AccountEntity> {
+  async setTier(id: string, tier: Tier): Promise<AccountRecord> {
     if (!isUuid(id)) throw new NotFoundError(`No account with id ${id}.`);
     const { account, changedKeys } = await this.orm.em.fork().transactional(async (em) => {
-      const locked = await em.execute<{ id: string }[]>('select id from accounts where id = ? for update', [id]);
-      if (!locked[0]) throw new NotFoundError(`No account with id ${id}.`);
-      const now = this.clock.now();
-      await em.execute('update accounts set tier = ?, updated_at = ? where id = ?', [tier, now, id]);
-      const changed = await em.execute<{ id: string; key_hash: string }[]>(
-        'update api_keys set tier = ? where account_id = ? and tier <> ? returning id, key_hash',
-        [tier, id, tier],
-      );
-      const account = await em.findOneOrFail(AccountEntity, { id }, { refresh: true });
-      return { account, changedKeys: changed.map((row) => ({ apiKeyId: row.id, keyHash: row.key_hash })) };
+      if (!(await lockAccount(em, id))) throw new NotFoundError(`No account with id ${id}.`);
+      await updateAccountTier(em, id, tier, this.clock.now());
+      const changed = await setTierOfAccountKeys(em, id, tier);
+      const account = accountRecordFromEntity(await reloadAccount(em, id));
+      return { account, changedKeys: changed.map((key) => ({ apiKeyId: key.id, keyHash: key.keyHash })) };
     });
     if (changedKeys.length > 0) await this.hooks.keysChanged?.(changedKeys);
     return account;

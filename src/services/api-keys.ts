@@ -3,7 +3,17 @@ import { apiKeyDisplayPrefix, generateApiKey, hashApiKey, type Tier } from '../d
 import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../domain/account.js';
 import { ApiKeyLimitError, InvalidParameterError, NotFoundError } from '../domain/errors.js';
 import { checkText } from '../domain/text.js';
-import { ApiKeyEntity } from '../persistence/entities/api-key.js';
+import type { ApiKeyRecord } from '../domain/account-records.js';
+import { lockAccount } from '../persistence/accounts-repository.js';
+import {
+  apiKeyRecordFromEntity,
+  countActiveKeysOfAccount,
+  findApiKey,
+  findApiKeyByHash,
+  findApiKeyOfAccount,
+  insertApiKey,
+  listApiKeys,
+} from '../persistence/api-keys-repository.js';
 import type { Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
 import { isUuid } from './picks.js';
@@ -11,7 +21,7 @@ import { isUuid } from './picks.js';
 export interface CreatedApiKey {
   /** The plaintext key: returned once, never stored. */
   key: string;
-  apiKey: ApiKeyEntity;
+  apiKey: ApiKeyRecord;
 }
 
 export const LABEL_MAX_LENGTH = 100;
@@ -41,64 +51,61 @@ export class ApiKeyService {
     const apiKey = await this.orm.em.fork().transactional(async (em) => {
       let tier = input.tier ?? null;
       if (accountId !== null) {
-        const rows = await em.execute<{ tier: Tier }[]>('select tier from accounts where id = ? for update', [accountId]);
-        if (!rows[0]) throw new NotFoundError(`No account with id ${accountId}.`);
-        if (tier !== null && tier !== rows[0].tier) {
-          throw new InvalidParameterError('tier', `keys of an account carry the account's tier (${rows[0].tier}); omit tier or change the account's tier`);
+        const account = await lockAccount(em, accountId);
+        if (!account) throw new NotFoundError(`No account with id ${accountId}.`);
+        if (tier !== null && tier !== account.tier) {
+          throw new InvalidParameterError('tier', `keys of an account carry the account's tier (${account.tier}); omit tier or change the account's tier`);
         }
-        tier = rows[0].tier;
-        const active = await em.execute<{ count: string | number }[]>('select count(*) as count from api_keys where account_id = ? and revoked_at is null', [accountId]);
-        if (Number(active[0]?.count ?? 0) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) throw new ApiKeyLimitError(MAX_ACTIVE_KEYS_PER_ACCOUNT);
+        tier = account.tier;
+        if ((await countActiveKeysOfAccount(em, accountId)) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) throw new ApiKeyLimitError(MAX_ACTIVE_KEYS_PER_ACCOUNT);
       }
-      return em.create(ApiKeyEntity, {
+      return insertApiKey(em, {
         id: newId(),
         keyHash: hashApiKey(key),
         displayPrefix: apiKeyDisplayPrefix(key),
         tier: tier!,
         label,
         createdAt: this.clock.now(),
-        revokedAt: null,
-        lastUsedAt: null,
         accountId,
       });
     });
-    return { key, apiKey };
+    return { key, apiKey: apiKeyRecordFromEntity(apiKey) };
   }
 
   /** Idempotent: revoking a revoked key keeps its first revocation time. */
-  async revoke(id: string, owner: { accountId?: string } = {}): Promise<ApiKeyEntity> {
+  async revoke(id: string, owner: { accountId?: string } = {}): Promise<ApiKeyRecord> {
     if (!isUuid(id)) throw new NotFoundError(`No API key with id ${id}.`);
     const em = this.orm.em.fork();
-    const apiKey = await em.findOne(ApiKeyEntity, { id });
+    const apiKey = await findApiKey(em, id);
     // Another account's key is not_found: its existence is not revealed.
     if (!apiKey || (owner.accountId !== undefined && apiKey.accountId !== owner.accountId)) throw new NotFoundError(`No API key with id ${id}.`);
     if (!apiKey.revokedAt) {
       apiKey.revokedAt = this.clock.now();
       await em.flush();
     }
-    return apiKey;
+    return apiKeyRecordFromEntity(apiKey);
   }
 
-  async list(): Promise<ApiKeyEntity[]> {
-    return this.orm.em.fork().find(ApiKeyEntity, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  async list(): Promise<ApiKeyRecord[]> {
+    return (await listApiKeys(this.orm.em.fork())).map(apiKeyRecordFromEntity);
   }
 
   /** The account's keys, newest first, revoked ones included. */
-  async listForAccount(accountId: string): Promise<ApiKeyEntity[]> {
-    return this.orm.em.fork().find(ApiKeyEntity, { accountId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  async listForAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    return (await listApiKeys(this.orm.em.fork(), { accountId })).map(apiKeyRecordFromEntity);
   }
 
   /** One of the account's keys; not_found for an unknown id or another account's key. */
-  async getForAccount(accountId: string, id: string): Promise<ApiKeyEntity> {
-    const apiKey = isUuid(id) ? await this.orm.em.fork().findOne(ApiKeyEntity, { id, accountId }) : null;
+  async getForAccount(accountId: string, id: string): Promise<ApiKeyRecord> {
+    const apiKey = isUuid(id) ? await findApiKeyOfAccount(this.orm.em.fork(), accountId, id) : null;
     if (!apiKey) throw new NotFoundError(`No API key with id ${id}.`);
-    return apiKey;
+    return apiKeyRecordFromEntity(apiKey);
   }
 
   /** The active key with this SHA-256, or null (unknown or revoked). */
-  async findActiveByHash(keyHash: string): Promise<ApiKeyEntity | null> {
-    const apiKey = await this.orm.em.fork().findOne(ApiKeyEntity, { keyHash });
+  async findActiveByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+    const apiKey = await findApiKeyByHash(this.orm.em.fork(), keyHash);
     if (!apiKey || apiKey.revokedAt) return null;
-    return apiKey;
+    return apiKeyRecordFromEntity(apiKey);
   }
 }

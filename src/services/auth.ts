@@ -14,6 +14,7 @@ import { hashApiKey, isApiKeyShape, parseBearerToken } from '../domain/api-key.j
 import type { Clock } from '../domain/clock.js';
 import type { Principal } from '../domain/principal.js';
 import { secretsEqual } from '../domain/secrets.js';
+import { recordLastUsed } from '../persistence/api-keys-repository.js';
 import type { Orm } from '../persistence/orm.js';
 import type { Tier } from '../domain/api-key.js';
 import type { ApiKeyService } from './api-keys.js';
@@ -190,14 +191,7 @@ export class AuthService {
     if (this.lastUsed.size === 0) return;
     const batch = [...this.lastUsed];
     this.lastUsed.clear();
-    const values = batch.map(() => '(?::uuid, ?::timestamptz)').join(', ');
-    await this.orm.em
-      .fork()
-      .execute(
-        `update api_keys as k set last_used_at = greatest(coalesce(k.last_used_at, v.used_at), v.used_at)
-           from (values ${values}) as v(id, used_at) where k.id = v.id`,
-        batch.flatMap(([id, at]) => [id, at]),
-      );
+    await recordLastUsed(this.orm.em.fork(), batch);
   }
 
   async close(): Promise<void> {

@@ -11,7 +11,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { normalizeEmail, PASSWORD_MAX_LENGTH } from '../domain/account.js';
-import type { Tier } from '../domain/api-key.js';
 import type { Clock } from '../domain/clock.js';
 import { InvalidCredentialsError, LoginThrottledError } from '../domain/errors.js';
 import { combineVerdicts, LOGIN_THROTTLE, throttleSubject, throttleVerdict, type ThrottleScope } from '../domain/login-throttle.js';
@@ -26,6 +25,20 @@ import {
   SESSION_TOUCH_INTERVAL_MS,
   sessionState,
 } from '../domain/session.js';
+import {
+  deleteDeadSessions,
+  deleteLoginFailures,
+  deleteLoginFailuresBefore,
+  deleteSession,
+  deleteSessionByTokenHash,
+  ensureDashboardSecret,
+  findSessionByTokenHash,
+  forgiveLoginFailures,
+  insertLoginFailures,
+  insertSession,
+  otherLoginFailures,
+  touchSession,
+} from '../persistence/accounts-repository.js';
 import type { Orm } from '../persistence/orm.js';
 import type { AccountService } from './accounts.js';
 import { newId } from './ids.js';
@@ -42,14 +55,6 @@ export interface SignInResult {
 /** Old failures and dead sessions are deleted at most this often per instance. */
 const PRUNE_INTERVAL_MS = 60_000;
 const FAILURE_RETENTION_MS = 24 * 3_600_000;
-
-interface SessionRow {
-  id: string;
-  account_id: string;
-  last_seen_at: Date | string;
-  expires_at: Date | string;
-  tier: Tier;
-}
 
 export class DashboardAuthService {
   private dummyHash: Promise<string> | null = null;
@@ -71,23 +76,17 @@ export class DashboardAuthService {
 
     // 1. Record this attempt as a failure (committed), then judge by everyone else's.
     const pending = { account: newId(), ip: newId() };
-    await em.execute('insert into login_failures (id, scope, subject, failed_at) values (?, ?, ?, ?), (?, ?, ?, ?)', [
-      pending.account, 'account', subjects.account, now, pending.ip, 'ip', subjects.ip, now,
-    ]);
+    await insertLoginFailures(em, pending, subjects, now);
     const windowStart = new Date(now.getTime() - Math.max(LOGIN_THROTTLE.account.windowMs, LOGIN_THROTTLE.ip.windowMs));
-    const others = await em.execute<{ scope: ThrottleScope; failed_at: Date | string }[]>(
-      `select scope, failed_at from login_failures
-        where ((scope = 'account' and subject = ?) or (scope = 'ip' and subject = ?)) and failed_at > ? and id not in (?, ?)`,
-      [subjects.account, subjects.ip, windowStart, pending.account, pending.ip],
-    );
-    const times = (scope: ThrottleScope) => others.filter((row) => row.scope === scope).map((row) => new Date(row.failed_at).getTime());
+    const others = await otherLoginFailures(em, subjects, windowStart, pending);
+    const times = (scope: ThrottleScope) => others.filter((row) => row.scope === scope).map((row) => row.failedAtMs);
     const verdict = combineVerdicts([
       throttleVerdict(times('account'), LOGIN_THROTTLE.account, now.getTime()),
       throttleVerdict(times('ip'), LOGIN_THROTTLE.ip, now.getTime()),
     ]);
     if (!verdict.allowed) {
       // A refused attempt does not extend the lock-out.
-      await em.execute('delete from login_failures where id in (?, ?)', [pending.account, pending.ip]);
+      await deleteLoginFailures(em, pending);
       throw new LoginThrottledError(verdict.retryAfterSeconds);
     }
 
@@ -107,11 +106,8 @@ export class DashboardAuthService {
     const token = generateSessionToken();
     const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
     await em.transactional(async (tx) => {
-      await tx.execute(`delete from login_failures where (scope = 'account' and subject = ?) or id = ?`, [subjects.account, pending.ip]);
-      await tx.execute(
-        'insert into dashboard_sessions (id, token_hash, account_id, created_at, last_seen_at, expires_at) values (?, ?, ?, ?, ?, ?)',
-        [newId(), hashSessionToken(token), account.id, now, now, expiresAt],
-      );
+      await forgiveLoginFailures(tx, subjects.account, pending.ip);
+      await insertSession(tx, { id: newId(), tokenHash: hashSessionToken(token), accountId: account.id, createdAt: now, expiresAt });
     });
     return { token, expiresAt, accountId: account.id };
   }
@@ -120,30 +116,23 @@ export class DashboardAuthService {
   async principalFor(token: string | null | undefined): Promise<AccountPrincipal | { kind: 'anonymous' }> {
     if (!isSessionTokenShape(token)) return { kind: 'anonymous' };
     const em = this.orm.em.fork();
-    const rows = await em.execute<SessionRow[]>(
-      `select s.id, s.account_id, s.last_seen_at, s.expires_at, a.tier
-         from dashboard_sessions s join accounts a on a.id = s.account_id
-        where s.token_hash = ?`,
-      [hashSessionToken(token)],
-    );
-    const row = rows[0];
-    if (!row) return { kind: 'anonymous' };
+    const session = await findSessionByTokenHash(em, hashSessionToken(token));
+    if (!session) return { kind: 'anonymous' };
     const now = this.clock.now();
-    const lastSeenAt = new Date(row.last_seen_at);
-    if (sessionState({ lastSeenAt, expiresAt: new Date(row.expires_at) }, now) !== 'active') {
-      await em.execute('delete from dashboard_sessions where id = ?', [row.id]);
+    if (sessionState({ lastSeenAt: session.lastSeenAt, expiresAt: session.expiresAt }, now) !== 'active') {
+      await deleteSession(em, session.id);
       return { kind: 'anonymous' };
     }
-    if (now.getTime() - lastSeenAt.getTime() >= SESSION_TOUCH_INTERVAL_MS) {
-      await em.execute('update dashboard_sessions set last_seen_at = greatest(last_seen_at, ?) where id = ?', [now, row.id]);
+    if (now.getTime() - session.lastSeenAt.getTime() >= SESSION_TOUCH_INTERVAL_MS) {
+      await touchSession(em, session.id, now);
     }
-    return { kind: 'account', accountId: row.account_id, tier: row.tier, sessionId: row.id };
+    return { kind: 'account', accountId: session.accountId, tier: session.tier, sessionId: session.id };
   }
 
   /** Ends the session on every instance at once (the row is gone). Unknown tokens are ignored. */
   async signOut(token: string | null | undefined): Promise<void> {
     if (!isSessionTokenShape(token)) return;
-    await this.orm.em.fork().execute('delete from dashboard_sessions where token_hash = ?', [hashSessionToken(token)]);
+    await deleteSessionByTokenHash(this.orm.em.fork(), hashSessionToken(token));
   }
 
   /**
@@ -152,13 +141,8 @@ export class DashboardAuthService {
    */
   serverSecret(): Promise<Buffer> {
     this.secret ??= (async () => {
-      const em = this.orm.em.fork();
-      await em.execute('insert into dashboard_secret (secret, created_at) values (?, ?) on conflict (singleton) do nothing', [
-        randomBytes(32).toString('hex'),
-        this.clock.now(),
-      ]);
-      const rows = await em.execute<{ secret: string }[]>('select secret from dashboard_secret');
-      return Buffer.from(rows[0]!.secret, 'hex');
+      const secret = await ensureDashboardSecret(this.orm.em.fork(), randomBytes(32).toString('hex'), this.clock.now());
+      return Buffer.from(secret, 'hex');
     })().catch((error: unknown) => {
       this.secret = null;
       throw error;
@@ -177,8 +161,8 @@ export class DashboardAuthService {
     this.lastPruneMs = now.getTime();
     const em = this.orm.em.fork();
     void (async () => {
-      await em.execute('delete from login_failures where failed_at < ?', [new Date(now.getTime() - FAILURE_RETENTION_MS)]);
-      await em.execute('delete from dashboard_sessions where expires_at <= ? or last_seen_at <= ?', [now, new Date(now.getTime() - SESSION_IDLE_MS)]);
+      await deleteLoginFailuresBefore(em, new Date(now.getTime() - FAILURE_RETENTION_MS));
+      await deleteDeadSessions(em, now, new Date(now.getTime() - SESSION_IDLE_MS));
     })().catch(() => undefined);
   }
 }

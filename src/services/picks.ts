@@ -2,10 +2,9 @@
  * Pick use cases: publishing, review, settlement and the read models. Every change that
  * makes a pick visible or settles it writes its outbox event in the same transaction.
  */
-import { LockMode } from '@mikro-orm/core';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../domain/clock.js';
-import { encodePickCursor, decodePickCursor, validatePageSize } from '../domain/cursor.js';
+import { encodePickCursor, validatePageSize } from '../domain/cursor.js';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
 import { DEFAULT_MARKET, validateBookmaker, validateLeague, validateMarket, validateSelection } from '../domain/market.js';
 import {
@@ -25,15 +24,23 @@ import {
 } from '../domain/pick.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { checkOptionalText, checkText } from '../domain/text.js';
-import { addDays, parseIsoTimestamp, startOfUtcDay, utcDateString } from '../domain/time.js';
-import { PickEntity } from '../persistence/entities/pick.js';
-import { PICK_COLUMNS, pickRecordFromRow } from '../persistence/pick-rows.js';
+import { parseIsoTimestamp, utcDateString } from '../domain/time.js';
 import type { PickRecord } from '../domain/pick-view.js';
+import type { PickEntity } from '../persistence/entities/pick.js';
 import type { Em, Orm } from '../persistence/orm.js';
+import {
+  findPick,
+  findPickForUpdate,
+  insertPick,
+  listPicksSql,
+  pickRecordFromEntity,
+  readPicks,
+  todayPicksSql,
+} from '../persistence/picks-repository.js';
+import { addSettledPickToDays } from '../persistence/track-record-repository.js';
 import { newId } from './ids.js';
 import { appendPickEvent } from './outbox.js';
 import { TodayPicksCache } from './today-picks.js';
-import { ADD_SETTLED_PICK_SQL } from './track-record.js';
 
 export interface PublishPickInput {
   sport: string;
@@ -82,7 +89,6 @@ export const PICKS_PAGE_MAX = 200;
 export const TODAY_DEFAULT = 20;
 export const TODAY_MAX = 50;
 
-const VISIBLE_SQL = `status in ('published', 'settled')`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface PickServiceOptions {
@@ -123,52 +129,6 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
-export interface SqlQuery {
-  sql: string;
-  params: unknown[];
-}
-
-/** The list query; served by the partial (kickoff_at desc, id desc) indexes. Exported for the EXPLAIN test. */
-export function listPicksSql(query: ListPicksQuery, limit: number): SqlQuery {
-  const conditions = [VISIBLE_SQL];
-  const params: unknown[] = [];
-  if (query.sport != null) {
-    conditions.push('sport = ?');
-    params.push(query.sport);
-  }
-  if (query.league != null) {
-    conditions.push('league = ?');
-    params.push(query.league);
-  }
-  if (query.since != null) {
-    conditions.push('kickoff_at > ?');
-    params.push(requireTimestamp('since', query.since));
-  }
-  if (query.after != null) {
-    const cursor = decodePickCursor(query.after);
-    conditions.push('(kickoff_at, id) < (?, ?)');
-    params.push(cursor.kickoffAt, cursor.id);
-  }
-  params.push(limit);
-  return { sql: `select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by kickoff_at desc, id desc limit ?`, params };
-}
-
-/** The public "today" query; served by the partial published_at indexes. */
-export function todayPicksSql(query: { sport?: string | null }, now: Date, limit: number): SqlQuery {
-  const dayStart = startOfUtcDay(now);
-  const conditions = [VISIBLE_SQL, 'published_at >= ?', 'published_at < ?'];
-  const params: unknown[] = [dayStart, addDays(dayStart, 1)];
-  if (query.sport != null) {
-    conditions.push('sport = ?');
-    params.push(query.sport);
-  }
-  params.push(limit);
-  return {
-    sql: `select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by edge_pct_post_tax desc, published_at desc, id desc limit ?`,
-    params,
-  };
-}
-
 /** Pages of the list stay cached this long at most; any visibility change drops them all. */
 export const LIST_CACHE_TTL_MS = 2_000;
 
@@ -186,7 +146,7 @@ export class PickService {
     this.thresholds = options.edgeTierThresholds ?? DEFAULT_EDGE_TIER_THRESHOLDS;
   }
 
-  async publish(input: PublishPickInput): Promise<PickEntity> {
+  async publish(input: PublishPickInput): Promise<PickRecord> {
     checkPickTexts(input);
     const sport = requireSport('sport', input.sport);
     const league = validateLeague(input.league);
@@ -222,7 +182,7 @@ export class PickService {
     const pricing = priceEdges({ odds: input.odds, referenceFairOdds: input.referenceFairOdds, taxRate }, this.thresholds);
 
     const pick = await this.orm.em.fork().transactional(async (em) => {
-      const created = em.create(PickEntity, {
+      const created = insertPick(em, {
         id: newId(),
         sport,
         league,
@@ -240,22 +200,18 @@ export class PickService {
         ...pricing,
         confidence: input.confidence,
         status,
-        result: null,
-        closingOdds: null,
         publishedAt,
-        settledAt: null,
         createdAt: now,
-        updatedAt: now,
       });
       if (status === 'published') await appendPickEvent(em, 'pick.published', created, now);
       return created;
     });
     if (status === 'published') this.options.onVisibleChange?.();
-    return pick;
+    return pickRecordFromEntity(pick);
   }
 
   /** ADMIN_REVIEW -> PUBLISHED. The first time a pick becomes visible it emits pick.published. */
-  async approve(id: string): Promise<PickEntity> {
+  async approve(id: string): Promise<PickRecord> {
     const pick = await this.transition(id, 'published', async (pick, em, now) => {
       if (pick.publishedAt == null) {
         pick.publishedAt = now;
@@ -263,18 +219,18 @@ export class PickService {
       }
     });
     this.options.onVisibleChange?.();
-    return pick;
+    return pickRecordFromEntity(pick);
   }
 
   /** PUBLISHED -> ADMIN_REVIEW: hidden again everywhere. */
-  async hold(id: string): Promise<PickEntity> {
+  async hold(id: string): Promise<PickRecord> {
     const pick = await this.transition(id, 'admin_review', () => undefined);
     this.options.onVisibleChange?.();
-    return pick;
+    return pickRecordFromEntity(pick);
   }
 
   /** PUBLISHED -> SETTLED (final); emits pick.settled. */
-  async settle(input: SettlePickInput): Promise<PickEntity> {
+  async settle(input: SettlePickInput): Promise<PickRecord> {
     validateDecimalOdds('closingOdds', input.closingOdds);
     const now = this.clock.now();
     let settledAt = now;
@@ -292,10 +248,10 @@ export class PickService {
       await appendPickEvent(em, 'pick.settled', pick, now);
       // The track record's day sums move with the settlement, in the same transaction.
       await em.flush();
-      await em.execute(ADD_SETTLED_PICK_SQL, [pick.id]);
+      await addSettledPickToDays(em, pick.id);
     });
     this.options.onVisibleChange?.();
-    return pick;
+    return pickRecordFromEntity(pick);
   }
 
   private async transition(
@@ -306,7 +262,7 @@ export class PickService {
     if (!isUuid(id)) throw new NotFoundError(`No pick with id ${id}.`);
     return this.orm.em.fork().transactional(async (em) => {
       // Row lock: two concurrent transitions of one pick serialise instead of both passing the check.
-      const pick = await em.findOne(PickEntity, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      const pick = await findPickForUpdate(em, id);
       if (!pick) throw new NotFoundError(`No pick with id ${id}.`);
       assertTransition(pick.status, to);
       const now = this.clock.now();
@@ -318,12 +274,12 @@ export class PickService {
   }
 
   /** A pick by id; admin_review picks only for callers allowed to see them. */
-  async get(id: string, options: { includeHidden: boolean }): Promise<PickEntity | null> {
+  async get(id: string, options: { includeHidden: boolean }): Promise<PickRecord | null> {
     if (!isUuid(id)) return null;
-    const pick = await this.orm.em.fork().findOne(PickEntity, { id });
+    const pick = await findPick(this.orm.em.fork(), id);
     if (!pick) return null;
     if (!options.includeHidden && pick.status === 'admin_review') return null;
-    return pick;
+    return pickRecordFromEntity(pick);
   }
 
   /** GET /api/v1/picks: kickoff_at desc, id desc, keyset pagination over visible picks. */
@@ -332,13 +288,14 @@ export class PickService {
     validatePageSize('limit', first, PICKS_PAGE_MAX);
     if (query.sport != null) requireSport('sport', query.sport);
     checkOptionalText('league', query.league, 'line');
-    const { sql, params } = listPicksSql(query, first + 1);
+    const since = query.since == null ? null : requireTimestamp('since', query.since);
+    const listQuery = listPicksSql({ sport: query.sport, league: query.league, since, after: query.after }, first + 1);
     // The SQL text is part of the key: ?sport=X and ?league=X bind the same values.
-    const cacheKey = JSON.stringify([sql, params]);
+    const cacheKey = JSON.stringify([listQuery.sql, listQuery.params]);
     const cached = this.pageCache.get(cacheKey);
     if (cached) return cached;
-    const rows = await this.orm.em.fork().execute(sql, params);
-    const picks = rows.slice(0, first).map(pickRecordFromRow);
+    const rows = await readPicks(this.orm.em.fork(), listQuery);
+    const picks = rows.slice(0, first);
     const last = picks.at(-1);
     const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
     const page = { picks, nextCursor };
@@ -361,8 +318,7 @@ export class PickService {
     // Cached per (UTC day, sport) whatever the limit: the top TODAY_MAX, sliced, so no choice
     // of limits (or aliases) makes more than one query per key.
     const top = await this.todayCache.get(JSON.stringify([utcDateString(now), query.sport ?? null]), async () => {
-      const { sql, params } = todayPicksSql({ sport: query.sport }, now, TODAY_MAX);
-      return (await this.orm.em.fork().execute(sql, params)).map(pickRecordFromRow);
+      return readPicks(this.orm.em.fork(), todayPicksSql({ sport: query.sport }, now, TODAY_MAX));
     });
     return top.slice(0, limit);
   }

@@ -10,6 +10,8 @@
  */
 import type { Clock } from '../domain/clock.js';
 import type { Orm } from '../persistence/orm.js';
+import { deletePrunableEvents } from '../persistence/outbox-repository.js';
+import { deleteFinishedDeliveries } from '../persistence/webhook-repository.js';
 import { REPLAY_MAX_EVENTS } from './events/pick-feed.js';
 
 export const LOG_RETENTION_DAYS = 30;
@@ -52,34 +54,18 @@ export class RetentionJob {
   async prune(): Promise<PruneResult> {
     const cutoff = new Date(this.clock.now().getTime() - LOG_RETENTION_DAYS * 24 * 60 * 60 * 1000);
     // Deliveries first: the events they referred to become prunable in the same run.
-    const deliveries = await this.deleteInBatches(
-      `delete from webhook_deliveries where id in (
-         select id from webhook_deliveries
-          where status <> 'pending' and updated_at < ?
-          order by updated_at limit ? for update skip locked)
-       returning id`,
-      [cutoff],
-    );
-    const events = await this.deleteInBatches(
-      `delete from outbox_events where id in (
-         select e.id from outbox_events e
-          where e.created_at < ? and e.relayed_at is not null
-            and e.seq <= (select max(seq) from outbox_events) - ?
-            and not exists (select 1 from webhook_deliveries d where d.event_id = e.id)
-          order by e.created_at limit ? for update skip locked)
-       returning id`,
-      [cutoff, REPLAY_MAX_EVENTS],
-    );
+    const deliveries = await this.deleteInBatches((batch) => deleteFinishedDeliveries(this.orm.em.fork(), cutoff, batch));
+    const events = await this.deleteInBatches((batch) => deletePrunableEvents(this.orm.em.fork(), cutoff, REPLAY_MAX_EVENTS, batch));
     return { deliveries, events };
   }
 
-  /** Runs a `delete ... limit ? ... returning id` (the batch size is its last parameter) until a batch comes back short. */
-  private async deleteInBatches(sql: string, params: unknown[]): Promise<number> {
+  /** Runs one batch delete (returning how many rows went) until a batch comes back short. */
+  private async deleteInBatches(deleteBatch: (batch: number) => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
-      const deleted = await this.orm.em.fork().execute<{ id: string }[]>(sql, [...params, BATCH]);
-      total += deleted.length;
-      if (deleted.length < BATCH) return total;
+      const deleted = await deleteBatch(BATCH);
+      total += deleted;
+      if (deleted < BATCH) return total;
     }
   }
 }

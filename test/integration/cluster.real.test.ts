@@ -25,7 +25,7 @@ import {
   type Sql,
 } from '../helpers/processes.js';
 import { connectSse, type SseConnection } from '../helpers/sse.js';
-import { RELAY_LOCK } from '../../src/services/events/outbox-relay.js';
+import { RELAY_LOCK } from '../../src/persistence/outbox-repository.js';
 
 const LEASE_SECONDS = 4;
 const CREATE_HOOK = `mutation($input: CreateWebhookSubscriptionInput!) { createWebhookSubscription(input: $input) { subscription { id } } }`;

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodePickCursor } from '../../src/domain/cursor.js';
 import { trackRecordWindow } from '../../src/domain/track-record.js';
-import { listPicksSql, todayPicksSql, type SqlQuery } from '../../src/services/picks.js';
-import { trackRecordSql } from '../../src/services/track-record.js';
+import { listPicksSql, todayPicksSql, type SqlQuery } from '../../src/persistence/picks-repository.js';
+import { trackRecordSql } from '../../src/persistence/track-record-repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

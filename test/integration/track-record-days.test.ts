@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateTrackRecord, trackRecordWindow } from '../../src/domain/track-record.js';
-import { toBucket, trackRecordSql, type BucketRow } from '../../src/services/track-record.js';
+import { toBucket, trackRecordSql, type BucketRow } from '../../src/persistence/track-record-repository.js';
 import { TRACK_RECORD_DAYS_BACKFILL } from '../../migrations/Migration20261125000000_track_record_days.js';
 import { createTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { pickInput } from '../helpers/fixtures.js';

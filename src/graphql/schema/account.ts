@@ -9,8 +9,7 @@
 import type { Tier } from '../../domain/api-key.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
-import type { AccountEntity } from '../../persistence/entities/account.js';
-import type { ApiKeyEntity } from '../../persistence/entities/api-key.js';
+import type { AccountRecord, ApiKeyRecord } from '../../domain/account-records.js';
 import type { HourlyState, MonthlyState } from '../../services/limits/rate-limiter.js';
 import { assertAccount, builder } from '../builder.js';
 import { ApiKeyRef, CreatedApiKeyRef } from './api-key.js';
@@ -18,13 +17,13 @@ import { TierEnum } from './pick.js';
 import { WebhookSubscriptionRef } from './webhook.js';
 
 /** A key's data is its account's and the admin's; anyone else is told it does not exist. */
-function assertKeyVisible(principal: Principal, key: ApiKeyEntity): void {
+function assertKeyVisible(principal: Principal, key: ApiKeyRecord): void {
   if (principal.kind === 'admin') return;
   if (principal.kind === 'account' && key.accountId === principal.accountId) return;
   throw new NotFoundError(`No API key with id ${key.id}.`);
 }
 
-export const AccountRef = builder.objectRef<AccountEntity>('Account').implement({
+export const AccountRef = builder.objectRef<AccountRecord>('Account').implement({
   description: 'A customer account: signs in to the dashboard and owns API keys, which carry its tier.',
   fields: (t) => ({
     id: t.exposeID('id'),

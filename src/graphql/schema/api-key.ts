@@ -1,9 +1,9 @@
 import { Repeater } from '@repeaterjs/repeater';
-import type { ApiKeyEntity } from '../../persistence/entities/api-key.js';
+import type { ApiKeyRecord } from '../../domain/account-records.js';
 import { builder } from '../builder.js';
 import { TierEnum } from './pick.js';
 
-export const ApiKeyRef = builder.objectRef<ApiKeyEntity>('ApiKey').implement({
+export const ApiKeyRef = builder.objectRef<ApiKeyRecord>('ApiKey').implement({
   description: 'A customer API key. The secret itself is shown once, by createApiKey.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -17,7 +17,7 @@ export const ApiKeyRef = builder.objectRef<ApiKeyEntity>('ApiKey').implement({
   }),
 });
 
-export const CreatedApiKeyRef = builder.objectRef<{ key: string; apiKey: ApiKeyEntity }>('CreatedApiKey').implement({
+export const CreatedApiKeyRef = builder.objectRef<{ key: string; apiKey: ApiKeyRecord }>('CreatedApiKey').implement({
   fields: (t) => ({
     key: t.exposeString('key', { description: 'The plaintext key. It is not stored and cannot be shown again.' }),
     apiKey: t.field({ type: ApiKeyRef, resolve: (created) => created.apiKey }),

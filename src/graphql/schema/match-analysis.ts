@@ -1,8 +1,8 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
-import type { MatchAnalysisEntity } from '../../persistence/entities/match-analysis.js';
+import type { MatchAnalysisRecord } from '../../domain/account-records.js';
 import { builder } from '../builder.js';
 
-export const MatchAnalysisRef = builder.objectRef<MatchAnalysisEntity>('MatchAnalysis').implement({
+export const MatchAnalysisRef = builder.objectRef<MatchAnalysisRecord>('MatchAnalysis').implement({
   fields: (t) => ({
     matchId: t.exposeID('matchId', { description: 'Equals the pick id.' }),
     analysis: t.exposeString('analysis'),

@@ -9,20 +9,13 @@
  * idempotent: `on conflict do nothing`), so webhooks do not wait for Redis; the batch stays
  * unrelayed and is published when the bus answers again. Failed ticks back off up to 1 s.
  */
-import type { PickSnapshot } from '../../domain/pick-view.js';
-import type { EventType } from '../../persistence/entities/outbox-event.js';
 import type { Em, Orm } from '../../persistence/orm.js';
+import { listUnrelayedEvents, markRelayed, tryRelayLock, type OutboxEventRecord } from '../../persistence/outbox-repository.js';
 import { BusChannel, type EventBus } from './event-bus.js';
 
-export interface PickEventMessage {
-  seq: number;
-  id: string;
-  type: EventType;
-  createdAt: string;
-  pick: PickSnapshot;
-}
+/** A committed pick event as the bus, the stream and webhooks carry it. */
+export type PickEventMessage = OutboxEventRecord;
 
-export const RELAY_LOCK = 7_243_002;
 /** Longest pause between attempts while batches keep failing (bus or database down). */
 export const RELAY_MAX_BACKOFF_MS = 1_000;
 
@@ -32,25 +25,6 @@ export class RelayPublishError extends Error {
     super(`publishing to the event bus failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
     this.name = 'RelayPublishError';
   }
-}
-
-export interface OutboxRow {
-  id: string;
-  seq: string | number;
-  type: EventType;
-  payload: { pick: PickSnapshot } | string;
-  created_at: Date | string;
-}
-
-export function toMessage(row: OutboxRow): PickEventMessage {
-  const payload = typeof row.payload === 'string' ? (JSON.parse(row.payload) as { pick: PickSnapshot }) : row.payload;
-  return {
-    seq: Number(row.seq),
-    id: row.id,
-    type: row.type,
-    createdAt: new Date(row.created_at).toISOString(),
-    pick: payload.pick,
-  };
 }
 
 export interface OutboxRelayOptions {
@@ -104,14 +78,9 @@ export class OutboxRelay {
   async relayOnce(): Promise<number> {
     let publishError: unknown = null;
     const relayed = await this.orm.em.fork().transactional(async (em) => {
-      const [lock] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [RELAY_LOCK]);
-      if (!lock?.locked) return [] as PickEventMessage[];
-      const rows = await em.execute<OutboxRow[]>(
-        'select id, seq, type, payload, created_at from outbox_events where relayed_at is null order by seq limit ?',
-        [this.batchSize],
-      );
-      if (rows.length === 0) return [];
-      const messages = rows.map(toMessage);
+      if (!(await tryRelayLock(em))) return [] as PickEventMessage[];
+      const messages = await listUnrelayedEvents(em, this.batchSize);
+      if (messages.length === 0) return [];
       await this.options.onBatch?.(em as Em, messages);
       try {
         for (const message of messages) await this.bus.publish(BusChannel.pickEvents, JSON.stringify(message));
@@ -120,7 +89,7 @@ export class OutboxRelay {
         publishError = error;
         return messages;
       }
-      await em.execute(`update outbox_events set relayed_at = now() where id in (${rows.map(() => '?').join(', ')})`, rows.map((row) => row.id));
+      await markRelayed(em, messages.map((message) => message.id));
       return messages;
     });
     if (relayed.length > 0) this.options.onCommitted?.(relayed);

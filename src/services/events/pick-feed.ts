@@ -12,7 +12,8 @@ import type { Clock } from '../../domain/clock.js';
 import type { EventType } from '../../persistence/entities/outbox-event.js';
 import type { Orm } from '../../persistence/orm.js';
 import { BusChannel, type EventBus } from './event-bus.js';
-import { toMessage, type OutboxRow, type PickEventMessage } from './outbox-relay.js';
+import type { PickEventMessage } from './outbox-relay.js';
+import { listEventsAfter, listReplayEvents, newestSeq } from '../../persistence/outbox-repository.js';
 
 export type PickEventListener = (message: PickEventMessage) => void;
 
@@ -52,8 +53,7 @@ export class PickFeed {
     });
     if (this.bus.onResubscribed) {
       // Catch-up starts after what exists now; earlier events are the replay's business.
-      const [newest] = await this.orm.em.fork().execute<{ seq: string | number | null }[]>('select max(seq) as seq from outbox_events');
-      this.lastSeq = Math.max(this.lastSeq, Number(newest?.seq ?? 0));
+      this.lastSeq = Math.max(this.lastSeq, await newestSeq(this.orm.em.fork()));
       this.stopCatchUp = this.bus.onResubscribed(() => void this.catchUp());
     }
   }
@@ -82,13 +82,8 @@ export class PickFeed {
       try {
         do {
           this.catchUpAgain = false;
-          const rows = await this.orm.em.fork().execute<OutboxRow[]>(
-            `select * from (
-               select id, seq, type, payload, created_at from outbox_events where seq > ? order by seq desc limit ?
-             ) missed order by seq`,
-            [this.lastSeq, REPLAY_MAX_EVENTS],
-          );
-          for (const row of rows) this.accept(toMessage(row));
+          const missed = await listEventsAfter(this.orm.em.fork(), this.lastSeq, REPLAY_MAX_EVENTS);
+          for (const message of missed) this.accept(message);
         } while (this.catchUpAgain && !this.closed);
       } catch {
         // The database is unreachable too: try again shortly (nothing is marked as seen).
@@ -151,18 +146,7 @@ export class PickFeed {
    */
   async replay(type: EventType, afterSeq: number): Promise<PickEventMessage[]> {
     const since = new Date(this.clock.now().getTime() - REPLAY_WINDOW_MS);
-    const rows = await this.orm.em.fork().execute<OutboxRow[]>(
-      `select * from (
-         select e.id, e.seq, e.type, e.payload, e.created_at
-           from outbox_events e join picks p on p.id = e.pick_id
-          where e.type = ? and e.seq > ? and (e.created_at >= ? or e.seq > (select max(seq) - ? from outbox_events))
-            and p.status <> 'admin_review'
-          order by e.seq desc
-          limit ?
-       ) recent order by seq`,
-      [type, afterSeq, since, REPLAY_MAX_EVENTS, REPLAY_MAX_EVENTS],
-    );
-    return rows.map(toMessage);
+    return listReplayEvents(this.orm.em.fork(), { type, afterSeq, since, newest: REPLAY_MAX_EVENTS });
   }
 
   async close(): Promise<void> {

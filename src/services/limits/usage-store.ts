@@ -7,6 +7,7 @@
  */
 import { systemClock, type Clock } from '../../domain/clock.js';
 import type { Orm } from '../../persistence/orm.js';
+import { loadMonthlyCount, upsertMonthlyCounts } from '../../persistence/usage-repository.js';
 
 export interface MonthlyUsageRow {
   apiKeyId: string;
@@ -30,49 +31,19 @@ export class UsageStore implements MonthlyUsageStore {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async load(apiKeyId: string, month: string): Promise<number> {
-    const rows = await this.orm.em
-      .fork()
-      .execute<{ request_count: string | number }[]>(
-        'select request_count from monthly_usage where api_key_id = ? and month = ?',
-        [apiKeyId, month],
-      );
-    // bigint arrives as a string from node-postgres; a month's count fits a double exactly.
-    return rows[0] ? Number(rows[0].request_count) : 0;
+  load(apiKeyId: string, month: string): Promise<number> {
+    return loadMonthlyCount(this.orm.em.fork(), apiKeyId, month);
   }
 
   async flush(rows: readonly MonthlyUsageRow[]): Promise<void> {
     const merged = mergeRows(rows);
     if (merged.length === 0) return;
-    // ONE statement whatever the batch size: the rows travel as three array parameters
-    // (validated above, so the array literals cannot be malformed). The join skips ids without
-    // an api_keys row instead of failing the batch on the foreign key (a poisoned batch would
-    // block every later flush). The update's WHERE is greatest(stored, new) that also skips
-    // rewriting rows that did not grow.
-    await this.orm.em.fork().execute(
-      `insert into monthly_usage (api_key_id, month, request_count, updated_at)
-       select v.api_key_id, v.month, v.request_count, ?::timestamptz
-       from unnest(?::uuid[], ?::text[], ?::bigint[]) as v (api_key_id, month, request_count)
-       join api_keys k on k.id = v.api_key_id
-       on conflict (api_key_id, month) do update
-         set request_count = excluded.request_count, updated_at = excluded.updated_at
-         where monthly_usage.request_count < excluded.request_count`,
-      [
-        this.clock.now().toISOString(),
-        arrayLiteral(merged.map((row) => row.apiKeyId)),
-        arrayLiteral(merged.map((row) => row.month)),
-        arrayLiteral(merged.map((row) => String(row.count))),
-      ],
-    );
+    await upsertMonthlyCounts(this.orm.em.fork(), merged, this.clock.now());
   }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
-
-function arrayLiteral(items: string[]): string {
-  return `{${items.join(',')}}`;
-}
 
 /**
  * One row per key-month with the greatest count: PostgreSQL refuses an upsert that touches

@@ -31,8 +31,8 @@ import {
   webhookHeaders,
   type WebhookEventType,
 } from '../../domain/webhook.js';
-import { toMessage, type OutboxRow } from '../events/outbox-relay.js';
 import type { Orm } from '../../persistence/orm.js';
+import { claimDueDeliveries, type ClaimedDelivery } from '../../persistence/webhook-repository.js';
 import { recordAttemptResults, type AttemptResult, type AttemptWriteFailure } from '../../persistence/webhook-attempts.js';
 import { newId } from '../ids.js';
 import type { SendOutcome } from './http-sender.js';
@@ -69,20 +69,6 @@ interface Completion {
   finishedAt: Date;
   outcome: SendOutcome;
   done: () => void;
-}
-
-interface ClaimedDelivery {
-  id: string;
-  lease_token: string;
-  subscription_id: string;
-  attempt_count: number;
-  event_id: string;
-  event_type: WebhookEventType;
-  event_seq: string | number;
-  event_created_at: Date | string;
-  payload: OutboxRow['payload'];
-  url: string;
-  secret_ciphertext: string;
 }
 
 export class WebhookDispatcher {
@@ -145,15 +131,15 @@ export class WebhookDispatcher {
     const claimed = await this.claim(free);
     for (const delivery of claimed) {
       this.active += 1;
-      this.inFlight.set(delivery.subscription_id, (this.inFlight.get(delivery.subscription_id) ?? 0) + 1);
+      this.inFlight.set(delivery.subscriptionId, (this.inFlight.get(delivery.subscriptionId) ?? 0) + 1);
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
         this.active -= 1;
-        const left = (this.inFlight.get(delivery.subscription_id) ?? 1) - 1;
-        if (left > 0) this.inFlight.set(delivery.subscription_id, left);
-        else this.inFlight.delete(delivery.subscription_id);
+        const left = (this.inFlight.get(delivery.subscriptionId) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(delivery.subscriptionId, left);
+        else this.inFlight.delete(delivery.subscriptionId);
         // A slot is free: more may be due.
         this.kick();
       };
@@ -178,62 +164,24 @@ export class WebhookDispatcher {
   private async claim(limit: number): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
     const leaseToken = randomUUID();
-    const busy = JSON.stringify(Object.fromEntries(this.inFlight));
-    return this.orm.em.fork().execute<ClaimedDelivery[]>(
-      `with due as (
-         select d.id, d.subscription_id, d.next_attempt_at
-           from webhook_deliveries d
-           join webhook_subscriptions s on s.id = d.subscription_id and s.status = 'active'
-          where d.status = 'pending' and d.next_attempt_at <= ?
-            and (d.locked_until is null or d.locked_until <= ?)
-          order by d.next_attempt_at, d.id
-          limit ${CLAIM_WINDOW}
-       ),
-       candidates as (
-         -- Ranked after the limit: a backlog does not make every claim rank all of it.
-         select id, subscription_id, row_number() over (partition by subscription_id order by next_attempt_at, id) as rank from due
-       ),
-       busy as (select key::uuid as subscription_id, value::int as in_flight from jsonb_each_text(?::jsonb)),
-       chosen as (
-         select c.id from candidates c left join busy b on b.subscription_id = c.subscription_id
-          where c.rank <= ? - coalesce(b.in_flight, 0)
-          order by c.rank, c.id
-          limit ?
-       ),
-       locked as (
-         select d.id from webhook_deliveries d
-          where d.id in (select id from chosen) and d.status = 'pending' and (d.locked_until is null or d.locked_until <= ?)
-          for update skip locked
-       ),
-       leased as (
-         update webhook_deliveries d set locked_until = ?, lease_token = ?, updated_at = ?
-           from locked where d.id = locked.id
-         returning d.id, d.subscription_id, d.attempt_count, d.event_id
-       )
-       select l.id, l.subscription_id, l.attempt_count, l.event_id, e.seq as event_seq, e.type as event_type, e.created_at as event_created_at,
-              e.payload, s.url, s.secret_ciphertext, ? as lease_token
-         from leased l
-         join outbox_events e on e.id = l.event_id
-         join webhook_subscriptions s on s.id = l.subscription_id`,
-      [now, now, busy, this.perSubscription, limit, now, new Date(now.getTime() + this.leaseMs), leaseToken, now, leaseToken],
-    );
+    return claimDueDeliveries(this.orm.em.fork(), {
+      now,
+      leaseUntil: new Date(now.getTime() + this.leaseMs),
+      leaseToken,
+      limit,
+      window: CLAIM_WINDOW,
+      perSubscription: this.perSubscription,
+      busy: this.inFlight,
+    });
   }
 
   private async attempt(delivery: ClaimedDelivery, release: () => void): Promise<void> {
-    const body = webhookBody(
-      toMessage({
-        id: delivery.event_id,
-        seq: delivery.event_seq,
-        type: delivery.event_type,
-        payload: delivery.payload,
-        created_at: delivery.event_created_at,
-      }),
-    );
+    const body = webhookBody(delivery.event);
     const attemptedAt = this.clock.now();
-    const secret = decryptSecret(delivery.secret_ciphertext, this.keyring, delivery.subscription_id);
+    const secret = decryptSecret(delivery.secretCiphertext, this.keyring, delivery.subscriptionId);
     const headers = webhookHeaders({
       deliveryId: delivery.id,
-      eventType: delivery.event_type,
+      eventType: delivery.event.type,
       secret,
       body,
       timestampSeconds: Math.floor(attemptedAt.getTime() / 1000),
@@ -296,15 +244,15 @@ export class WebhookDispatcher {
   /** The batch's results as the log stores them: receiver text made storable (sanitised) first. */
   private resultsOf(batch: readonly Completion[]): AttemptResult[] {
     return batch.map(({ delivery, attemptedAt, finishedAt, outcome }) => {
-      const attemptNumber = delivery.attempt_count + 1;
+      const attemptNumber = delivery.attemptCount + 1;
       const lastError = outcome.ok
         ? null
         : storableText(outcome.errorKind === 'http_status' ? `HTTP ${outcome.statusCode}` : `${outcome.errorKind}: ${outcome.errorMessage ?? ''}`, WEBHOOK_ERROR_TEXT_LIMIT);
       return {
         attemptId: newId(),
         deliveryId: delivery.id,
-        leaseToken: delivery.lease_token,
-        subscriptionId: delivery.subscription_id,
+        leaseToken: delivery.leaseToken,
+        subscriptionId: delivery.subscriptionId,
         attemptNumber,
         attemptedAt,
         finishedAt,

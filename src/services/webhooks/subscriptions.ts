@@ -12,9 +12,26 @@ import { DuplicateUrlError, InvalidParameterError, NotFoundError, SubscriptionLi
 import { decryptSecret, encryptSecret, needsReencryption, type SecretKeyring } from '../../domain/secrets.js';
 import { generateWebhookSecret } from '../../domain/signature.js';
 import { checkText } from '../../domain/text.js';
-import { MAX_SUBSCRIPTIONS_PER_KEY, parseEventTypes, type WebhookEventType, type WebhookSubscriptionStatus } from '../../domain/webhook.js';
+import { MAX_SUBSCRIPTIONS_PER_KEY, parseEventTypes, type WebhookSubscriptionStatus } from '../../domain/webhook.js';
+import type { WebhookDelivery, WebhookSubscription } from '../../domain/webhook-records.js';
+import { lockApiKey } from '../../persistence/api-keys-repository.js';
 import { isUniqueViolation } from '../../persistence/availability.js';
 import type { Em, Orm } from '../../persistence/orm.js';
+import {
+  deleteSubscription,
+  findSubscription,
+  findSubscriptionIdByUrl,
+  insertDeliveriesForEvents,
+  insertSubscription,
+  listAttempts,
+  listDeliveries,
+  listSubscriptions,
+  listSubscriptionSecrets,
+  listSubscriptionUrls,
+  reencryptSubscriptionSecret,
+  replaceSubscriptionSecret,
+  updateSubscription,
+} from '../../persistence/webhook-repository.js';
 import { newId } from '../ids.js';
 import { isUuid } from '../picks.js';
 import type { PickEventMessage } from '../events/outbox-relay.js';
@@ -23,43 +40,12 @@ import type { WebhookUrlGuard } from './url-guard.js';
 /** Tiers whose keys may receive webhooks (spec section 4). */
 const WEBHOOK_TIERS = TIERS.filter((tier) => tierAtLeast(tier, MINIMUM_TIER.webhooks));
 
-export interface WebhookSubscription {
-  id: string;
-  apiKeyId: string;
-  url: string;
-  events: WebhookEventType[];
-  status: WebhookSubscriptionStatus;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type { DeliveryAttempt, WebhookDelivery, WebhookSubscription } from '../../domain/webhook-records.js';
 
 export interface SubscriptionWithSecret {
   subscription: WebhookSubscription;
   /** Plaintext: returned on creation and rotation only. */
   secret: string;
-}
-
-export interface DeliveryAttempt {
-  attemptNumber: number;
-  attemptedAt: Date;
-  durationMs: number;
-  statusCode: number | null;
-  errorKind: string | null;
-  responseBody: string | null;
-}
-
-export interface WebhookDelivery {
-  id: string;
-  subscriptionId: string;
-  eventId: string;
-  eventType: WebhookEventType;
-  status: 'pending' | 'succeeded' | 'failed' | 'cancelled';
-  attemptCount: number;
-  nextAttemptAt: Date | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: Date;
-  attempts: DeliveryAttempt[];
 }
 
 export interface DeliveryPage {
@@ -71,30 +57,6 @@ export interface SubscriptionChanges {
   url?: string | null;
   events?: unknown;
   status?: WebhookSubscriptionStatus | null;
-}
-
-interface SubscriptionRow {
-  id: string;
-  api_key_id: string;
-  url: string;
-  events: WebhookEventType[] | string;
-  status: WebhookSubscriptionStatus;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-const COLUMNS = 'id, api_key_id, url, events, status, created_at, updated_at';
-
-function toSubscription(row: SubscriptionRow): WebhookSubscription {
-  return {
-    id: row.id,
-    apiKeyId: row.api_key_id,
-    url: row.url,
-    events: typeof row.events === 'string' ? (JSON.parse(row.events) as WebhookEventType[]) : row.events,
-    status: row.status,
-    createdAt: new Date(row.created_at),
-    updatedAt: new Date(row.updated_at),
-  };
 }
 
 /** A malformed key id is not found, like a malformed subscription id: it never reaches the database. */
@@ -123,18 +85,12 @@ export class WebhookService {
     try {
       const subscription = await this.orm.em.fork().transactional(async (em) => {
         // One creation at a time per key, so the count check holds under concurrency.
-        const key = await em.execute('select id from api_keys where id = ? for update', [apiKeyId]);
-        if (key.length === 0) throw new NotFoundError('No such API key.');
-        const existing = await em.execute<{ id: string; url: string }[]>('select id, url from webhook_subscriptions where api_key_id = ?', [apiKeyId]);
+        if (!(await lockApiKey(em, apiKeyId))) throw new NotFoundError('No such API key.');
+        const existing = await listSubscriptionUrls(em, apiKeyId);
         const duplicate = existing.find((row) => row.url === url);
         if (duplicate) throw new DuplicateUrlError(duplicate.id);
         if (existing.length >= MAX_SUBSCRIPTIONS_PER_KEY) throw new SubscriptionLimitError(MAX_SUBSCRIPTIONS_PER_KEY);
-        const rows = await em.execute<SubscriptionRow[]>(
-          `insert into webhook_subscriptions (id, api_key_id, url, events, secret_ciphertext, status, created_at, updated_at)
-           values (?, ?, ?, ?::jsonb, ?, 'active', ?, ?) returning ${COLUMNS}`,
-          [id, apiKeyId, url, JSON.stringify(events), encryptSecret(secret, this.keyring, id), now, now],
-        );
-        return toSubscription(rows[0]!);
+        return insertSubscription(em, { id, apiKeyId, url, events, secretCiphertext: encryptSecret(secret, this.keyring, id), at: now });
       });
       return { subscription, secret };
     } catch (error) {
@@ -145,10 +101,7 @@ export class WebhookService {
 
   async list(apiKeyId: string): Promise<WebhookSubscription[]> {
     requireKeyId(apiKeyId);
-    const rows = await this.orm.em
-      .fork()
-      .execute<SubscriptionRow[]>(`select ${COLUMNS} from webhook_subscriptions where api_key_id = ? order by created_at, id`, [apiKeyId]);
-    return rows.map(toSubscription);
+    return listSubscriptions(this.orm.em.fork(), apiKeyId);
   }
 
   async get(apiKeyId: string, id: string): Promise<WebhookSubscription> {
@@ -166,16 +119,15 @@ export class WebhookService {
       return await this.orm.em.fork().transactional(async (em) => {
         const current = await this.find(em, apiKeyId, id, true);
         if (url !== null && url !== current.url) {
-          const duplicate = await em.execute<{ id: string }[]>('select id from webhook_subscriptions where api_key_id = ? and url = ? and id <> ?', [apiKeyId, url, id]);
-          if (duplicate[0]) throw new DuplicateUrlError(duplicate[0].id);
+          const duplicate = await findSubscriptionIdByUrl(em, apiKeyId, url, id);
+          if (duplicate) throw new DuplicateUrlError(duplicate);
         }
-        const rows = await em.execute<SubscriptionRow[]>(
-          `update webhook_subscriptions
-              set url = ?, events = ?::jsonb, status = ?, updated_at = ?
-            where id = ? returning ${COLUMNS}`,
-          [url ?? current.url, JSON.stringify(events ?? current.events), changes.status ?? current.status, this.clock.now(), id],
-        );
-        return toSubscription(rows[0]!);
+        return updateSubscription(em, id, {
+          url: url ?? current.url,
+          events: events ?? current.events,
+          status: changes.status ?? current.status,
+          at: this.clock.now(),
+        });
       });
     } catch (error) {
       if (isUniqueViolation(error) && url) throw new DuplicateUrlError((await this.findByUrl(apiKeyId, url))?.id ?? 'unknown');
@@ -187,7 +139,7 @@ export class WebhookService {
   async delete(apiKeyId: string, id: string): Promise<WebhookSubscription> {
     return this.orm.em.fork().transactional(async (em) => {
       const current = await this.find(em, apiKeyId, id, true);
-      await em.execute('delete from webhook_subscriptions where id = ?', [id]);
+      await deleteSubscription(em, id);
       return current;
     });
   }
@@ -197,11 +149,7 @@ export class WebhookService {
     const secret = generateWebhookSecret();
     const subscription = await this.orm.em.fork().transactional(async (em) => {
       await this.find(em, apiKeyId, id, true);
-      const rows = await em.execute<SubscriptionRow[]>(
-        `update webhook_subscriptions set secret_ciphertext = ?, updated_at = ? where id = ? returning ${COLUMNS}`,
-        [encryptSecret(secret, this.keyring, id), this.clock.now(), id],
-      );
-      return toSubscription(rows[0]!);
+      return replaceSubscriptionSecret(em, id, encryptSecret(secret, this.keyring, id), this.clock.now());
     });
     return { subscription, secret };
   }
@@ -212,69 +160,10 @@ export class WebhookService {
     const em = this.orm.em.fork();
     await this.find(em, apiKeyId, id);
     const after = page.after == null ? null : decodeKeysetCursor(CursorKind.webhookDeliveries, page.after);
-    const rows = await em.execute<
-      {
-        id: string;
-        subscription_id: string;
-        event_id: string;
-        event_type: WebhookEventType;
-        status: WebhookDelivery['status'];
-        attempt_count: number;
-        next_attempt_at: Date | string | null;
-        last_status_code: number | null;
-        last_error: string | null;
-        created_at: Date | string;
-      }[]
-    >(
-      `select d.id, d.subscription_id, d.event_id, e.type as event_type, d.status, d.attempt_count, d.next_attempt_at,
-              d.last_status_code, d.last_error, d.created_at
-         from webhook_deliveries d join outbox_events e on e.id = d.event_id
-        where d.subscription_id = ? ${after ? 'and (d.created_at, d.id) < (?, ?)' : ''}
-        order by d.created_at desc, d.id desc
-        limit ?`,
-      after ? [id, after.at, after.id, page.first + 1] : [id, page.first + 1],
-    );
+    const rows = await listDeliveries(em, id, after, page.first + 1);
     const pageRows = rows.slice(0, page.first);
-    const attempts = pageRows.length
-      ? await em.execute<
-          {
-            delivery_id: string;
-            attempt_number: number;
-            attempted_at: Date | string;
-            duration_ms: number;
-            status_code: number | null;
-            error_kind: string | null;
-            response_body: string | null;
-          }[]
-        >(
-          `select delivery_id, attempt_number, attempted_at, duration_ms, status_code, error_kind, response_body
-             from webhook_delivery_attempts where delivery_id in (${pageRows.map(() => '?').join(', ')})
-            order by attempt_number`,
-          pageRows.map((row) => row.id),
-        )
-      : [];
-    const nodes = pageRows.map((row) => ({
-      id: row.id,
-      subscriptionId: row.subscription_id,
-      eventId: row.event_id,
-      eventType: row.event_type,
-      status: row.status,
-      attemptCount: row.attempt_count,
-      nextAttemptAt: row.status === 'pending' && row.next_attempt_at ? new Date(row.next_attempt_at) : null,
-      lastStatusCode: row.last_status_code,
-      lastError: row.last_error,
-      createdAt: new Date(row.created_at),
-      attempts: attempts
-        .filter((attempt) => attempt.delivery_id === row.id)
-        .map((attempt) => ({
-          attemptNumber: attempt.attempt_number,
-          attemptedAt: new Date(attempt.attempted_at),
-          durationMs: attempt.duration_ms,
-          statusCode: attempt.status_code,
-          errorKind: attempt.error_kind,
-          responseBody: attempt.response_body,
-        })),
-    }));
+    const attempts = await listAttempts(em, pageRows.map((row) => row.id));
+    const nodes: WebhookDelivery[] = pageRows.map((row) => ({ ...row, attempts: attempts.get(row.id) ?? [] }));
     const last = nodes.at(-1);
     const endCursor =
       rows.length > page.first && last ? encodeKeysetCursor(CursorKind.webhookDeliveries, { at: last.createdAt, id: last.id }) : null;
@@ -287,16 +176,12 @@ export class WebhookService {
    */
   async reencryptSecrets(): Promise<number> {
     const em = this.orm.em.fork();
-    const rows = await em.execute<{ id: string; secret_ciphertext: string }[]>('select id, secret_ciphertext from webhook_subscriptions');
+    const rows = await listSubscriptionSecrets(em);
     let changed = 0;
     for (const row of rows) {
       if (!needsReencryption(row.secret_ciphertext, this.keyring)) continue;
       const plaintext = decryptSecret(row.secret_ciphertext, this.keyring, row.id);
-      await em.execute('update webhook_subscriptions set secret_ciphertext = ? where id = ? and secret_ciphertext = ?', [
-        encryptSecret(plaintext, this.keyring, row.id),
-        row.id,
-        row.secret_ciphertext,
-      ]);
+      await reencryptSubscriptionSecret(em, row.id, row.secret_ciphertext, encryptSecret(plaintext, this.keyring, row.id));
       changed += 1;
     }
     return changed;
@@ -310,33 +195,23 @@ export class WebhookService {
    */
   async fanOut(em: Em, messages: readonly PickEventMessage[]): Promise<number> {
     if (messages.length === 0) return 0;
-    const now = this.clock.now();
-    const rows = await em.execute<{ id: string }[]>(
-      `insert into webhook_deliveries (id, subscription_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-       select gen_random_uuid(), s.id, e.id, 'pending', 0, ?, ?, ?
-         from outbox_events e
-         join webhook_subscriptions s on s.status = 'active' and s.events @> jsonb_build_array(e.type) and s.created_at <= e.created_at
-         join api_keys k on k.id = s.api_key_id and k.revoked_at is null and k.tier in (${WEBHOOK_TIERS.map(() => '?').join(', ')})
-        where e.id in (${messages.map(() => '?').join(', ')})
-       on conflict (event_id, subscription_id) do nothing
-       returning id`,
-      [now, now, now, ...WEBHOOK_TIERS, ...messages.map((message) => message.id)],
+    return insertDeliveriesForEvents(
+      em,
+      messages.map((message) => message.id),
+      WEBHOOK_TIERS,
+      this.clock.now(),
     );
-    return rows.length;
   }
 
   private async find(em: Em, apiKeyId: string, id: string, forUpdate = false): Promise<WebhookSubscription> {
     if (!isUuid(id) || !isUuid(apiKeyId)) throw new NotFoundError(`No webhook subscription with id ${id}.`);
-    const rows = await em.execute<SubscriptionRow[]>(
-      `select ${COLUMNS} from webhook_subscriptions where id = ? and api_key_id = ?${forUpdate ? ' for update' : ''}`,
-      [id, apiKeyId],
-    );
-    if (!rows[0]) throw new NotFoundError(`No webhook subscription with id ${id}.`);
-    return toSubscription(rows[0]);
+    const subscription = await findSubscription(em, apiKeyId, id, forUpdate);
+    if (!subscription) throw new NotFoundError(`No webhook subscription with id ${id}.`);
+    return subscription;
   }
 
   private async findByUrl(apiKeyId: string, url: string): Promise<{ id: string } | null> {
-    const rows = await this.orm.em.fork().execute<{ id: string }[]>('select id from webhook_subscriptions where api_key_id = ? and url = ?', [apiKeyId, url]);
-    return rows[0] ?? null;
+    const id = await findSubscriptionIdByUrl(this.orm.em.fork(), apiKeyId, url);
+    return id === null ? null : { id };
   }
 }

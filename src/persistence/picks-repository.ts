@@ -1,0 +1,186 @@
+/**
+ * Picks: every query of the picks table. Writes go through the PickEntity (the unit of work
+ * flushes them with the outbox event); lists and the public feed are read-only, so they skip
+ * entity hydration and change tracking (which cost more CPU than the query itself) and map
+ * each row to a plain PickRecord. The column list is explicit so the query fetches only what
+ * the record needs.
+ */
+import { LockMode } from '@mikro-orm/core';
+import { decodePickCursor } from '../domain/cursor.js';
+import type { PickRecord } from '../domain/pick-view.js';
+import { addDays, startOfUtcDay } from '../domain/time.js';
+import { PickEntity } from './entities/pick.js';
+import type { Em } from './orm.js';
+
+export const PICK_COLUMNS = [
+  'id',
+  'sport',
+  'league',
+  'home_team',
+  'away_team',
+  'kickoff_at',
+  'market',
+  'selection',
+  'description',
+  'bookmaker_name',
+  'bookmaker_slug',
+  'odds',
+  'reference_fair_odds',
+  'tax_rate',
+  'edge_pct',
+  'edge_pct_post_tax',
+  'kelly_fraction',
+  'edge_tier',
+  'confidence',
+  'status',
+  'result',
+  'closing_odds',
+  'published_at',
+  'settled_at',
+].join(', ');
+
+type Row = Record<string, unknown>;
+
+// numeric columns arrive as strings from node-postgres and as numbers from PGlite.
+const num = (value: unknown): number => (typeof value === 'number' ? value : Number(value));
+const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+const dateOrNull = (value: unknown): Date | null => (value == null ? null : date(value));
+
+export function pickRecordFromRow(row: Row): PickRecord {
+  return {
+    id: String(row.id),
+    sport: String(row.sport),
+    league: String(row.league),
+    homeTeam: String(row.home_team),
+    awayTeam: String(row.away_team),
+    kickoffAt: date(row.kickoff_at),
+    market: String(row.market),
+    selection: String(row.selection),
+    description: String(row.description),
+    bookmakerName: String(row.bookmaker_name),
+    bookmakerSlug: String(row.bookmaker_slug),
+    odds: num(row.odds),
+    referenceFairOdds: num(row.reference_fair_odds),
+    taxRate: num(row.tax_rate),
+    edgePct: num(row.edge_pct),
+    edgePctPostTax: num(row.edge_pct_post_tax),
+    kellyFraction: num(row.kelly_fraction),
+    edgeTier: row.edge_tier as PickRecord['edgeTier'],
+    confidence: num(row.confidence),
+    status: row.status as PickRecord['status'],
+    result: (row.result ?? null) as PickRecord['result'],
+    closingOdds: row.closing_odds == null ? null : num(row.closing_odds),
+    publishedAt: dateOrNull(row.published_at),
+    settledAt: dateOrNull(row.settled_at),
+  };
+}
+
+/** A plain record of a pick entity: what services hand to GraphQL (never the entity itself). */
+export function pickRecordFromEntity(pick: PickEntity): PickRecord {
+  return {
+    id: pick.id,
+    sport: pick.sport,
+    league: pick.league,
+    homeTeam: pick.homeTeam,
+    awayTeam: pick.awayTeam,
+    kickoffAt: pick.kickoffAt,
+    market: pick.market,
+    selection: pick.selection,
+    description: pick.description,
+    bookmakerName: pick.bookmakerName,
+    bookmakerSlug: pick.bookmakerSlug,
+    odds: pick.odds,
+    referenceFairOdds: pick.referenceFairOdds,
+    taxRate: pick.taxRate,
+    edgePct: pick.edgePct,
+    edgePctPostTax: pick.edgePctPostTax,
+    kellyFraction: pick.kellyFraction,
+    edgeTier: pick.edgeTier,
+    confidence: pick.confidence,
+    status: pick.status,
+    result: pick.result ?? null,
+    closingOdds: pick.closingOdds ?? null,
+    publishedAt: pick.publishedAt ?? null,
+    settledAt: pick.settledAt ?? null,
+  };
+}
+
+export type NewPick = Omit<PickRecord, 'result' | 'closingOdds' | 'settledAt' | 'publishedAt'> & {
+  publishedAt: Date | null;
+  createdAt: Date;
+};
+
+/** A new pick in the unit of work of `em` (flushed with the transaction). */
+export function insertPick(em: Em, fields: NewPick): PickEntity {
+  return em.create(PickEntity, { ...fields, result: null, closingOdds: null, settledAt: null, updatedAt: fields.createdAt });
+}
+
+/** The pick with a row lock: concurrent transitions of one pick serialise. */
+export function findPickForUpdate(em: Em, id: string): Promise<PickEntity | null> {
+  return em.findOne(PickEntity, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+}
+
+export function findPick(em: Em, id: string): Promise<PickEntity | null> {
+  return em.findOne(PickEntity, { id });
+}
+
+export interface SqlQuery {
+  sql: string;
+  params: unknown[];
+}
+
+/** Filters of the visible-picks list; `since` is already parsed, `after` is the opaque cursor. */
+export interface VisiblePicksFilter {
+  sport?: string | null;
+  league?: string | null;
+  since?: Date | null;
+  after?: string | null;
+}
+
+const VISIBLE_SQL = `status in ('published', 'settled')`;
+
+/** The list query; served by the partial (kickoff_at desc, id desc) indexes. Exported for the EXPLAIN test. */
+export function listPicksSql(filter: VisiblePicksFilter, limit: number): SqlQuery {
+  const conditions = [VISIBLE_SQL];
+  const params: unknown[] = [];
+  if (filter.sport != null) {
+    conditions.push('sport = ?');
+    params.push(filter.sport);
+  }
+  if (filter.league != null) {
+    conditions.push('league = ?');
+    params.push(filter.league);
+  }
+  if (filter.since != null) {
+    conditions.push('kickoff_at > ?');
+    params.push(filter.since);
+  }
+  if (filter.after != null) {
+    const cursor = decodePickCursor(filter.after);
+    conditions.push('(kickoff_at, id) < (?, ?)');
+    params.push(cursor.kickoffAt, cursor.id);
+  }
+  params.push(limit);
+  return { sql: `select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by kickoff_at desc, id desc limit ?`, params };
+}
+
+/** The public "today" query; served by the partial published_at indexes. */
+export function todayPicksSql(query: { sport?: string | null }, now: Date, limit: number): SqlQuery {
+  const dayStart = startOfUtcDay(now);
+  const conditions = [VISIBLE_SQL, 'published_at >= ?', 'published_at < ?'];
+  const params: unknown[] = [dayStart, addDays(dayStart, 1)];
+  if (query.sport != null) {
+    conditions.push('sport = ?');
+    params.push(query.sport);
+  }
+  params.push(limit);
+  return {
+    sql: `select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by edge_pct_post_tax desc, published_at desc, id desc limit ?`,
+    params,
+  };
+}
+
+/** Runs a read query built above (listPicksSql, todayPicksSql) and maps its rows to records. */
+export async function readPicks(em: Em, query: SqlQuery): Promise<PickRecord[]> {
+  return (await em.execute(query.sql, query.params)).map(pickRecordFromRow);
+}
