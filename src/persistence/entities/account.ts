@@ -8,13 +8,17 @@ export const AccountSchema = defineEntity({
   properties: {
     id: p.uuid().primary(),
     /** Normalised (trimmed, lower case). */
-    email: p.text().unique(),
+    email: p.text().unique('accounts_email_key'),
     /** scrypt, see src/domain/password.ts. */
     passwordHash: p.text(),
     tier: p.text().$type<Tier>(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },
+  checks: [
+    { name: 'accounts_email_check', expression: 'email = lower(email) and length(email) >= 3 and length(email) <= 254' },
+    { name: 'accounts_tier_check', expression: "tier in ('starter', 'growth', 'enterprise')" },
+  ],
 });
 
 export class AccountEntity extends AccountSchema.class {}
@@ -26,12 +30,17 @@ export const DashboardSessionSchema = defineEntity({
   tableName: 'dashboard_sessions',
   properties: {
     id: p.uuid().primary(),
-    tokenHash: p.text().unique(),
+    tokenHash: p.text().unique('dashboard_sessions_token_hash_key'),
     accountId: p.uuid(),
     createdAt: p.datetime(),
     lastSeenAt: p.datetime(),
     expiresAt: p.datetime(),
   },
+  indexes: [
+    { name: 'dashboard_sessions_account_idx', properties: ['accountId'] },
+    { name: 'dashboard_sessions_expires_idx', properties: ['expiresAt'] },
+  ],
+  checks: [{ name: 'dashboard_sessions_token_hash_check', expression: "token_hash ~ '^[0-9a-f]{64}$'" }],
 });
 
 export class DashboardSessionEntity extends DashboardSessionSchema.class {}

@@ -12,13 +12,18 @@ export const OutboxEventSchema = defineEntity({
   tableName: 'outbox_events',
   properties: {
     id: p.uuid().primary(),
-    seq: p.bigint('number').autoincrement().unique(),
+    seq: p.bigint('number').autoincrement().unique('outbox_events_seq_key'),
     type: p.text().$type<EventType>(),
     pickId: p.uuid(),
     payload: p.json<Record<string, unknown>>(),
     createdAt: p.datetime(),
     relayedAt: p.datetime().nullable(),
   },
+  indexes: [
+    { name: 'outbox_events_unrelayed_idx', properties: ['seq'], where: 'relayed_at is null' },
+    { name: 'outbox_events_created_idx', properties: ['createdAt'] },
+  ],
+  checks: [{ name: 'outbox_events_type_check', expression: "type in ('pick.published', 'pick.settled')" }],
 });
 
 export class OutboxEventEntity extends OutboxEventSchema.class {}

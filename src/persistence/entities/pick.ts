@@ -2,6 +2,8 @@ import { defineEntity, p } from '@mikro-orm/core';
 import type { EdgeTier } from '../../domain/odds.js';
 import type { PickResult, PickStatus } from '../../domain/pick.js';
 
+const VISIBLE = "status in ('published', 'settled')";
+
 /** One published (or held) bet. Holds everything both the v1 Pick and the public pick need. */
 export const PickSchema = defineEntity({
   name: 'Pick',
@@ -34,6 +36,30 @@ export const PickSchema = defineEntity({
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },
+  // The read paths' partial indexes (src/persistence/picks-repository.ts, track-record-repository.ts).
+  indexes: [
+    { name: 'picks_visible_kickoff_idx', columns: [{ name: 'kickoff_at', sort: 'desc' }, { name: 'id', sort: 'desc' }], where: VISIBLE },
+    { name: 'picks_visible_sport_kickoff_idx', columns: [{ name: 'sport' }, { name: 'kickoff_at', sort: 'desc' }, { name: 'id', sort: 'desc' }], where: VISIBLE },
+    { name: 'picks_visible_league_kickoff_idx', columns: [{ name: 'league' }, { name: 'kickoff_at', sort: 'desc' }, { name: 'id', sort: 'desc' }], where: VISIBLE },
+    { name: 'picks_visible_published_idx', properties: ['publishedAt'], where: VISIBLE },
+    { name: 'picks_visible_sport_published_idx', properties: ['sport', 'publishedAt'], where: VISIBLE },
+    { name: 'picks_settled_at_idx', properties: ['settledAt'], where: "status = 'settled'" },
+  ],
+  checks: [
+    { name: 'picks_odds_check', expression: 'odds > 1' },
+    { name: 'picks_reference_fair_odds_check', expression: 'reference_fair_odds > 1' },
+    { name: 'picks_tax_rate_check', expression: 'tax_rate >= 0 and tax_rate < 1' },
+    { name: 'picks_kelly_fraction_check', expression: 'kelly_fraction >= 0' },
+    { name: 'picks_edge_tier_check', expression: "edge_tier in ('big_edge', 'stark', 'standard')" },
+    { name: 'picks_confidence_check', expression: 'confidence >= 0 and confidence <= 100' },
+    { name: 'picks_status_check', expression: "status in ('published', 'settled', 'admin_review')" },
+    { name: 'picks_result_check', expression: "result in ('won', 'lost', 'void', 'half_won', 'half_lost')" },
+    { name: 'picks_closing_odds_check', expression: 'closing_odds > 1' },
+    {
+      name: 'picks_settlement_consistent',
+      expression: "(status = 'settled') = (result is not null) and (status = 'settled') = (settled_at is not null)",
+    },
+  ],
 });
 
 export class PickEntity extends PickSchema.class {}

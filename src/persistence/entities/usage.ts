@@ -10,6 +10,10 @@ export const MonthlyUsageSchema = defineEntity({
     requestCount: p.bigint('number'),
     updatedAt: p.datetime(),
   },
+  checks: [
+    { name: 'monthly_usage_month_check', expression: "month ~ '^[0-9]{4}-[0-9]{2}$'" },
+    { name: 'monthly_usage_request_count_check', expression: 'request_count >= 0' },
+  ],
 });
 export class MonthlyUsageEntity extends MonthlyUsageSchema.class {}
 MonthlyUsageSchema.setClass(MonthlyUsageEntity);

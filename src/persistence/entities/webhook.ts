@@ -18,6 +18,9 @@ export const WebhookSubscriptionSchema = defineEntity({
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },
+  uniques: [{ name: 'webhook_subscriptions_key_url_unique', properties: ['apiKeyId', 'url'] }],
+  indexes: [{ name: 'webhook_subscriptions_api_key_idx', properties: ['apiKeyId', 'createdAt'] }],
+  checks: [{ name: 'webhook_subscriptions_status_check', expression: "status in ('active', 'exhausted')" }],
 });
 export class WebhookSubscriptionEntity extends WebhookSubscriptionSchema.class {}
 WebhookSubscriptionSchema.setClass(WebhookSubscriptionEntity);
@@ -31,7 +34,7 @@ export const WebhookDeliverySchema = defineEntity({
     subscriptionId: p.uuid(),
     eventId: p.uuid(),
     status: p.text().$type<WebhookDeliveryStatus>(),
-    attemptCount: p.integer(),
+    attemptCount: p.integer().default(0),
     nextAttemptAt: p.datetime().nullable(),
     lockedUntil: p.datetime().nullable(),
     leaseToken: p.uuid().nullable(),
@@ -40,6 +43,14 @@ export const WebhookDeliverySchema = defineEntity({
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },
+  uniques: [{ name: 'webhook_deliveries_event_subscription_unique', properties: ['eventId', 'subscriptionId'] }],
+  indexes: [
+    { name: 'webhook_deliveries_due_idx', properties: ['nextAttemptAt'], where: "status = 'pending'" },
+    { name: 'webhook_deliveries_subscription_idx', columns: [{ name: 'subscription_id' }, { name: 'created_at', sort: 'desc' }] },
+    // Log retention (src/services/retention.ts): finished deliveries by age.
+    { name: 'webhook_deliveries_finished_idx', properties: ['updatedAt'], where: "status <> 'pending'" },
+  ],
+  checks: [{ name: 'webhook_deliveries_status_check', expression: "status in ('pending', 'succeeded', 'failed', 'cancelled')" }],
 });
 export class WebhookDeliveryEntity extends WebhookDeliverySchema.class {}
 WebhookDeliverySchema.setClass(WebhookDeliveryEntity);
@@ -58,6 +69,10 @@ export const WebhookDeliveryAttemptSchema = defineEntity({
     errorKind: p.text().nullable(),
     responseBody: p.text().nullable(),
   },
+  indexes: [
+    { name: 'webhook_delivery_attempts_delivery_idx', properties: ['deliveryId', 'attemptNumber'] },
+    { name: 'webhook_delivery_attempts_attempted_at_idx', properties: ['attemptedAt'] },
+  ],
 });
 export class WebhookDeliveryAttemptEntity extends WebhookDeliveryAttemptSchema.class {}
 WebhookDeliveryAttemptSchema.setClass(WebhookDeliveryAttemptEntity);
