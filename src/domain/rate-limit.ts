@@ -27,29 +27,32 @@ const PAST_BUCKETS_COUNTED = WINDOW_MS / BUCKET_WIDTH_MS;
 /** Bucket number -> admitted requests in it. Redis hands back string fields, hence Record. */
 export type Buckets = ReadonlyMap<number, number> | Readonly<Record<string, number>>;
 
-export interface HourlyStanding {
+export interface HourlyState {
   limit: number;
+  /** Requests still admissible in the current rolling hour (after this request, if counted). */
   remaining: number;
   /** Unix seconds when the oldest counted request leaves the window. */
   resetAt: number;
 }
 
-export interface MonthlyStanding {
+export interface MonthlyState {
   limit: number;
   used: number;
   remaining: number;
+  /** 00:00:00 UTC on the first day of the next month. */
   resetsAt: Date;
 }
 
-/** Same shape as the limiter port's LimitDecision (the limiters return it as such). */
-export type Verdict =
-  | { allowed: true; hourly: HourlyStanding; monthly: MonthlyStanding }
+/** A limiter's answer for one request: the one decision type of every engine and of the HTTP headers. */
+export type LimitDecision =
+  | { allowed: true; hourly: HourlyState; monthly: MonthlyState }
   | {
       allowed: false;
       reason: 'hourly' | 'monthly';
+      /** Whole seconds (>= 1) until a request would be admitted again. */
       retryAfterSeconds: number;
-      hourly: HourlyStanding;
-      monthly: MonthlyStanding;
+      hourly: HourlyState;
+      monthly: MonthlyState;
     };
 
 /** What a decision needs to know: the key's buckets and month usage before this request. */
@@ -171,16 +174,16 @@ function assertPolicy(policy: TierLimit): void {
   }
 }
 
-function hourlyStanding(buckets: Buckets, current: number, limit: number, counted: number): HourlyStanding {
+function hourlyStanding(buckets: Buckets, current: number, limit: number, counted: number): HourlyState {
   return { limit, remaining: Math.max(0, limit - counted), resetAt: resetAt(buckets, current) };
 }
 
-function monthlyStanding(nowMs: number, limit: number, used: number): MonthlyStanding {
+function monthlyStanding(nowMs: number, limit: number, used: number): MonthlyState {
   return { limit, used, remaining: Math.max(0, limit - used), resetsAt: monthResetsAt(nowMs) };
 }
 
 /** The standing without counting anything (dashboards, peek). */
-export function standing(snapshot: UsageSnapshot, policy: TierLimit): { hourly: HourlyStanding; monthly: MonthlyStanding } {
+export function standing(snapshot: UsageSnapshot, policy: TierLimit): { hourly: HourlyState; monthly: MonthlyState } {
   assertPolicy(policy);
   const { nowMs, buckets, monthUsed } = snapshot;
   const current = currentBucket(buckets, nowMs);
@@ -195,7 +198,7 @@ export function standing(snapshot: UsageSnapshot, policy: TierLimit): { hourly: 
  * in bucket currentBucket(buckets, nowMs) and one in monthKeyOf(nowMs); the returned standing
  * already includes that request.
  */
-export function decide(snapshot: UsageSnapshot, policy: TierLimit): Verdict {
+export function decide(snapshot: UsageSnapshot, policy: TierLimit): LimitDecision {
   assertPolicy(policy);
   const { nowMs, buckets, monthUsed } = snapshot;
   const current = currentBucket(buckets, nowMs);

@@ -9,32 +9,10 @@ import type { AnonymousDecision } from './anonymous-window.js';
 
 export type { AnonymousDecision };
 
-export interface HourlyState {
-  limit: number;
-  /** Requests still admissible in the current rolling hour (after this request, if counted). */
-  remaining: number;
-  /** Unix seconds when the oldest counted request leaves the window. */
-  resetAt: number;
-}
+import type { HourlyState, LimitDecision, MonthlyState } from '../../domain/rate-limit.js';
 
-export interface MonthlyState {
-  limit: number;
-  used: number;
-  remaining: number;
-  /** 00:00:00 UTC on the first day of the next month. */
-  resetsAt: Date;
-}
-
-export type LimitDecision =
-  | { allowed: true; hourly: HourlyState; monthly: MonthlyState }
-  | {
-      allowed: false;
-      reason: 'hourly' | 'monthly';
-      /** Whole seconds (>= 1) until a request would be admitted again. */
-      retryAfterSeconds: number;
-      hourly: HourlyState;
-      monthly: MonthlyState;
-    };
+// The decision types are the domain's (src/domain/rate-limit.ts); the port re-exports them for its callers.
+export type { HourlyState, LimitDecision, MonthlyState };
 
 export type LimiterMode = 'redis' | 'memory' | 'fallback';
 

@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { TierLimit } from '../../domain/access.js';
-import { monthKeyOf, type Verdict } from '../../domain/rate-limit.js';
+import { monthKeyOf } from '../../domain/rate-limit.js';
 import type { AnonymousDecision } from './anonymous-window.js';
 import { MemoryRateLimiter } from './memory-limiter.js';
 import type { HourlyState, LimitDecision, LimiterLog, LimiterMode, MonthlyState } from './rate-limiter.js';
@@ -180,7 +180,7 @@ export class RedisFallback {
     this.log?.warn({ err: error.cause }, 'rate limiter: Redis unavailable, deciding in memory per instance');
   }
 
-  private recordAdmit(apiKeyId: string, verdict: Verdict): void {
+  private recordAdmit(apiKeyId: string, verdict: LimitDecision): void {
     // The decision's month: the one that ends at monthly.resetsAt.
     this.mergeAdmits({ apiKeyId, month: monthKeyOf(verdict.monthly.resetsAt.getTime() - 1), count: 1 });
   }
