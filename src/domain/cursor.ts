@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { InvalidCursorError, InvalidParameterError } from './errors.js';
+import { isUuid } from './uuid.js';
 
 export interface PickCursor {
   kickoffAt: Date;
@@ -23,7 +24,6 @@ export interface KeysetPosition {
 const MAX_CURSOR_LENGTH = 200;
 /** Largest |ms| a JS Date can hold. */
 const MAX_TIME_MS = 8.64e15;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 // Canonical integers only (no leading zeros, no "-0"), so a decoded cursor re-encodes identically.
 const PAYLOAD = /^([a-z][0-9]):(0|-?[1-9][0-9]{0,15}):([0-9a-f-]{36}):([0-9a-f]{8})$/;
@@ -43,7 +43,7 @@ export function encodeKeysetCursor(kind: CursorKind, position: KeysetPosition): 
     throw new RangeError('encodeKeysetCursor: the position time is not a valid date');
   }
   const id = position.id.toLowerCase();
-  if (!UUID.test(id)) {
+  if (!isUuid(id)) {
     throw new RangeError(`encodeKeysetCursor: id ${position.id} is not a UUID`);
   }
   const body = `${kind}:${ms}:${id}`;
@@ -78,7 +78,7 @@ function decodeOrThrow(kind: CursorKind, s: string): KeysetPosition {
   const [, version, msText, id, check] = match as unknown as [string, string, string, string, string];
   if (version !== kind) throw new InvalidCursorError();
   if (checksum(`${version}:${msText}:${id}`) !== check) throw new InvalidCursorError();
-  if (!UUID.test(id)) throw new InvalidCursorError();
+  if (!isUuid(id)) throw new InvalidCursorError();
   const ms = Number(msText);
   if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS) throw new InvalidCursorError();
   return { at: new Date(ms), id };

@@ -24,7 +24,7 @@ import { isUniqueViolation } from '../persistence/availability.js';
 import type { Orm } from '../persistence/orm.js';
 import type { AccessChange } from './auth.js';
 import { newId } from './ids.js';
-import { isUuid } from './picks.js';
+import { isUuid } from '../domain/uuid.js';
 
 export interface AccountServiceHooks {
   /** After a tier change committed: the keys whose tier changed (the auth caches must drop them). */

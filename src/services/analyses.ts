@@ -5,7 +5,7 @@ import type { MatchAnalysisRecord } from '../domain/account-records.js';
 import { findMatchAnalysis, matchAnalysisRecordFromEntity, upsertMatchAnalysis } from '../persistence/match-analyses-repository.js';
 import type { Orm } from '../persistence/orm.js';
 import { findPick } from '../persistence/picks-repository.js';
-import { isUuid } from './picks.js';
+import { isUuid } from '../domain/uuid.js';
 
 export const ANALYSIS_MAX_LENGTH = 20_000;
 

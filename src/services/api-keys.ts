@@ -16,7 +16,7 @@ import {
 } from '../persistence/api-keys-repository.js';
 import type { Orm } from '../persistence/orm.js';
 import { newId } from './ids.js';
-import { isUuid } from './picks.js';
+import { isUuid } from '../domain/uuid.js';
 
 export interface CreatedApiKey {
   /** The plaintext key: returned once, never stored. */

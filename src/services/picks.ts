@@ -26,6 +26,7 @@ import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { checkOptionalText, checkText } from '../domain/text.js';
 import { parseIsoTimestamp, utcDateString } from '../domain/time.js';
 import type { PickRecord } from '../domain/pick-view.js';
+import { isUuid } from '../domain/uuid.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
 import type { Em, Orm } from '../persistence/orm.js';
 import {
@@ -89,8 +90,6 @@ export const PICKS_PAGE_MAX = 200;
 export const TODAY_DEFAULT = 20;
 export const TODAY_MAX = 50;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export interface PickServiceOptions {
   defaultTaxRate: number;
   edgeTierThresholds?: EdgeTierThresholds;
@@ -122,11 +121,6 @@ function checkPickTexts(input: PublishPickInput): void {
   checkText('bookmaker.slug', input.bookmaker.slug, 'line');
   checkOptionalText('market', input.market, 'line');
   checkOptionalText('pick', input.pick, 'line');
-}
-
-/** Unknown or malformed ids are simply not found: callers cannot tell the difference. */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
 }
 
 /** Pages of the list stay cached this long at most; any visibility change drops them all. */

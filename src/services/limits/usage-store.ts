@@ -6,6 +6,7 @@
  * add a request twice. The limiters re-seed a key-month from here when their own copy is gone.
  */
 import { systemClock, type Clock } from '../../domain/clock.js';
+import { isUuid } from '../../domain/uuid.js';
 import type { Orm } from '../../persistence/orm.js';
 import { loadMonthlyCount, upsertMonthlyCounts } from '../../persistence/usage-repository.js';
 
@@ -42,7 +43,6 @@ export class UsageStore implements MonthlyUsageStore {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 /**
@@ -52,7 +52,7 @@ const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 function mergeRows(rows: readonly MonthlyUsageRow[]): MonthlyUsageRow[] {
   const byKeyMonth = new Map<string, MonthlyUsageRow>();
   for (const row of rows) {
-    if (!UUID.test(row.apiKeyId)) throw new RangeError(`monthly usage: api key id must be a UUID, got ${row.apiKeyId}`);
+    if (!isUuid(row.apiKeyId)) throw new RangeError(`monthly usage: api key id must be a UUID, got ${row.apiKeyId}`);
     if (!MONTH.test(row.month)) throw new RangeError(`monthly usage: month must be YYYY-MM, got ${row.month}`);
     if (!Number.isSafeInteger(row.count) || row.count < 0) {
       throw new RangeError(`monthly usage: count must be a non-negative integer, got ${row.count}`);

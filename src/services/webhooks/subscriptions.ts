@@ -33,7 +33,7 @@ import {
   updateSubscription,
 } from '../../persistence/webhook-repository.js';
 import { newId } from '../ids.js';
-import { isUuid } from '../picks.js';
+import { isUuid } from '../../domain/uuid.js';
 import type { PickEventMessage } from '../events/outbox-relay.js';
 import type { WebhookUrlGuard } from './url-guard.js';
 
