@@ -30,7 +30,3 @@ export function roundTo(value: number, decimals: number): number {
   const result = shiftDecimal(rounded, -decimals);
   return value < 0 ? -result : result;
 }
-
-export function round2(value: number): number {
-  return roundTo(value, 2);
-}

@@ -11,18 +11,6 @@ export type PickResult = (typeof PICK_RESULTS)[number];
 /** admin_review picks are invisible everywhere; only these reach clients. */
 export const VISIBLE_STATUSES: readonly PickStatus[] = ['published', 'settled'];
 
-export function isPickStatus(s: string): s is PickStatus {
-  return (PICK_STATUSES as readonly string[]).includes(s);
-}
-
-export function isPickResult(s: string): s is PickResult {
-  return (PICK_RESULTS as readonly string[]).includes(s);
-}
-
-export function isVisibleStatus(s: PickStatus | string): boolean {
-  return (VISIBLE_STATUSES as readonly string[]).includes(s);
-}
-
 /** The whole state machine; settled is final. */
 const ALLOWED_TRANSITIONS: Readonly<Record<PickStatus, readonly PickStatus[]>> = {
   published: ['settled', 'admin_review'],

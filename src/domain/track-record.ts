@@ -48,39 +48,6 @@ export function clvPct(odds: number, closingOdds: number): number {
   return 100 * (odds / closingOdds - 1);
 }
 
-/** The in-memory equivalent of the database GROUP BY, for tests and small callers. */
-export function toTrackRecordBuckets(picks: SettledPickFacts[]): TrackRecordBucket[] {
-  const byKey = new Map<string, TrackRecordBucket>();
-  for (const pick of picks) {
-    const date = utcDateString(pick.settledAt);
-    const key = JSON.stringify([date, pick.sport, pick.result]);
-    let bucket = byKey.get(key);
-    if (!bucket) {
-      bucket = {
-        date,
-        sport: pick.sport,
-        result: pick.result,
-        count: 0,
-        sumOdds: 0,
-        sumEdgePct: 0,
-        countWithClosing: 0,
-        sumClvPct: 0,
-      };
-      byKey.set(key, bucket);
-    }
-    bucket.count += 1;
-    bucket.sumOdds += pick.odds;
-    bucket.sumEdgePct += pick.edgePct;
-    if (pick.closingOdds !== null) {
-      bucket.countWithClosing += 1;
-      bucket.sumClvPct += clvPct(pick.odds, pick.closingOdds);
-    }
-  }
-  return [...byKey.values()].sort(
-    (a, b) => compareStrings(a.date, b.date) || compareStrings(a.sport, b.sport) || compareStrings(a.result, b.result),
-  );
-}
-
 /** Window of the last `daysBack` days ending now; both ends inclusive (settled_at >= from and <= to). */
 export function trackRecordWindow(now: Date, daysBack: number): { from: Date; to: Date } {
   return { from: addDays(now, -daysBack), to: new Date(now.getTime()) };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { round2, roundTo } from '../../src/domain/numbers.js';
+import { roundTo } from '../../src/domain/numbers.js';
 
 describe('roundTo', () => {
   it.each([
@@ -51,12 +51,6 @@ describe('roundTo', () => {
     expect(() => roundTo(1, -1)).toThrow(RangeError);
     expect(() => roundTo(1, 1.5)).toThrow(RangeError);
     expect(() => roundTo(1, 16)).toThrow(RangeError);
-  });
-
-  it('round2 rounds to two decimals', () => {
-    expect(round2(1.005)).toBe(1.01);
-    expect(round2(-33.335)).toBe(-33.34);
-    expect(round2(12.5)).toBe(12.5);
   });
 
   it('rounds decimal ties away from zero', () => {

@@ -8,10 +8,10 @@ import { utcDateString } from '../../src/domain/time.js';
 import {
   aggregateTrackRecord,
   bucketProfit,
+  clvPct,
   type SettledPickFacts,
   type TrackRecord,
   type TrackRecordBucket,
-  toTrackRecordBuckets,
   trackRecordWindow,
   validateDaysBack,
 } from '../../src/domain/track-record.js';
@@ -27,6 +27,28 @@ function pick(
   settledAt: string,
 ): SettledPickFacts {
   return { sport, odds, closingOdds, edgePct, result, settledAt: new Date(settledAt) };
+}
+
+/** The database's GROUP BY (UTC settlement date, sport, result), in memory. */
+function toTrackRecordBuckets(picks: SettledPickFacts[]): TrackRecordBucket[] {
+  const byKey = new Map<string, TrackRecordBucket>();
+  for (const pick of picks) {
+    const date = utcDateString(pick.settledAt);
+    const key = JSON.stringify([date, pick.sport, pick.result]);
+    let bucket = byKey.get(key);
+    if (!bucket) {
+      bucket = { date, sport: pick.sport, result: pick.result, count: 0, sumOdds: 0, sumEdgePct: 0, countWithClosing: 0, sumClvPct: 0 };
+      byKey.set(key, bucket);
+    }
+    bucket.count += 1;
+    bucket.sumOdds += pick.odds;
+    bucket.sumEdgePct += pick.edgePct;
+    if (pick.closingOdds !== null) {
+      bucket.countWithClosing += 1;
+      bucket.sumClvPct += clvPct(pick.odds, pick.closingOdds);
+    }
+  }
+  return [...byKey.values()];
 }
 
 /** What the database does: filter by the exact window, then GROUP BY. */
@@ -102,39 +124,6 @@ describe('validateDaysBack', () => {
       expect((error as InvalidParameterError).extras).toEqual({ parameter: 'days_back' });
       expect((error as InvalidParameterError).message).toBe('days_back must be an integer between 1 and 365');
     }
-  });
-});
-
-describe('toTrackRecordBuckets', () => {
-  it('groups by UTC settlement date, sport and result', () => {
-    const buckets = toTrackRecordBuckets([
-      pick('soccer', 2.0, 1.8, 5, 'won', '2026-11-19T13:00:00Z'),
-      pick('soccer', 3.0, null, 7, 'won', '2026-11-19T23:30:00Z'),
-      // 00:30 at +01:00 is still 23:30 UTC on the 19th.
-      pick('soccer', 1.5, 1.5, 1, 'won', '2026-11-20T00:30:00+01:00'),
-      pick('soccer', 2.0, null, 2, 'lost', '2026-11-19T10:00:00Z'),
-      pick('tennis', 2.0, null, 3, 'won', '2026-11-19T10:00:00Z'),
-      pick('soccer', 2.0, null, 4, 'won', '2026-11-20T00:00:00Z'),
-    ]);
-    expect(buckets).toHaveLength(4);
-    const wonSoccer19 = buckets.find((b) => b.date === '2026-11-19' && b.sport === 'soccer' && b.result === 'won');
-    expect(wonSoccer19).toBeDefined();
-    expect(wonSoccer19?.count).toBe(3);
-    expect(wonSoccer19?.sumOdds).toBeCloseTo(6.5, 12);
-    expect(wonSoccer19?.sumEdgePct).toBeCloseTo(13, 12);
-    expect(wonSoccer19?.countWithClosing).toBe(2);
-    // 100 x (2/1.8 - 1) + 100 x (1.5/1.5 - 1)
-    expect(wonSoccer19?.sumClvPct).toBeCloseTo(100 / 9, 10);
-    expect(buckets.map((b) => `${b.date}/${b.sport}/${b.result}/${b.count}`)).toEqual([
-      '2026-11-19/soccer/lost/1',
-      '2026-11-19/soccer/won/3',
-      '2026-11-19/tennis/won/1',
-      '2026-11-20/soccer/won/1',
-    ]);
-  });
-
-  it('returns no buckets for no picks', () => {
-    expect(toTrackRecordBuckets([])).toEqual([]);
   });
 });
 
