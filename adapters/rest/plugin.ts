@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { AppError, ErrorCode, isAppError } from '../../src/domain/errors.js';
-import { assertTier } from '../../src/graphql/builder.js';
+import { assertTier } from '../../src/graphql/auth.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { sendError } from '../../src/server/errors.js';
 import { sendGraphQLError } from '../shared/http-errors.js';

@@ -1,31 +1,12 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import { tierAtLeast, type Tier } from '../domain/api-key.js';
-import { AdminRequiredError, InvalidApiKeyError, SessionRequiredError, TierUpgradeRequiredError } from '../domain/errors.js';
-import type { Context, Principal } from './context.js';
-
-/** Throws the precise error for a principal below the minimum tier (admin passes). */
-export function assertTier(principal: Principal, minimum: Tier): void {
-  if (principal.kind === 'admin') return;
-  if (principal.kind !== 'apiKey') throw new InvalidApiKeyError();
-  if (!tierAtLeast(principal.tier, minimum)) throw new TierUpgradeRequiredError(minimum);
-}
-
-export function assertAdmin(principal: Principal): void {
-  if (principal.kind === 'admin') return;
-  if (principal.kind === 'anonymous' || principal.kind === 'invalid') throw new InvalidApiKeyError();
-  throw new AdminRequiredError();
-}
-
-/** The dashboard's scope: a signed-in account (session cookie, dashboard adapter only). */
-export function assertAccount(principal: Principal): Extract<Principal, { kind: 'account' }> {
-  if (principal.kind !== 'account') throw new SessionRequiredError();
-  return principal;
-}
+import type { Tier } from '../domain/api-key.js';
+import { assertAccount, assertAdmin, assertTier } from './auth.js';
+import type { Context } from './context.js';
 
 /**
- * The schema builder: plugins and the Context type only. Scopes throw the precise
+ * The schema builder: plugins and the Context type only. Scopes (./auth.ts) throw the precise
  * AppError (401 invalid_api_key, 403 tier_upgrade_required / admin_required) so every
  * surface reports the same code.
  */
