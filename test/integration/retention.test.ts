@@ -34,6 +34,10 @@ describe('log retention', () => {
       if (Number(row!.n) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    // Then no relay: the unrelayed event written below must stay unrelayed (a relay would fan it
+    // out to the subscription and add a delivery the test does not expect; PostgreSQL's relay,
+    // woken by NOTIFY, did).
+    await t.runtime.relay.stop();
     const subscription = newId();
     await em.execute(
       `insert into webhook_subscriptions (id, api_key_id, url, events, secret_ciphertext, status, created_at, updated_at)
