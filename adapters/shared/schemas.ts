@@ -4,7 +4,7 @@
  * document, and the tests validate real responses against that document.
  */
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
-import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_EVENT_TYPES } from '../../src/domain/webhook.js';
+import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
@@ -160,7 +160,7 @@ const webhookSubscriptionProperties = {
   subscription_id: { type: 'string', format: 'uuid' },
   url: { type: 'string' },
   events: { type: 'array', items: webhookEventSchema },
-  status: { type: 'string', enum: ['active', 'exhausted'], description: 'exhausted after the last retry of a delivery failed; PATCH status "active" to resume.' },
+  status: { type: 'string', enum: [...WEBHOOK_SUBSCRIPTION_STATUSES], description: 'exhausted after the last retry of a delivery failed; PATCH status "active" to resume.' },
   created_at: timestamp,
 } as const;
 
@@ -213,7 +213,7 @@ export const webhookDeliveryListSchema = {
           delivery_id: { type: 'string', format: 'uuid', description: 'The X-Service-Delivery header, stable across retries.' },
           event_id: { type: 'string', format: 'uuid', description: 'The `id` of the delivery body.' },
           event_type: webhookEventSchema,
-          status: { type: 'string', enum: ['pending', 'succeeded', 'failed', 'cancelled'] },
+          status: { type: 'string', enum: [...WEBHOOK_DELIVERY_STATUSES] },
           attempt_count: { type: 'integer', minimum: 0 },
           next_attempt_at: { ...nullableTimestamp, description: 'When the next attempt is due; null unless pending.' },
           last_status_code: { type: ['integer', 'null'], description: 'HTTP status of the last answer; null when none arrived.' },

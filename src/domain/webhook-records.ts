@@ -2,7 +2,7 @@
  * Webhook subscriptions and deliveries as services return them (and GraphQL exposes them):
  * plain records, never ORM entities.
  */
-import type { WebhookEventType, WebhookSubscriptionStatus } from './webhook.js';
+import type { WebhookDeliveryStatus, WebhookEventType, WebhookSubscriptionStatus } from './webhook.js';
 
 export interface WebhookSubscription {
   id: string;
@@ -28,7 +28,7 @@ export interface WebhookDelivery {
   subscriptionId: string;
   eventId: string;
   eventType: WebhookEventType;
-  status: 'pending' | 'succeeded' | 'failed' | 'cancelled';
+  status: WebhookDeliveryStatus;
   attemptCount: number;
   nextAttemptAt: Date | null;
   lastStatusCode: number | null;

@@ -18,7 +18,16 @@ export const WEBHOOK_RESPONSE_BODY_LIMIT = 4_096;
 export const WEBHOOK_ERROR_TEXT_LIMIT = 500;
 export const WEBHOOK_USER_AGENT = 'PicksService-Webhooks/1.0 (+https://picks.example/docs/webhooks)';
 
-export type WebhookSubscriptionStatus = 'active' | 'exhausted';
+/** The statuses of subscriptions and deliveries: the one list the database checks, GraphQL enums and OpenAPI read. */
+export const WEBHOOK_SUBSCRIPTION_STATUSES = ['active', 'exhausted'] as const;
+export type WebhookSubscriptionStatus = (typeof WEBHOOK_SUBSCRIPTION_STATUSES)[number];
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/** `status in ('a', 'b')`: a check constraint over one of the lists above (as the migrations wrote it). */
+export function statusCheckExpression(statuses: readonly string[]): string {
+  return `status in (${statuses.map((status) => `'${status}'`).join(', ')})`;
+}
 
 /** A non-empty list of distinct known event types, in a stable order. */
 export function parseEventTypes(raw: unknown): WebhookEventType[] {

@@ -1,8 +1,15 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import type { EventType } from './outbox-event.js';
 
-export type WebhookSubscriptionStatus = 'active' | 'exhausted';
-export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+import {
+  statusCheckExpression,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_SUBSCRIPTION_STATUSES,
+  type WebhookDeliveryStatus,
+  type WebhookSubscriptionStatus,
+} from '../../domain/webhook.js';
+
+export type { WebhookDeliveryStatus, WebhookSubscriptionStatus };
 
 /** A customer's webhook endpoint. The HMAC secret is stored encrypted, never in clear. */
 export const WebhookSubscriptionSchema = defineEntity({
@@ -20,7 +27,7 @@ export const WebhookSubscriptionSchema = defineEntity({
   },
   uniques: [{ name: 'webhook_subscriptions_key_url_unique', properties: ['apiKeyId', 'url'] }],
   indexes: [{ name: 'webhook_subscriptions_api_key_idx', properties: ['apiKeyId', 'createdAt'] }],
-  checks: [{ name: 'webhook_subscriptions_status_check', expression: "status in ('active', 'exhausted')" }],
+  checks: [{ name: 'webhook_subscriptions_status_check', expression: statusCheckExpression(WEBHOOK_SUBSCRIPTION_STATUSES) }],
 });
 export class WebhookSubscriptionEntity extends WebhookSubscriptionSchema.class {}
 WebhookSubscriptionSchema.setClass(WebhookSubscriptionEntity);
@@ -50,7 +57,7 @@ export const WebhookDeliverySchema = defineEntity({
     // Log retention (src/services/retention.ts): finished deliveries by age.
     { name: 'webhook_deliveries_finished_idx', properties: ['updatedAt'], where: "status <> 'pending'" },
   ],
-  checks: [{ name: 'webhook_deliveries_status_check', expression: "status in ('pending', 'succeeded', 'failed', 'cancelled')" }],
+  checks: [{ name: 'webhook_deliveries_status_check', expression: statusCheckExpression(WEBHOOK_DELIVERY_STATUSES) }],
 });
 export class WebhookDeliveryEntity extends WebhookDeliverySchema.class {}
 WebhookDeliverySchema.setClass(WebhookDeliveryEntity);
