@@ -12,7 +12,7 @@ import { registerOpenApi } from '../adapters/shared/openapi.js';
 import { getSchema } from './graphql/schema.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
-import { classifyError, sendError } from './server/errors.js';
+import { handleHttpError, sendError } from '../adapters/shared/http-errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
 import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
 import { registerHealthRoutes } from './server/health.js';
@@ -89,11 +89,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     if (draining) reply.header('connection', 'close');
   });
 
-  app.setErrorHandler((error, req, reply) => {
-    const { code, message, extras } = classifyError(error as Error);
-    if (code === ErrorCode.internalError) req.log.error({ err: error }, 'unhandled error');
-    return sendError(reply, code, message, extras);
-  });
+  app.setErrorHandler(handleHttpError);
   app.setNotFoundHandler((req, reply) => sendError(reply, ErrorCode.notFound, `No route for ${req.method} ${req.url.split('?')[0]}.`));
 
   const yoga = createYogaServer({

@@ -9,8 +9,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { TierLimits } from '../../src/domain/access.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { ERROR_HTTP_STATUS, ErrorCode } from '../../src/domain/errors.js';
+import { ErrorCode } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
+import { errorPageHeaders, httpError, httpErrorOfGraphQL, type HttpError } from '../shared/http-errors.js';
 import { openOperation, prepareOperation, type PreparedOperation } from '../shared/operations.js';
 import { confirmRevokePage, errorPage, keysPage, type AccountView, type KeyView } from './pages.js';
 import { DASHBOARD_PREFIX, SESSION_COOKIE, STATUS_TITLES, csrfToken, sendPage, toLogin } from './setup.js';
@@ -37,16 +38,11 @@ function loadAssets(): ReadonlyMap<string, Asset> {
   ]);
 }
 
-interface OperationFailure {
-  code: string;
-  message: string;
-}
-
-function failureOf(result: ExecutionResult): OperationFailure | null {
+/** A failed operation as the one error exit maps it (status, headers, code, message). */
+function failureOf(result: ExecutionResult): HttpError | null {
   const error = result.errors?.[0];
-  if (!error) return result.data ? null : { code: ErrorCode.internalError, message: 'Unexpected server error.' };
-  const code = typeof error.extensions?.code === 'string' ? error.extensions.code : ErrorCode.internalError;
-  return { code, message: error.message };
+  if (!error) return result.data ? null : httpError(ErrorCode.internalError);
+  return httpErrorOfGraphQL(error);
 }
 
 function baseUrl(req: FastifyRequest): string {
@@ -73,11 +69,11 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
   }
 
   /** A failed operation as a page: no session -> sign-in; otherwise an error page with the code. */
-  function failurePage(req: FastifyRequest, reply: FastifyReply, failure: OperationFailure, account?: AccountView) {
+  function failurePage(req: FastifyRequest, reply: FastifyReply, failure: HttpError, account?: AccountView) {
     if (failure.code === ErrorCode.sessionRequired) return toLogin(reply, req, 'expired');
-    const status = ERROR_HTTP_STATUS[failure.code as ErrorCode] ?? 500;
+    const { status } = failure;
     if (status >= 500) req.log.error({ code: failure.code, message: failure.message }, 'dashboard operation failed');
-    reply.header('x-error-code', failure.code);
+    reply.headers(errorPageHeaders(failure));
     const message = status >= 500 ? 'Something went wrong on our side. Please try again in a moment.' : failure.message;
     return sendPage(reply, status, errorPage({ title: STATUS_TITLES[status] ?? 'Something went wrong', message, csrfToken: csrfToken(req, reply), account }));
   }
@@ -129,10 +125,9 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
     const result = await run(req, reply, ops.create, { label: rawLabel === '' ? null : rawLabel });
     const failure = failureOf(result);
     if (failure) {
-      const status = ERROR_HTTP_STATUS[failure.code as ErrorCode];
       if (failure.code === ErrorCode.invalidParameter || failure.code === ErrorCode.apiKeyLimit) {
-        reply.header('x-error-code', failure.code);
-        return renderKeys(req, reply, status, { error: failure.message, label: rawLabel.slice(0, 100) });
+        reply.headers(errorPageHeaders(failure));
+        return renderKeys(req, reply, failure.status, { error: failure.message, label: rawLabel.slice(0, 100) });
       }
       return failurePage(req, reply, failure);
     }

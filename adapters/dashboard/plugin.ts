@@ -15,10 +15,10 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { TierLimits } from '../../src/domain/access.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { ERROR_HTTP_STATUS, ErrorCode, InvalidCsrfTokenError } from '../../src/domain/errors.js';
+import { ErrorCode, InvalidCsrfTokenError } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import type { Services } from '../../src/services/index.js';
-import { classifyError } from '../../src/server/errors.js';
+import { errorPageHeaders, httpError, httpErrorOf } from '../shared/http-errors.js';
 import { errorPage } from './pages.js';
 import { registerPageRoutes } from './pages-routes.js';
 import { DASHBOARD_PREFIX, STATUS_TITLES, sendPage, setUpDashboardScope } from './setup.js';
@@ -42,18 +42,19 @@ export async function registerDashboardRoutes(app: FastifyInstance, options: Das
       registerPageRoutes(scope, { yoga, schema, clock, tierLimits });
 
       scope.setNotFoundHandler(async (req, reply) => {
-        reply.header('x-error-code', ErrorCode.notFound);
-        return sendPage(reply, 404, errorPage({ title: STATUS_TITLES[404]!, message: 'There is nothing at this address.' }));
+        const notFound = httpError(ErrorCode.notFound);
+        reply.headers(errorPageHeaders(notFound));
+        return sendPage(reply, notFound.status, errorPage({ title: STATUS_TITLES[notFound.status]!, message: 'There is nothing at this address.' }));
       });
 
       scope.setErrorHandler(async (error: FastifyError, req, reply) => {
         if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
-          const refused = new InvalidCsrfTokenError();
+          const refused = httpErrorOf(new InvalidCsrfTokenError());
           const login = req.url.startsWith(`${DASHBOARD_PREFIX}/login`);
-          reply.header('x-error-code', refused.code);
+          reply.headers(errorPageHeaders(refused));
           return sendPage(
             reply,
-            403,
+            refused.status,
             errorPage({
               title: 'This form has expired',
               message: refused.message,
@@ -61,10 +62,9 @@ export async function registerDashboardRoutes(app: FastifyInstance, options: Das
             }),
           );
         }
-        const { code, message } = classifyError(error);
-        if (code === ErrorCode.internalError) req.log.error({ err: error }, 'unhandled dashboard error');
-        const status = ERROR_HTTP_STATUS[code];
-        reply.header('x-error-code', code);
+        const failure = httpErrorOf(error, (unexpected) => req.log.error({ err: unexpected }, 'unhandled dashboard error'));
+        const { status, message } = failure;
+        reply.headers(errorPageHeaders(failure));
         return sendPage(
           reply,
           status,

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { InvalidCredentialsError, LoginThrottledError } from '../../src/domain/errors.js';
 import type { Services } from '../../src/services/index.js';
+import { errorPageHeaders, httpErrorOf } from '../shared/http-errors.js';
 import { loginPage } from './pages.js';
 import { CSRF_COOKIE, DASHBOARD_PREFIX, SESSION_COOKIE, csrfToken, isTls, sendPage, sessionCookieOptions, toLogin } from './setup.js';
 
@@ -33,13 +34,11 @@ export function registerSignInRoutes(scope: FastifyInstance, services: Services)
       reply.clearCookie(CSRF_COOKIE, { path: DASHBOARD_PREFIX });
       return reply.redirect(`${DASHBOARD_PREFIX}/api-keys`, 303);
     } catch (error) {
-      if (error instanceof InvalidCredentialsError) {
-        reply.header('x-error-code', error.code);
-        return sendPage(reply, 401, loginPage({ csrfToken: csrfToken(req, reply), email, error: error.message }));
-      }
-      if (error instanceof LoginThrottledError) {
-        reply.header('x-error-code', error.code).header('retry-after', String(error.extras.retry_after_seconds));
-        return sendPage(reply, 429, loginPage({ csrfToken: csrfToken(req, reply), email, error: error.message }));
+      // Refused sign-ins show the form again, with the status and headers of the one error exit.
+      if (error instanceof InvalidCredentialsError || error instanceof LoginThrottledError) {
+        const refused = httpErrorOf(error);
+        reply.headers(errorPageHeaders(refused));
+        return sendPage(reply, refused.status, loginPage({ csrfToken: csrfToken(req, reply), email, error: refused.message }));
       }
       throw error;
     }

@@ -10,16 +10,16 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { LRUCache } from 'lru-cache';
+import { TODAY_PAGE } from '../../src/domain/bounds.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { ErrorCode, type ErrorExtras } from '../../src/domain/errors.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { utcDateString } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { ERROR_HTTP_STATUS } from '../../src/domain/errors.js';
-import { registerMethodNotAllowed } from '../rest/plugin.js';
+import { httpError, httpErrorOf, httpErrorOfGraphQL, sendHttpError, type HttpError } from '../shared/http-errors.js';
+import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
 import { openOperation, prepareOperation } from '../shared/operations.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
-import { parseParams, type ParamSpec } from '../shared/params.js';
+import { pageParam, parseParams, type ParamSpec } from '../shared/params.js';
 import { publicEnvelopeSchema } from '../shared/schemas.js';
 
 export const PUBLIC_PATH = '/api/public/picks/today';
@@ -27,7 +27,7 @@ export const PUBLIC_CACHE_CONTROL = 'public, s-maxage=300, stale-while-revalidat
 export const PUBLIC_CACHE_TTL_MS = 5_000;
 
 const PARAMS: readonly ParamSpec[] = [
-  { name: 'limit', in: 'query', type: 'integer', minimum: 1, maximum: 50, default: 20, variable: 'limit', description: 'Number of picks.' },
+  { name: 'limit', in: 'query', type: 'integer', ...pageParam(TODAY_PAGE), variable: 'limit', description: 'Number of picks.' },
   { name: 'sport', in: 'query', type: 'string', enum: SPORT_SLUGS, variable: 'sport', description: 'Sport slug.' },
 ];
 
@@ -78,13 +78,9 @@ interface RenderedBody {
   etag: string;
 }
 
-function sendPublicError(reply: FastifyReply, code: ErrorCode, message: string, extras: ErrorExtras = {}) {
-  return reply
-    .status(ERROR_HTTP_STATUS[code])
-    .headers(CORS_HEADERS)
-    .header('cache-control', 'no-store')
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify({ error: code, message, ...extras }, null, 2));
+/** Errors as everywhere else (status, Retry-After, body), plus CORS, no caching and indented JSON. */
+function sendPublicError(reply: FastifyReply, error: HttpError) {
+  return sendHttpError(reply, error, { headers: { ...CORS_HEADERS, 'cache-control': 'no-store' }, indent: 2 });
 }
 
 export interface PublicAdapter {
@@ -96,7 +92,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   const operation = prepareOperation(schema, new URL('./documents/today-picks.graphql', import.meta.url), 'TodayPicks');
   const cache = new LRUCache<string, RenderedBody>({ max: 1_000, ttl: PUBLIC_CACHE_TTL_MS });
   // Single flight: requests that miss together share one query instead of stampeding the database.
-  type RenderOutcome = RenderedBody | { error: { code: ErrorCode; message: string; extras: ErrorExtras } };
+  type RenderOutcome = RenderedBody | { error: HttpError };
   let generation = 0;
   const inFlight = new Map<string, Promise<RenderOutcome>>();
 
@@ -105,19 +101,13 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     reply: FastifyReply,
     variables: Record<string, unknown>,
     now: Date,
-  ): Promise<RenderedBody | { error: { code: ErrorCode; message: string; extras: ErrorExtras } }> {
-    const internal = { error: { code: ErrorCode.internalError, message: 'Unexpected server error; retry later.', extras: {} } };
+  ): Promise<RenderOutcome> {
     const runner = await openOperation(yoga, { req, reply, anonymous: true });
-    if (runner instanceof GraphQLError) return internal;
+    if (runner instanceof GraphQLError) return { error: httpErrorOf(runner) };
     const result = await runner.execute(operation, variables);
     const error = result.errors?.[0];
     if (error || !result.data) {
-      const code = error?.extensions.code as ErrorCode | undefined;
-      if (code && code !== ErrorCode.internalError && code in ERROR_HTTP_STATUS) {
-        const { code: _code, http: _http, ...extras } = error!.extensions as Record<string, unknown>;
-        return { error: { code, message: error!.message, extras: extras as ErrorExtras } };
-      }
-      return internal;
+      return { error: error ? httpErrorOfGraphQL(error, { onUnexpected: (unexpected) => req.log.error({ error: unexpected }, 'public operation failed without a known code') }) : httpError('internal_error') };
     }
     const picks = (result.data.todayPicks as PublicPickNode[]).map(publicPick);
     const body = JSON.stringify({ generatedAt: now.toISOString(), count: picks.length, picks }, null, 2);
@@ -141,7 +131,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     }),
     handler: async (req, reply) => {
       const parsed = parseParams(PARAMS, req.query as Record<string, unknown>, {});
-      if (parsed.error) return sendPublicError(reply, parsed.error.code, parsed.error.message, parsed.error.extras);
+      if (parsed.error) return sendPublicError(reply, httpErrorOf(parsed.error));
       const now = clock.now();
       // Validation happens behind GraphQL, so the key must tell every raw input apart ('' is not absent).
       const cacheKey = JSON.stringify([utcDateString(now), parsed.variables.limit ?? null, parsed.variables.sport ?? null]);
@@ -162,7 +152,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
           pending = shared;
         }
         const outcome = await pending;
-        if ('error' in outcome) return sendPublicError(reply, outcome.error.code, outcome.error.message, outcome.error.extras);
+        if ('error' in outcome) return sendPublicError(reply, outcome.error);
         rendered = outcome;
       }
       reply.headers(CORS_HEADERS).header('cache-control', PUBLIC_CACHE_CONTROL).header('etag', rendered.etag).header('vary', 'Accept-Encoding');

@@ -1,6 +1,6 @@
 /**
  * Registers the /api/v1 REST routes: HTTP request -> variables, GraphQL result -> the
- * documented JSON, extensions.code -> status and error body. JSON 405 with Allow for known
+ * documented JSON; errors leave through adapters/shared/http-errors.ts. JSON 405 with Allow for known
  * paths and other methods. No CORS on /api/v1 (server-to-server API keys).
  *
  * Request bodies are read by the content-type parsers of this plugin's scope but judged in
@@ -13,8 +13,8 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { AppError, ErrorCode, isAppError } from '../../src/domain/errors.js';
 import { assertTier } from '../../src/graphql/auth.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { sendError } from '../../src/server/errors.js';
 import { sendGraphQLError } from '../shared/http-errors.js';
+import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
 import { openOperation, prepareOperation } from '../shared/operations.js';
 import { parseParams, type ParsedParams } from '../shared/params.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
@@ -22,20 +22,6 @@ import { REST_ROUTES, type RestRoute } from './routes.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
 
 export const ALL_REST_ROUTES: readonly RestRoute[] = [...REST_ROUTES, ...WEBHOOK_ROUTES];
-
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-
-export function registerMethodNotAllowed(app: FastifyInstance, url: string, allowed: readonly string[]): void {
-  const allow = [...new Set([...allowed, ...(allowed.includes('GET') ? ['HEAD'] : [])])];
-  const others = ALL_METHODS.filter((method) => !allow.includes(method));
-  app.route({
-    method: others,
-    url,
-    schema: { hide: true },
-    handler: (req, reply) =>
-      sendError(reply.header('allow', allow.join(', ')), ErrorCode.methodNotAllowed, `${req.method} is not allowed here; use ${allow.join(', ')}.`),
-  });
-}
 
 /** What this scope's content-type parsers hand to the handler: read, not yet judged. */
 class JsonBody {
@@ -100,26 +86,17 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           const runner = await openOperation(yoga, { req, reply });
           if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
           if (form.error) {
-            // Check order (DESIGN section 3): 401 -> 429 -> 403 -> 400.
-            try {
-              assertTier(runner.context.principal, route.minimumTier);
-            } catch (error) {
-              if (isAppError(error)) return sendError(reply, error.code, error.message, error.extras);
-              throw error;
-            }
-            return sendError(reply, form.error.code, form.error.message, form.error.extras);
+            // Check order (DESIGN section 3): 401 -> 429 -> 403 -> 400. Thrown errors leave
+            // through the one error exit (adapters/shared/http-errors.ts, Fastify's error handler).
+            assertTier(runner.context.principal, route.minimumTier);
+            throw form.error;
           }
           const result = await runner.execute(operation, form.variables);
           const firstError = result.errors?.[0];
           if (firstError || !result.data) return sendGraphQLError(reply, firstError ?? { message: 'No data', extensions: {} });
-          try {
-            const body = route.toBody(result.data as Record<string, unknown>);
-            if (route.successStatus === 204) return reply.status(204).send();
-            return reply.status(route.successStatus ?? 200).send(body);
-          } catch (error) {
-            if (isAppError(error)) return sendError(reply, error.code, error.message, error.extras);
-            throw error;
-          }
+          const body = route.toBody(result.data as Record<string, unknown>);
+          if (route.successStatus === 204) return reply.status(204).send();
+          return reply.status(route.successStatus ?? 200).send(body);
         },
       });
     }

@@ -5,10 +5,11 @@
  * access or validity: the GraphQL layer does.
  */
 import { MINIMUM_TIER } from '../../src/domain/access.js';
+import { DAYS_BACK, PICKS_PAGE } from '../../src/domain/bounds.js';
 import type { Tier } from '../../src/domain/api-key.js';
 import { NotFoundError } from '../../src/domain/errors.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
-import type { ParamSpec } from '../shared/params.js';
+import { pageParam, type ParamSpec } from '../shared/params.js';
 import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../shared/schemas.js';
 import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
 
@@ -70,7 +71,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
       sportParam('Sport slug filter (exact).'),
       { name: 'league', in: 'query', type: 'string', variable: 'league', description: 'League name filter (exact).' },
       { name: 'since', in: 'query', type: 'string', format: 'date-time', variable: 'since', description: 'Only picks with kickoff_at after this time (ISO 8601 with a time zone).' },
-      { name: 'limit', in: 'query', type: 'integer', minimum: 1, maximum: 200, default: 50, variable: 'first', description: 'Page size.' },
+      { name: 'limit', in: 'query', type: 'integer', ...pageParam(PICKS_PAGE), variable: 'first', description: 'Page size.' },
       { name: 'cursor', in: 'query', type: 'string', variable: 'after', description: 'next_cursor of the previous response, unchanged.' },
     ],
     responseSchema: pickListSchema,
@@ -91,7 +92,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     operationName: 'TrackRecord',
     params: [
       sportParam('Scope to one sport.'),
-      { name: 'days_back', in: 'query', type: 'integer', minimum: 1, maximum: 365, default: 30, variable: 'daysBack', description: 'Lookback window in days.' },
+      { name: 'days_back', in: 'query', type: 'integer', ...pageParam(DAYS_BACK), variable: 'daysBack', description: 'Lookback window in days.' },
     ],
     responseSchema: trackRecordSchema,
     errors: [400, 401, 403, 429],

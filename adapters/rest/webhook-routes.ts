@@ -7,10 +7,11 @@
  * ownership) live in the services behind GraphQL.
  */
 import { MINIMUM_TIER } from '../../src/domain/access.js';
+import { DELIVERIES_PAGE } from '../../src/domain/bounds.js';
 import { AppError, ErrorCode, InvalidParameterError } from '../../src/domain/errors.js';
 import { checkText } from '../../src/domain/text.js';
 import { parseEventTypes, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/domain/webhook.js';
-import type { ParamSpec } from '../shared/params.js';
+import { pageParam, type ParamSpec } from '../shared/params.js';
 import {
   createWebhookBodySchema,
   noContentSchema,
@@ -264,7 +265,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     operationName: 'WebhookDeliveries',
     params: [
       idParam,
-      { name: 'limit', in: 'query', type: 'integer', minimum: 1, maximum: 100, default: 20, variable: 'first', description: 'Page size.' },
+      { name: 'limit', in: 'query', type: 'integer', ...pageParam(DELIVERIES_PAGE), variable: 'first', description: 'Page size.' },
       { name: 'cursor', in: 'query', type: 'string', variable: 'after', description: 'next_cursor of the previous response, unchanged.' },
     ],
     responseSchema: webhookDeliveryListSchema,

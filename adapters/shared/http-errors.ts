@@ -1,23 +1,123 @@
 /**
- * GraphQL errors -> HTTP: the status comes from the one code table in src/domain/errors.ts,
- * the body is { error, message, ...documented extras }.
+ * The one error exit of every HTTP surface (/api/v1, its stream, the public endpoint,
+ * /graphql/stream, the dashboard, Fastify's own error and not-found handlers): a thrown error, a
+ * GraphQL error or a code becomes an HttpError - the status and default message of the code's row
+ * in the error table (src/domain/errors.ts), its headers (Retry-After) and the documented body
+ * `{error, message, ...extras}`. The surfaces only choose how to write it: JSON, indented JSON
+ * with CORS (public), a GraphQL-shaped body (/graphql/stream) or an HTML page (dashboard).
  */
-import type { FastifyReply } from 'fastify';
-import type { GraphQLError } from 'graphql';
-import { ERROR_HTTP_STATUS, ErrorCode, type ErrorExtras } from '../../src/domain/errors.js';
-import { sendError } from '../../src/server/errors.js';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { GraphQLError } from 'graphql';
+import { ERRORS, ErrorCode, isAppError, isErrorCode, type ErrorExtras } from '../../src/domain/errors.js';
+import { isDatabaseUnavailable } from '../../src/persistence/availability.js';
 
-function isErrorCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && code in ERROR_HTTP_STATUS;
+export interface HttpError {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  extras: ErrorExtras;
+  headers: Record<string, string>;
 }
 
-export function sendGraphQLError(reply: FastifyReply, error: Pick<GraphQLError, 'message' | 'extensions'>): FastifyReply {
-  const { code, http: _http, ...extras } = error.extensions as Record<string, unknown>;
+/** The answer for a code: the table's status, default message and Retry-After. */
+export function httpError(code: ErrorCode, message: string = ERRORS[code].message, extras: ErrorExtras = {}): HttpError {
+  const entry: { status: number; retryAfterSeconds?: number } = ERRORS[code];
+  // A code whose answer says when to come back (rate limits, sign-in throttling, outages) says it in Retry-After too.
+  const retryAfter = typeof extras.retry_after_seconds === 'number' ? extras.retry_after_seconds : entry.retryAfterSeconds;
+  return { status: entry.status, code, message, extras, headers: retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) } };
+}
+
+/** The documented JSON body. */
+export function errorBody(error: HttpError): Record<string, unknown> {
+  return { error: error.code, message: error.message, ...error.extras };
+}
+
+/** What became of a GraphQL error whose code is not in the table. */
+export interface GraphQLErrorOptions {
+  /**
+   * `internal` (default): the REST adapters run their own fixed documents, so an unknown code is
+   * our bug. `request`: a caller's own document (/graphql/stream), refused by GraphQL itself
+   * (its own codes): invalid_request.
+   */
+  unknownCode?: 'internal' | 'request';
+  /** Told about an error masked as internal_error (to log it). */
+  onUnexpected?: (error: unknown) => void;
+}
+
+/** A GraphQL error as yoga hands it out (extensions.code and extras; `http` is yoga's and dropped). */
+export function httpErrorOfGraphQL(error: Pick<GraphQLError, 'message' | 'extensions'>, options: GraphQLErrorOptions = {}): HttpError {
+  const { code, http: _http, ...extras } = (error.extensions ?? {}) as Record<string, unknown>;
   if (!isErrorCode(code)) {
+    if (options.unknownCode === 'request' && typeof code === 'string') return httpError(ErrorCode.invalidRequest, error.message);
     // A document or schema mismatch: our bug, not the caller's.
-    reply.log.error({ error }, 'REST operation failed without a known code');
-    return sendError(reply, ErrorCode.internalError, 'Unexpected server error; retry with exponential backoff.');
+    options.onUnexpected?.(error);
+    return httpError(ErrorCode.internalError);
   }
-  const message = code === ErrorCode.internalError ? 'Unexpected server error; retry with exponential backoff.' : error.message;
-  return sendError(reply, code, message, extras as ErrorExtras);
+  // An internal error's own message never leaves the server.
+  if (code === ErrorCode.internalError) return httpError(code);
+  return httpError(code, error.message, extras as ErrorExtras);
+}
+
+/** Fastify's own refusals of a request (body and content type), by their codes. */
+const FASTIFY_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: ErrorCode.payloadTooLarge, message: 'The request body is too large.' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: ErrorCode.invalidRequest, message: 'Unsupported Content-Type; send application/json.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: ErrorCode.invalidRequest, message: 'The JSON body is empty.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: ErrorCode.invalidRequest, message: 'The Content-Length header does not match the body.' },
+};
+
+/**
+ * Anything thrown: an AppError, a GraphQL error, one of Fastify's request errors, the database
+ * being out of reach (503, not a bug), or else an internal error (told to onUnexpected).
+ */
+export function httpErrorOf(error: unknown, onUnexpected?: (error: unknown) => void): HttpError {
+  if (isAppError(error)) return httpError(error.code, error.message, error.extras);
+  if (error instanceof GraphQLError) {
+    if (isAppError(error.originalError)) return httpErrorOf(error.originalError, onUnexpected);
+    return httpErrorOfGraphQL(error, { onUnexpected });
+  }
+  const fastifyError = error as Partial<FastifyError> | null;
+  const known = typeof fastifyError?.code === 'string' ? FASTIFY_ERRORS[fastifyError.code] : undefined;
+  if (known) return httpError(known.code, known.message);
+  if (fastifyError?.statusCode === 400 || error instanceof SyntaxError) return httpError(ErrorCode.invalidRequest, 'The request body is not valid JSON.');
+  if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return httpError(ErrorCode.invalidRequest, String(fastifyError.message));
+  }
+  // The database is down or restarting: 503 at once (the pool fails fast), never a 500 or a hang.
+  if (isDatabaseUnavailable(error)) return httpError(ErrorCode.serviceUnavailable);
+  onUnexpected?.(error);
+  return httpError(ErrorCode.internalError);
+}
+
+export interface SendOptions {
+  /** More headers (the public endpoint's CORS). */
+  headers?: Record<string, string>;
+  /** Indentation of the JSON body (the public endpoint answers indented JSON). */
+  indent?: number;
+}
+
+/** Writes an HttpError as the documented JSON. */
+export function sendHttpError(reply: FastifyReply, error: HttpError, options: SendOptions = {}): FastifyReply {
+  reply.status(error.status).headers({ ...options.headers, ...error.headers }).type('application/json; charset=utf-8');
+  return reply.send(options.indent === undefined ? errorBody(error) : JSON.stringify(errorBody(error), null, options.indent));
+}
+
+/** Fastify's error handler (buildApp): whatever a route throws leaves here; unexpected errors are logged. */
+export function handleHttpError(error: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendHttpError(reply, httpErrorOf(error, (unexpected) => req.log.error({ err: unexpected }, 'unhandled error')));
+}
+
+/** Shorthand: the JSON answer for a code. */
+export function sendError(reply: FastifyReply, code: ErrorCode, message?: string, extras?: ErrorExtras): FastifyReply {
+  return sendHttpError(reply, httpError(code, message, extras));
+}
+
+/** A GraphQL error (from a REST adapter's own document) as the documented JSON. */
+export function sendGraphQLError(reply: FastifyReply, error: Pick<GraphQLError, 'message' | 'extensions'>): FastifyReply {
+  return sendHttpError(reply, httpErrorOfGraphQL(error, { onUnexpected: (unexpected) => reply.log.error({ error: unexpected }, 'REST operation failed without a known code') }));
+}
+
+/** The headers of an error answered as an HTML page: its own and the code in X-Error-Code. */
+export function errorPageHeaders(error: HttpError): Record<string, string> {
+  return { ...error.headers, 'x-error-code': error.code };
 }

@@ -1,10 +1,12 @@
 /**
  * Query and path parameters of the REST surfaces, declared once: the same declarations parse
- * requests and describe the parameters in the OpenAPI document. The adapter only checks form
- * (a single value, one line of text without control characters, integer syntax); ranges,
- * slugs and timestamps are validated by the services behind GraphQL, after authentication,
- * limits and tier checks.
+ * requests and describe the parameters in the OpenAPI document. The adapter checks form (a
+ * single value, one line of text without control characters, integer syntax) and the ranges of
+ * page sizes and windows (src/domain/bounds.ts), so a refusal names the REST parameter (`limit`,
+ * not GraphQL's `first`); the REST adapter reports it after authentication, limits and the tier
+ * check. Slugs and timestamps are validated by the services behind GraphQL.
  */
+import type { Bound } from '../../src/domain/bounds.js';
 import { InvalidParameterError } from '../../src/domain/errors.js';
 import { textViolation } from '../../src/domain/text.js';
 
@@ -20,6 +22,11 @@ interface ParamBase {
 export type ParamSpec =
   | (ParamBase & { type: 'integer'; minimum: number; maximum: number; default: number })
   | (ParamBase & { type: 'string'; format?: 'date-time' | 'uuid'; enum?: readonly string[]; maxLength?: number });
+
+/** minimum, maximum and default of an integer parameter from its bound. */
+export function pageParam(bound: Bound): { minimum: number; maximum: number; default: number } {
+  return { minimum: 1, maximum: bound.max, default: bound.default };
+}
 
 const INTEGER = /^[+-]?\d{1,15}$/;
 export const MAX_STRING_PARAM = 500;
@@ -47,7 +54,8 @@ export function parseParams(specs: readonly ParamSpec[], query: Record<string, u
     if (violation) return { variables, error: new InvalidParameterError(spec.name, `${spec.name} ${violation}`) };
     if (spec.type === 'integer') {
       // Beyond 32 bits GraphQL's Int cannot carry it: a form error like any other.
-      if (!INTEGER.test(value.trim()) || Math.abs(Number(value)) > 2_147_483_647) {
+      const integer = Number(value.trim());
+      if (!INTEGER.test(value.trim()) || integer < spec.minimum || integer > spec.maximum) {
         return {
           variables,
           error: new InvalidParameterError(spec.name, `${spec.name} must be an integer between ${spec.minimum} and ${spec.maximum}`),

@@ -4,7 +4,7 @@
  * It is opaque to clients but not secret: the checksum only catches accidental edits.
  */
 import { createHash } from 'node:crypto';
-import { InvalidCursorError, InvalidParameterError } from './errors.js';
+import { InvalidCursorError } from './errors.js';
 import { isUuid } from './uuid.js';
 
 export interface PickCursor {
@@ -82,11 +82,4 @@ function decodeOrThrow(kind: CursorKind, s: string): KeysetPosition {
   const ms = Number(msText);
   if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS) throw new InvalidCursorError();
   return { at: new Date(ms), id };
-}
-
-/** Page sizes are validated, never clamped (DESIGN section 3, "Lists"). */
-export function validatePageSize(parameter: string, value: number, max: number): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new InvalidParameterError(parameter, `${parameter} must be an integer between 1 and ${max}`);
-  }
 }

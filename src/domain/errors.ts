@@ -1,72 +1,71 @@
 /**
- * The one error hierarchy of the service. Every failure a caller can cause is an
- * AppError with a stable, documented `code` (spec section 7, DESIGN section 3).
- * GraphQL puts `code` and `extras` into `extensions`; the REST adapters map the code
- * to an HTTP status once (see ERROR_HTTP_STATUS).
+ * The one error table of the service (in the style of Fastify's lib/errors.js): one row per
+ * documented `code` (spec section 7, DESIGN section 3) with its HTTP status, default message and
+ * the names of the extra fields its body carries. Everything else reads this table: the
+ * ErrorCode names, the AppError classes below (their default messages), GraphQL's
+ * `extensions` (code and extras) and the one HTTP error exit (adapters/shared/http-errors.ts:
+ * status, headers, `{error, message, ...extras}`). A new code is one new row.
  */
-export const ErrorCode = {
-  invalidParameter: 'invalid_parameter',
-  invalidCursor: 'invalid_cursor',
-  invalidRequest: 'invalid_request',
-  invalidUrl: 'invalid_url',
-  invalidApiKey: 'invalid_api_key',
-  adminRequired: 'admin_required',
-  tierUpgradeRequired: 'tier_upgrade_required',
-  notFound: 'not_found',
-  methodNotAllowed: 'method_not_allowed',
-  invalidTransition: 'invalid_transition',
-  duplicateUrl: 'duplicate_url',
-  payloadTooLarge: 'payload_too_large',
-  queryTooComplex: 'query_too_complex',
-  requestTimeout: 'request_timeout',
-  headersTooLarge: 'headers_too_large',
-  rateLimitExceeded: 'rate_limit_exceeded',
-  monthlyQuotaExceeded: 'monthly_quota_exceeded',
-  subscriptionLimit: 'subscription_limit',
-  tooManyStreams: 'too_many_streams',
-  internalError: 'internal_error',
-  serviceUnavailable: 'service_unavailable',
+export interface ErrorRow {
+  readonly status: number;
+  /** What the caller reads when the thrower has nothing more specific to say. */
+  readonly message: string;
+  /** Names of the extra body fields (GraphQL: extensions) this code always carries. */
+  readonly extras: readonly string[];
+  /** Retry-After of every answer with this code; a `retry_after_seconds` extra overrides it. */
+  readonly retryAfterSeconds?: number;
+}
+
+function row(status: number, message: string, extras: readonly string[] = [], more: Partial<ErrorRow> = {}): ErrorRow {
+  return { status, message, extras, ...more };
+}
+
+export const ERRORS = {
+  invalid_parameter: row(400, 'A parameter has the wrong form or is out of range.', ['parameter']),
+  invalid_cursor: row(400, 'The cursor is malformed; pass next_cursor from a previous response unchanged.'),
+  invalid_request: row(400, 'The request is not valid.'),
+  invalid_url: row(400, 'The url must be an https URL of a publicly reachable host.'),
+  invalid_api_key: row(401, 'The API key is missing, malformed, unknown or revoked.'),
+  admin_required: row(403, 'This operation requires the admin token.'),
+  tier_upgrade_required: row(403, 'This endpoint requires a higher tier.', ['minimum_tier']),
+  not_found: row(404, 'The requested resource does not exist.'),
+  method_not_allowed: row(405, 'This method is not allowed here.'),
+  invalid_transition: row(409, 'The pick cannot change to this status.', ['from', 'to']),
+  duplicate_url: row(409, 'A webhook subscription for this url already exists for this API key.', ['subscription_id']),
+  payload_too_large: row(413, 'The request body is too large.'),
+  query_too_complex: row(400, 'The GraphQL document exceeds the query limits.'),
+  request_timeout: row(408, 'The request did not arrive in time.'),
+  headers_too_large: row(431, 'The request line and headers are too large.'),
+  rate_limit_exceeded: row(429, 'Request limit reached; retry later.', ['retry_after_seconds']),
+  monthly_quota_exceeded: row(429, 'Monthly request cap reached.', ['resets_at']),
+  subscription_limit: row(429, 'The API key has the maximum number of webhook subscriptions; delete one first.', ['limit']),
+  too_many_streams: row(429, 'Too many concurrent streams for this API key; close one first.'),
+  internal_error: row(500, 'Unexpected server error; retry with exponential backoff.'),
+  service_unavailable: row(503, 'The service is temporarily unavailable; retry with exponential backoff.', [], { retryAfterSeconds: 1 }),
   // Customer accounts and the dashboard (docs/DASHBOARD.md).
-  invalidCredentials: 'invalid_credentials',
-  loginThrottled: 'login_throttled',
-  sessionRequired: 'session_required',
-  invalidCsrfToken: 'invalid_csrf_token',
-  duplicateEmail: 'duplicate_email',
-  apiKeyLimit: 'api_key_limit',
-} as const;
+  invalid_credentials: row(401, 'Incorrect email or password.'),
+  login_throttled: row(429, 'Too many failed sign-in attempts; try again later.', ['retry_after_seconds']),
+  session_required: row(401, 'Sign in to the dashboard first; the session is missing or has expired.'),
+  invalid_csrf_token: row(403, 'The form has expired or did not come from this site. Reload the page and try again.'),
+  duplicate_email: row(409, 'An account with this email already exists.'),
+  api_key_limit: row(429, 'The account has the maximum number of active API keys; revoke one first.', ['limit']),
+} as const satisfies Record<string, ErrorRow>;
 
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+export type ErrorCode = keyof typeof ERRORS;
 
-/** HTTP status per code: the single mapping used by every HTTP surface. */
-export const ERROR_HTTP_STATUS: Record<ErrorCode, number> = {
-  invalid_parameter: 400,
-  invalid_cursor: 400,
-  invalid_request: 400,
-  invalid_url: 400,
-  invalid_api_key: 401,
-  admin_required: 403,
-  tier_upgrade_required: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  invalid_transition: 409,
-  duplicate_url: 409,
-  payload_too_large: 413,
-  query_too_complex: 400,
-  request_timeout: 408,
-  headers_too_large: 431,
-  rate_limit_exceeded: 429,
-  monthly_quota_exceeded: 429,
-  subscription_limit: 429,
-  too_many_streams: 429,
-  internal_error: 500,
-  service_unavailable: 503,
-  invalid_credentials: 401,
-  login_throttled: 429,
-  session_required: 401,
-  invalid_csrf_token: 403,
-  duplicate_email: 409,
-  api_key_limit: 429,
-};
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
+
+/** The codes by name, for code that reads better as `ErrorCode.notFound` than as a string. */
+export const ErrorCode = Object.fromEntries(
+  Object.keys(ERRORS).map((code) => [code.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase()), code]),
+) as { readonly [Code in ErrorCode as CamelCase<Code>]: Code };
+
+/** HTTP status per code, read from the table. */
+export const ERROR_HTTP_STATUS = Object.fromEntries(Object.entries(ERRORS).map(([code, entry]) => [code, entry.status])) as Readonly<Record<ErrorCode, number>>;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERRORS, value);
+}
 
 export type ErrorExtras = Record<string, string | number | boolean | null>;
 
@@ -74,7 +73,7 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly extras: ErrorExtras;
 
-  constructor(code: ErrorCode, message: string, extras: ErrorExtras = {}) {
+  constructor(code: ErrorCode, message: string = ERRORS[code].message, extras: ErrorExtras = {}) {
     super(message);
     this.name = 'AppError';
     this.code = code;
@@ -91,14 +90,14 @@ export class InvalidParameterError extends AppError {
 }
 
 export class InvalidCursorError extends AppError {
-  constructor(message = 'The cursor is malformed; pass next_cursor from a previous response unchanged.') {
+  constructor(message: string = ERRORS.invalid_cursor.message) {
     super(ErrorCode.invalidCursor, message);
     this.name = 'InvalidCursorError';
   }
 }
 
 export class NotFoundError extends AppError {
-  constructor(message = 'The requested resource does not exist.') {
+  constructor(message: string = ERRORS.not_found.message) {
     super(ErrorCode.notFound, message);
     this.name = 'NotFoundError';
   }
@@ -113,21 +112,21 @@ export class InvalidTransitionError extends AppError {
 
 /** A webhook URL is malformed or does not point at a public https host; the message says which. */
 export class InvalidUrlError extends AppError {
-  constructor(message = 'The url must be an https URL of a publicly reachable host.') {
+  constructor(message: string = ERRORS.invalid_url.message) {
     super(ErrorCode.invalidUrl, message);
     this.name = 'InvalidUrlError';
   }
 }
 
 export class InvalidApiKeyError extends AppError {
-  constructor(message = 'The API key is missing, malformed, unknown or revoked.') {
+  constructor(message: string = ERRORS.invalid_api_key.message) {
     super(ErrorCode.invalidApiKey, message);
     this.name = 'InvalidApiKeyError';
   }
 }
 
 export class AdminRequiredError extends AppError {
-  constructor(message = 'This operation requires the admin token.') {
+  constructor(message: string = ERRORS.admin_required.message) {
     super(ErrorCode.adminRequired, message);
     this.name = 'AdminRequiredError';
   }
@@ -169,7 +168,7 @@ export class MonthlyQuotaExceededError extends AppError {
 /** 409: the API key already has a subscription for this URL (checked before the count limit). */
 export class DuplicateUrlError extends AppError {
   constructor(subscriptionId: string) {
-    super(ErrorCode.duplicateUrl, 'A webhook subscription for this url already exists for this API key.', { subscription_id: subscriptionId });
+    super(ErrorCode.duplicateUrl, ERRORS.duplicate_url.message, { subscription_id: subscriptionId });
     this.name = 'DuplicateUrlError';
   }
 }
@@ -185,7 +184,7 @@ export class SubscriptionLimitError extends AppError {
 /** 401: wrong email or password; deliberately the same message for both (no account enumeration). */
 export class InvalidCredentialsError extends AppError {
   constructor() {
-    super(ErrorCode.invalidCredentials, 'Incorrect email or password.');
+    super(ErrorCode.invalidCredentials);
     this.name = 'InvalidCredentialsError';
   }
 }
@@ -202,7 +201,7 @@ export class LoginThrottledError extends AppError {
 
 /** 401: the operation needs a signed-in dashboard session (missing, expired or signed out). */
 export class SessionRequiredError extends AppError {
-  constructor(message = 'Sign in to the dashboard first; the session is missing or has expired.') {
+  constructor(message: string = ERRORS.session_required.message) {
     super(ErrorCode.sessionRequired, message);
     this.name = 'SessionRequiredError';
   }
@@ -211,7 +210,7 @@ export class SessionRequiredError extends AppError {
 /** 403: a state-changing dashboard request without a valid CSRF token. */
 export class InvalidCsrfTokenError extends AppError {
   constructor() {
-    super(ErrorCode.invalidCsrfToken, 'The form has expired or did not come from this site. Reload the page and try again.');
+    super(ErrorCode.invalidCsrfToken);
     this.name = 'InvalidCsrfTokenError';
   }
 }
@@ -219,7 +218,7 @@ export class InvalidCsrfTokenError extends AppError {
 /** 409: an account with this email already exists. */
 export class DuplicateEmailError extends AppError {
   constructor() {
-    super(ErrorCode.duplicateEmail, 'An account with this email already exists.');
+    super(ErrorCode.duplicateEmail);
     this.name = 'DuplicateEmailError';
   }
 }
@@ -242,11 +241,11 @@ export class QueryTooComplexError extends AppError {
 
 /** 503: a dependency the request needs (the database) cannot be reached right now; retrying later helps. */
 export class ServiceUnavailableError extends AppError {
-  constructor(message = 'The service is temporarily unavailable; retry with exponential backoff.') {
+  constructor(message: string = ERRORS.service_unavailable.message) {
     super(ErrorCode.serviceUnavailable, message);
     this.name = 'ServiceUnavailableError';
   }
 }
 
 /** Seconds a 503 `service_unavailable` asks the client to wait (Retry-After). */
-export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = ERRORS.service_unavailable.retryAfterSeconds;

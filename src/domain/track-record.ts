@@ -3,7 +3,6 @@
  * Aggregation runs on buckets the database pre-groups by (UTC date, sport, result), so
  * the work here is proportional to days x sports, not to the number of picks.
  */
-import { InvalidParameterError } from './errors.js';
 import { roundTo } from './numbers.js';
 import type { PickResult } from './pick.js';
 import { settlementProfit } from './settlement.js';
@@ -51,14 +50,6 @@ export function clvPct(odds: number, closingOdds: number): number {
 /** Window of the last `daysBack` days ending now; both ends inclusive (settled_at >= from and <= to). */
 export function trackRecordWindow(now: Date, daysBack: number): { from: Date; to: Date } {
   return { from: addDays(now, -daysBack), to: new Date(now.getTime()) };
-}
-
-export const MAX_DAYS_BACK = 365;
-
-export function validateDaysBack(value: number): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_DAYS_BACK) {
-    throw new InvalidParameterError('days_back', `days_back must be an integer between 1 and ${MAX_DAYS_BACK}`);
-  }
 }
 
 /**

@@ -6,6 +6,7 @@ import { createYoga, type CORSOptions, type Plugin, type YogaServerInstance } fr
 import {
   AppError,
   ERROR_HTTP_STATUS,
+  ERRORS,
   ErrorCode,
   InvalidApiKeyError,
   isAppError,
@@ -207,7 +208,7 @@ export function toPublicGraphQLError(error: unknown, logUnexpected: (error: unkn
     });
   }
   logUnexpected(original ?? error);
-  return new GraphQLError('Unexpected server error; retry with exponential backoff.', {
+  return new GraphQLError(ERRORS.internal_error.message, {
     nodes: graphQLError?.nodes,
     path: graphQLError?.path,
     extensions: { code: ErrorCode.internalError },

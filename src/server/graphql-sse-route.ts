@@ -12,9 +12,10 @@
  * and refused (400) on any other; graphql-sse's reservation table is never written.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { type ExecutionResult } from 'graphql';
 import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
+import { httpError, httpErrorOfGraphQL, type HttpError } from '../../adapters/shared/http-errors.js';
 import type { Context } from '../graphql/context.js';
 import { getSchema } from '../graphql/schema.js';
 import { assertTextInputs } from '../graphql/text-guard.js';
@@ -42,7 +43,7 @@ function errorBody(code: ErrorCode, message: string): string {
 }
 
 /** graphql-sse's own refusals (unparsable request or document, a mutation over GET) in the route's coded shape. */
-function codedRefusal(status: number, body: string | null): { status: number; code: ErrorCode; message: string } {
+function codedRefusal(status: number, body: string | null): HttpError {
   let message: string | undefined;
   try {
     message = (JSON.parse(body ?? '') as { errors?: { message?: string }[] }).errors?.[0]?.message;
@@ -50,10 +51,10 @@ function codedRefusal(status: number, body: string | null): { status: number; co
     message = undefined;
   }
   if (status === ERROR_HTTP_STATUS.method_not_allowed) {
-    return { status, code: ErrorCode.methodNotAllowed, message: message ?? 'Mutations are sent with POST.' };
+    return httpError(ErrorCode.methodNotAllowed, message ?? 'Mutations are sent with POST.');
   }
   const fallback = status === 415 ? 'Send the subscription as a JSON body (Content-Type: application/json) or as GET query parameters.' : 'The request is not a valid GraphQL request.';
-  return { status: ERROR_HTTP_STATUS.invalid_request, code: ErrorCode.invalidRequest, message: message ?? fallback };
+  return httpError(ErrorCode.invalidRequest, message ?? fallback);
 }
 
 export function registerGraphQLSseRoute(
@@ -130,6 +131,7 @@ export function registerGraphQLSseRoute(
       }
       const refusal = codedRefusal(init.status, body);
       reply.raw.writeHead(refusal.status, {
+        ...refusal.headers,
         ...(refusal.code === ErrorCode.methodNotAllowed ? { allow: 'POST' } : {}),
         'content-type': 'application/json; charset=utf-8',
         'x-request-id': String(req.id),
@@ -159,9 +161,11 @@ export function registerGraphQLSseRoute(
 
   /** A refusal before graphql-sse is involved: nothing authenticated, nothing allocated. */
   function refuse(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
+    const refusal = httpError(code, message);
     if (code === ErrorCode.methodNotAllowed) reply.header('allow', ALLOWED_METHODS);
     return reply
-      .status(ERROR_HTTP_STATUS[code])
+      .status(refusal.status)
+      .headers(refusal.headers)
       .type('application/json; charset=utf-8')
       .send(errorBody(code, message));
   }
@@ -200,16 +204,15 @@ export function registerGraphQLSseRoute(
           return;
         }
         if (!reply.sent) reply.hijack();
-        const refused = error instanceof GraphQLError && typeof error.extensions.code === 'string';
         const body = toPublicGraphQLError(error, options.logUnexpected);
-        const { http, ...extensions } = body.extensions as Record<string, unknown>;
-        // A refusal carries its status; so does a database outage (503), recognised by toPublicGraphQLError.
-        const status = (http as { status?: number } | undefined)?.status ?? (refused ? 400 : 500);
-        reply.raw.writeHead(status, {
+        const { http: _http, ...extensions } = body.extensions as Record<string, unknown>;
+        // Status and Retry-After (an anonymous 429, a database outage's 503) from the one error
+        // exit; GraphQL's own refusals of the caller's document are invalid_request.
+        const refusal = httpErrorOfGraphQL(body, { unknownCode: 'request' });
+        reply.raw.writeHead(refusal.status, {
           'content-type': 'application/json; charset=utf-8',
           'x-request-id': String(req.id),
-          // Retry-After of an anonymous 429 or a 503, as yoga sends them on /graphql.
-          ...(http as { headers?: Record<string, string> } | undefined)?.headers,
+          ...refusal.headers,
           ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
         });
         reply.raw.end(JSON.stringify({ errors: [{ message: body.message, extensions }] }));

@@ -4,7 +4,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../domain/clock.js';
-import { encodePickCursor, validatePageSize } from '../domain/cursor.js';
+import { PICKS_PAGE, TODAY_PAGE, withinBound } from '../domain/bounds.js';
+import { encodePickCursor } from '../domain/cursor.js';
 import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
 import { DEFAULT_MARKET, validateBookmaker, validateLeague, validateMarket, validateSelection } from '../domain/market.js';
 import {
@@ -85,10 +86,6 @@ export interface TodayPicksQuery {
   sport?: string | null;
 }
 
-export const PICKS_PAGE_DEFAULT = 50;
-export const PICKS_PAGE_MAX = 200;
-export const TODAY_DEFAULT = 20;
-export const TODAY_MAX = 50;
 
 export interface PickServiceOptions {
   defaultTaxRate: number;
@@ -277,9 +274,8 @@ export class PickService {
   }
 
   /** GET /api/v1/picks: kickoff_at desc, id desc, keyset pagination over visible picks. */
-  async list(query: ListPicksQuery): Promise<PickPage> {
-    const first = query.first ?? PICKS_PAGE_DEFAULT;
-    validatePageSize('limit', first, PICKS_PAGE_MAX);
+  async list(query: ListPicksQuery, sizeParameter = 'first'): Promise<PickPage> {
+    const first = withinBound(PICKS_PAGE, sizeParameter, query.first);
     if (query.sport != null) requireSport('sport', query.sport);
     checkOptionalText('league', query.league, 'line');
     const since = query.since == null ? null : requireTimestamp('since', query.since);
@@ -304,15 +300,14 @@ export class PickService {
   }
 
   /** The public "today's top picks": first published on the current UTC date, best post-tax edge first. */
-  async today(query: TodayPicksQuery): Promise<PickRecord[]> {
-    const limit = query.limit ?? TODAY_DEFAULT;
-    validatePageSize('limit', limit, TODAY_MAX);
+  async today(query: TodayPicksQuery, sizeParameter = 'limit'): Promise<PickRecord[]> {
+    const limit = withinBound(TODAY_PAGE, sizeParameter, query.limit);
     if (query.sport != null) requireSport('sport', query.sport);
     const now = this.clock.now();
-    // Cached per (UTC day, sport) whatever the limit: the top TODAY_MAX, sliced, so no choice
+    // Cached per (UTC day, sport) whatever the limit: the top TODAY_PAGE.max, sliced, so no choice
     // of limits (or aliases) makes more than one query per key.
     const top = await this.todayCache.get(JSON.stringify([utcDateString(now), query.sport ?? null]), async () => {
-      return readPicks(this.orm.em.fork(), todayPicksSql({ sport: query.sport }, now, TODAY_MAX));
+      return readPicks(this.orm.em.fork(), todayPicksSql({ sport: query.sport }, now, TODAY_PAGE.max));
     });
     return top.slice(0, limit);
   }

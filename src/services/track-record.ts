@@ -1,17 +1,16 @@
+import { DAYS_BACK, withinBound } from '../domain/bounds.js';
 import type { Clock } from '../domain/clock.js';
 import { InvalidParameterError } from '../domain/errors.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import {
   aggregateTrackRecord,
   trackRecordWindow,
-  validateDaysBack,
   type TrackRecord,
   type TrackRecordBucket,
 } from '../domain/track-record.js';
 import type { Orm } from '../persistence/orm.js';
 import { daySumBuckets, settledBuckets } from '../persistence/track-record-repository.js';
 
-export const DAYS_BACK_DEFAULT = 30;
 
 const DAY_MS = 86_400_000;
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
@@ -23,9 +22,8 @@ export class TrackRecordService {
   ) {}
 
   /** Flat 1-unit stakes over picks settled in the last daysBack days; the database groups, the domain sums. */
-  async get(query: { sport?: string | null; daysBack?: number | null }): Promise<TrackRecord> {
-    const daysBack = query.daysBack ?? DAYS_BACK_DEFAULT;
-    validateDaysBack(daysBack);
+  async get(query: { sport?: string | null; daysBack?: number | null }, windowParameter = 'daysBack'): Promise<TrackRecord> {
+    const daysBack = withinBound(DAYS_BACK, windowParameter, query.daysBack);
     if (query.sport != null && !isSportSlug(query.sport)) {
       throw new InvalidParameterError('sport', `sport must be one of: ${SPORT_SLUGS.join(', ')}`);
     }

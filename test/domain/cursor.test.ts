@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidCursorError, InvalidParameterError } from '../../src/domain/errors.js';
-import { decodePickCursor, encodePickCursor, type PickCursor, validatePageSize } from '../../src/domain/cursor.js';
+import { validatePageSize } from '../../src/domain/bounds.js';
+import { decodePickCursor, encodePickCursor, type PickCursor } from '../../src/domain/cursor.js';
 
 const ID = '0190f5e4-7c2a-7b3d-9e8f-1a2b3c4d5e6f';
 const KICKOFF = new Date('2026-11-22T10:00:00.000Z');

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DAYS_BACK, withinBound } from '../../src/domain/bounds.js';
 import { InvalidParameterError } from '../../src/domain/errors.js';
 import { roundTo } from '../../src/domain/numbers.js';
 import { PICK_RESULTS, type PickResult } from '../../src/domain/pick.js';
@@ -13,7 +14,6 @@ import {
   type TrackRecord,
   type TrackRecordBucket,
   trackRecordWindow,
-  validateDaysBack,
 } from '../../src/domain/track-record.js';
 
 const DAY = 86_400_000;
@@ -110,14 +110,14 @@ describe('trackRecordWindow', () => {
   });
 });
 
-describe('validateDaysBack', () => {
+describe('the days_back window (DAYS_BACK)', () => {
   it.each([1, 2, 30, 364, 365])('accepts %d', (value) => {
-    expect(() => validateDaysBack(value)).not.toThrow();
+    expect(() => withinBound(DAYS_BACK, 'days_back', value)).not.toThrow();
   });
 
   it.each([0, -1, 366, 1000, 1.5, 30.0001, Number.NaN, Number.POSITIVE_INFINITY])('rejects %d', (value) => {
     try {
-      validateDaysBack(value);
+      withinBound(DAYS_BACK, 'days_back', value);
       expect.fail('expected InvalidParameterError');
     } catch (error) {
       expect(error).toBeInstanceOf(InvalidParameterError);

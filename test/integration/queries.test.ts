@@ -115,9 +115,9 @@ describe('picks connection', () => {
   });
 
   it.each([
-    [{ first: 0 }, 'limit'],
-    [{ first: 201 }, 'limit'],
-    [{ first: -5 }, 'limit'],
+    [{ first: 0 }, 'first'],
+    [{ first: 201 }, 'first'],
+    [{ first: -5 }, 'first'],
     [{ since: 'last week' }, 'since'],
     [{ since: '2026-12-08' }, 'since'],
   ])('rejects %j with invalid_parameter', async (variables, parameter) => {
@@ -179,7 +179,7 @@ describe('track record', () => {
     expect(starter.errors?.[0]?.extensions).toMatchObject({ code: 'tier_upgrade_required', minimum_tier: 'growth' });
     for (const daysBack of [0, 366, -1]) {
       const res = await t.graphql(query, { daysBack }, `Bearer ${keys.growth}`);
-      expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_parameter', parameter: 'days_back' });
+      expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_parameter', parameter: 'daysBack' });
     }
     const sport = await t.graphql(query, { sport: 'chess' }, `Bearer ${keys.growth}`);
     expect(sport.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_parameter', parameter: 'sport' });

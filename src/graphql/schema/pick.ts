@@ -1,12 +1,12 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { TIERS } from '../../domain/api-key.js';
+import { describeBound, PICKS_PAGE, TODAY_PAGE } from '../../domain/bounds.js';
 import { EDGE_TIERS } from '../../domain/odds.js';
 import { PICK_RESULTS, PICK_STATUSES } from '../../domain/pick.js';
 import { encodePickCursor } from '../../domain/cursor.js';
 import type { PickRecord } from '../../domain/pick-view.js';
 import { builder } from '../builder.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
-import { PICKS_PAGE_DEFAULT, PICKS_PAGE_MAX, TODAY_DEFAULT, TODAY_MAX } from '../../services/picks.js';
 import { upperEnumValues } from './enums.js';
 import { MatchAnalysisRef } from './match-analysis.js';
 
@@ -95,15 +95,15 @@ builder.queryFields((t) => ({
     type: PickConnectionRef,
     description: 'Published and settled picks (never admin_review), newest kickoff first.',
     authScopes: { tier: MINIMUM_TIER.listPicks },
-    complexity: (args) => pageComplexity(args.first, PICKS_PAGE_DEFAULT, PICKS_PAGE_MAX),
+    complexity: (args) => pageComplexity(args.first, PICKS_PAGE.default, PICKS_PAGE.max),
     args: {
-      first: t.arg.int({ description: 'Page size, 1 to 200; default 50.' }),
+      first: t.arg.int({ description: `Page size, ${describeBound(PICKS_PAGE)}` }),
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
       sport: t.arg.string(),
       league: t.arg.string(),
       since: t.arg({ type: 'DateTime', description: 'Only picks with kickoffAt after this time.' }),
     },
-    resolve: (_root, args, context) => context.services.picks.list(args),
+    resolve: (_root, args, context) => context.services.picks.list(args, 'first'),
   }),
   pick: t.field({
     type: PickRef,
@@ -116,12 +116,12 @@ builder.queryFields((t) => ({
   todayPicks: t.field({
     type: [PickRef],
     description: "Today's top picks (first published on the current UTC date), best post-tax edge first. Anonymous.",
-    complexity: (args) => pageComplexity(args.limit, TODAY_DEFAULT, TODAY_MAX),
+    complexity: (args) => pageComplexity(args.limit, TODAY_PAGE.default, TODAY_PAGE.max),
     args: {
-      limit: t.arg.int({ description: '1 to 50; default 20.' }),
+      limit: t.arg.int({ description: describeBound(TODAY_PAGE) }),
       sport: t.arg.string(),
     },
-    resolve: (_root, args, context) => context.services.picks.today(args),
+    resolve: (_root, args, context) => context.services.picks.today(args, 'limit'),
   }),
 }));
 

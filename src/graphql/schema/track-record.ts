@@ -1,4 +1,5 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
+import { DAYS_BACK, describeBound } from '../../domain/bounds.js';
 import type { TrackRecord } from '../../domain/track-record.js';
 import { builder } from '../builder.js';
 import { SPORT_SLUGS } from '../../domain/sports.js';
@@ -37,8 +38,8 @@ const TrackRecordRef = builder.objectRef<TrackRecord>('TrackRecord').implement({
   fields: (t) => ({
     overall: t.field({ type: OverallRef, resolve: (record) => record.overall }),
     perSport: t.field({ type: [SportRowRef], complexity: { field: 1, multiplier: SPORT_SLUGS.length }, resolve: (record) => record.perSport }),
-    // One point per day of the window, which is at most 365 days.
-    series: t.field({ type: [SeriesPointRef], complexity: { field: 1, multiplier: 366 }, resolve: (record) => record.series }),
+    // One point per day of the window (DAYS_BACK.max days, and the day it started in).
+    series: t.field({ type: [SeriesPointRef], complexity: { field: 1, multiplier: DAYS_BACK.max + 1 }, resolve: (record) => record.series }),
   }),
 });
 
@@ -48,8 +49,8 @@ builder.queryFields((t) => ({
     authScopes: { tier: MINIMUM_TIER.trackRecord },
     args: {
       sport: t.arg.string(),
-      daysBack: t.arg.int({ description: 'Lookback window in days, 1 to 365; default 30.' }),
+      daysBack: t.arg.int({ description: `Lookback window in days, ${describeBound(DAYS_BACK)}` }),
     },
-    resolve: (_root, args, context) => context.services.trackRecord.get(args),
+    resolve: (_root, args, context) => context.services.trackRecord.get(args, 'daysBack'),
   }),
 }));

@@ -1,6 +1,7 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
+import { DELIVERIES_PAGE, describeBound } from '../../domain/bounds.js';
 import { InvalidParameterError, NotFoundError } from '../../domain/errors.js';
-import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../domain/webhook.js';
+import { WEBHOOK_EVENT_TYPES } from '../../domain/webhook.js';
 import type { Principal } from '../../domain/principal.js';
 import type { DeliveryAttempt, SubscriptionWithSecret, WebhookDelivery, WebhookSubscription } from '../../services/webhooks/subscriptions.js';
 import { builder } from '../builder.js';
@@ -12,8 +13,8 @@ export const WebhookEventTypeEnum = builder.enumType('WebhookEventType', {
   description: 'PICK_PUBLISHED is `pick.published` in REST and in delivery headers; PICK_SETTLED is `pick.settled`.',
   values: { PICK_PUBLISHED: { value: WEBHOOK_EVENT_TYPES[0] }, PICK_SETTLED: { value: WEBHOOK_EVENT_TYPES[1] } },
 });
-const SubscriptionStatusEnum = builder.enumType('WebhookSubscriptionStatus', { values: upperEnumValues(WEBHOOK_SUBSCRIPTION_STATUSES) });
-const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', { values: upperEnumValues(WEBHOOK_DELIVERY_STATUSES) });
+const SubscriptionStatusEnum = builder.enumType('WebhookSubscriptionStatus', { values: upperEnumValues(['active', 'exhausted'] as const) });
+const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', { values: upperEnumValues(['pending', 'succeeded', 'failed', 'cancelled'] as const) });
 
 /**
  * Subscriptions belong to an API key. A key acts on its own; an admin names the key
@@ -83,10 +84,10 @@ export const WebhookSubscriptionRef = builder.objectRef<WebhookSubscription>('We
     deliveries: t.field({
       type: DeliveryPageRef,
       description: 'Newest first, with every attempt.',
-      complexity: (args) => pageComplexity(args.first, 20, 100),
-      args: { first: t.arg.int({ defaultValue: 20 }), after: t.arg.string() },
+      complexity: (args) => pageComplexity(args.first, DELIVERIES_PAGE.default, DELIVERIES_PAGE.max),
+      args: { first: t.arg.int({ defaultValue: DELIVERIES_PAGE.default, description: `Page size, ${describeBound(DELIVERIES_PAGE)}` }), after: t.arg.string() },
       resolve: (subscription, args, context) =>
-        context.services.webhooks.deliveries(subscription.apiKeyId, subscription.id, { first: args.first ?? 20, after: args.after }),
+        context.services.webhooks.deliveries(subscription.apiKeyId, subscription.id, { first: args.first ?? DELIVERIES_PAGE.default, after: args.after }, 'first'),
     }),
   }),
 });

@@ -7,6 +7,7 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { TIERS, tierAtLeast } from '../../domain/api-key.js';
 import type { Clock } from '../../domain/clock.js';
+import { DELIVERIES_PAGE, withinBound } from '../../domain/bounds.js';
 import { CursorKind, decodeKeysetCursor, encodeKeysetCursor } from '../../domain/cursor.js';
 import { DuplicateUrlError, InvalidParameterError, NotFoundError, SubscriptionLimitError } from '../../domain/errors.js';
 import { decryptSecret, encryptSecret, needsReencryption, type SecretKeyring } from '../../domain/secrets.js';
@@ -155,8 +156,8 @@ export class WebhookService {
   }
 
   /** Newest first, keyset-paginated; each with its attempts, oldest attempt first. */
-  async deliveries(apiKeyId: string, id: string, page: { first: number; after?: string | null }): Promise<DeliveryPage> {
-    if (!Number.isInteger(page.first) || page.first < 1 || page.first > 100) throw new InvalidParameterError('limit', 'limit must be an integer from 1 to 100');
+  async deliveries(apiKeyId: string, id: string, page: { first: number; after?: string | null }, sizeParameter = 'first'): Promise<DeliveryPage> {
+    withinBound(DELIVERIES_PAGE, sizeParameter, page.first);
     const em = this.orm.em.fork();
     await this.find(em, apiKeyId, id);
     const after = page.after == null ? null : decodeKeysetCursor(CursorKind.webhookDeliveries, page.after);
