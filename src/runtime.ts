@@ -2,6 +2,7 @@
  * The composition root: one Runtime per process (or per test app) holding the ORM, the
  * clock, the shared engines (limiter, event bus) and the services, closing them in order.
  */
+import type { ServiceLog } from './services/log.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import type { Config } from './config.js';
 import { databaseAnswers, deploymentId, initORM, type DatabaseTarget, type Orm } from './persistence/orm.js';
@@ -28,11 +29,6 @@ export interface ReadinessCheck {
   check: () => Promise<boolean>;
 }
 
-export interface RuntimeLog {
-  warn(details: object, message: string): void;
-  info(details: object, message: string): void;
-  error(details: object, message: string): void;
-}
 
 export interface Runtime {
   config: Config;
@@ -54,7 +50,7 @@ export interface RuntimeOptions {
   /** Overrides the target derived from config (tests use in-memory PGlite or a scratch database). */
   database?: DatabaseTarget;
   adminToken: string;
-  log?: RuntimeLog;
+  log?: ServiceLog;
   /** Apply pending migrations at start. Default: embedded databases only (PostgreSQL runs `npm run migrate`). */
   migrate?: boolean;
   /** Used when the config has no WEBHOOK_SECRET_KEY (embedded mode keeps one under DATA_DIR). */

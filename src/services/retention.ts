@@ -8,6 +8,7 @@
  *   refers to, and that are not among the newest REPLAY_MAX_EVENTS (the stream replay window
  *   is 24 h or 1,000 events, whichever reaches further back).
  */
+import type { ServiceLog } from './log.js';
 import type { Clock } from '../domain/clock.js';
 import type { Orm } from '../persistence/orm.js';
 import { deletePrunableEvents } from '../persistence/outbox-repository.js';
@@ -30,7 +31,7 @@ export class RetentionJob {
   constructor(
     private readonly orm: Orm,
     private readonly clock: Clock,
-    private readonly options: { intervalMs?: number; log?: { warn(details: object, message: string): void } } = {},
+    private readonly options: { intervalMs?: number; log?: ServiceLog } = {},
   ) {}
 
   start(): void {

@@ -3,6 +3,7 @@
  * (reached through WEBHOOK_HOST_OVERRIDES, trusted through NODE_EXTRA_CA_CERTS). Runs on
  * PGlite in plain `npm test` and on PostgreSQL when DATABASE_URL is set.
  */
+import type { ServiceLog } from '../../src/services/log.js';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKeyring } from '../../src/domain/secrets.js';
@@ -490,16 +491,13 @@ describe('writing attempt results', () => {
   });
 });
 
-type LogEntry = { level: 'warn' | 'error'; details: object; message: string };
+type LogEntry = { level: 'warn' | 'error' | 'info'; details: object; message: string };
 
 /** A log that keeps what the dispatcher reports. */
-function recordingLog(): { entries: LogEntry[]; warn(details: object, message: string): void; error(details: object, message: string): void } {
+function recordingLog(): ServiceLog & { entries: LogEntry[] } {
   const entries: LogEntry[] = [];
-  return {
-    entries,
-    warn: (details, message) => entries.push({ level: 'warn', details, message }),
-    error: (details, message) => entries.push({ level: 'error', details, message }),
-  };
+  const record = (level: LogEntry['level']) => (details: object, message?: string) => void entries.push({ level, details, message: message ?? '' });
+  return { entries, warn: record('warn'), error: record('error'), info: record('info') } as ServiceLog & { entries: LogEntry[] };
 }
 
 /** A second dispatcher on the test app's database (what another instance would run). */

@@ -68,7 +68,7 @@ describe('Redis not answering', () => {
   it('decides in memory, exactly, per instance', async () => {
     const silent = await startSilentServer();
     servers.push(silent);
-    const limiter = track(new RedisRateLimiter({ url: silent.url, usageStore: noUsage, now, anonymousLimit: 3, log: { warn: vi.fn(), info: vi.fn() } }));
+    const limiter = track(new RedisRateLimiter({ url: silent.url, usageStore: noUsage, now, anonymousLimit: 3, log: { warn: vi.fn(), info: vi.fn(), error: vi.fn() } }));
     expect(await admitted(limiter, '203.0.113.7', 4)).toEqual([true, true, true, false]);
     expect(limiter.mode()).toBe('fallback');
   });

@@ -1,3 +1,4 @@
+import type { ServiceLog } from '../../src/services/log.js';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -8,7 +9,7 @@ import type { TierLimit } from '../../src/domain/access.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { monthKeyOf } from '../../src/domain/rate-limit.js';
 import { startOfNextUtcMonth, utcMonthKey } from '../../src/domain/time.js';
-import type { LimitDecision, LimiterLog } from '../../src/services/limits/rate-limiter.js';
+import type { LimitDecision } from '../../src/services/limits/rate-limiter.js';
 import {
   DEFAULT_REPLY_TIMEOUT_MS,
   LUA_MONTH_OF,
@@ -26,7 +27,7 @@ import { openUsageDatabase, realRedisUrl, type UsageDatabase } from './support.j
 // (while replies are held, a limiter that waited would never decide) and that nothing is lost.
 
 function silentLog() {
-  return { warn: vi.fn(), info: vi.fn() };
+  return { warn: vi.fn(), info: vi.fn(), error: vi.fn() };
 }
 
 let database: UsageDatabase;
@@ -137,7 +138,7 @@ if (realRedisUrl) {
     });
 
     async function setUp(
-      options: { url?: string; flushIntervalMs?: number; probeIntervalMs?: number; replyTimeoutMs?: number; log?: LimiterLog; injectClock?: boolean } = {},
+      options: { url?: string; flushIntervalMs?: number; probeIntervalMs?: number; replyTimeoutMs?: number; log?: ServiceLog; injectClock?: boolean } = {},
     ) {
       const clock = new ManualClock('2026-11-22T10:00:00Z');
       const limiter = new RedisRateLimiter({

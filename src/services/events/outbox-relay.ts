@@ -9,6 +9,7 @@
  * idempotent: `on conflict do nothing`), so webhooks do not wait for Redis; the batch stays
  * unrelayed and is published when the bus answers again. Failed ticks back off up to 1 s.
  */
+import type { ServiceLog } from '../log.js';
 import type { Em, Orm } from '../../persistence/orm.js';
 import { listUnrelayedEvents, markRelayed, tryRelayLock, type OutboxEventRecord } from '../../persistence/outbox-repository.js';
 import { BusChannel, type EventBus } from './event-bus.js';
@@ -30,7 +31,7 @@ export class RelayPublishError extends Error {
 export interface OutboxRelayOptions {
   intervalMs?: number;
   batchSize?: number;
-  log?: { warn(details: object, message: string): void; info?(details: object, message: string): void };
+  log?: ServiceLog;
   /** Runs inside the relay transaction for each batch: the webhook fan-out commits with it. */
   onBatch?: (em: Em, messages: PickEventMessage[]) => Promise<void>;
   /** After a batch committed (e.g. wake the local webhook dispatcher). */

@@ -1,13 +1,9 @@
+import type { ServiceLog } from '../log.js';
 import { Redis } from 'ioredis';
 import type { BusHandler, EventBus } from './event-bus.js';
 
-export interface RedisBusLog {
-  warn(details: object, message: string): void;
-  info(details: object, message: string): void;
-}
-
 export interface RedisBusOptions {
-  log?: RedisBusLog;
+  log?: ServiceLog;
   /** Prefix of every channel name: the deployment id, so deployments sharing a Redis stay apart. */
   namespace: string;
   connectionName?: string;
@@ -23,7 +19,7 @@ export class RedisEventBus implements EventBus {
   private readonly subscriber: Redis;
   private readonly handlers = new Map<string, Set<BusHandler>>();
   private readonly resubscribedListeners = new Set<() => void>();
-  private readonly log: RedisBusLog | undefined;
+  private readonly log: ServiceLog | undefined;
   private readonly prefix: string;
 
   constructor(url: string, { log, namespace, connectionName = 'picks-bus' }: RedisBusOptions) {

@@ -2,8 +2,9 @@
  * Which limiter a process uses: the shared Redis one (with its per-instance fallback) when
  * REDIS_URL is set, otherwise the in-memory one, exact for a single process.
  */
+import type { ServiceLog } from '../log.js';
 import { MemoryRateLimiter } from './memory-limiter.js';
-import type { LimiterLog, RateLimiter } from './rate-limiter.js';
+import type { RateLimiter } from './rate-limiter.js';
 import { RedisRateLimiter } from './redis-limiter.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
@@ -13,7 +14,7 @@ export interface CreateRateLimiterOptions {
   /** Milliseconds since the epoch; tests only (production decides on Redis' clock). */
   now?: () => number;
   flushIntervalMs?: number;
-  log?: LimiterLog;
+  log?: ServiceLog;
   /** Requests per minute per address without credentials (ANONYMOUS_GRAPHQL_LIMIT). */
   anonymousLimit?: number;
   /** Redis only: the deployment id, so deployments sharing one Redis count addresses apart. */

@@ -4,6 +4,7 @@
  * Maps; month counts are seeded from PostgreSQL on first use and written back as absolute
  * values on a timer and at close.
  */
+import type { ServiceLog } from '../log.js';
 import type { TierLimit } from '../../domain/access.js';
 import { systemClock } from '../../domain/clock.js';
 import {
@@ -18,7 +19,7 @@ import {
   standing,
 } from '../../domain/rate-limit.js';
 import { AnonymousWindows, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
-import type { HourlyState, LimitDecision, LimiterLog, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
+import type { HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
 export const DEFAULT_FLUSH_INTERVAL_MS = 5_000;
@@ -34,7 +35,7 @@ export interface MemoryRateLimiterOptions {
    * through flush() and close() (the Redis limiter's fallback, whose counts go to Redis first).
    */
   flushIntervalMs?: number | null;
-  log?: LimiterLog;
+  log?: ServiceLog;
   /** Requests per minute per address without credentials (ANONYMOUS_GRAPHQL_LIMIT). */
   anonymousLimit?: number;
 }
@@ -56,7 +57,7 @@ function keyMonthId(apiKeyId: string, month: string): string {
 export class MemoryRateLimiter implements RateLimiter {
   private readonly usageStore: MonthlyUsageStore;
   private readonly now: () => number;
-  private readonly log: LimiterLog | undefined;
+  private readonly log: ServiceLog | undefined;
   /** API key -> its hourly buckets (bucket number -> admitted requests), pruned to the window. */
   private readonly windows = new Map<string, Map<number, number>>();
   private readonly months = new Map<string, MonthCount>();

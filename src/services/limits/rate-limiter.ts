@@ -36,9 +36,3 @@ export interface RateLimiter {
   /** Flushes monthly usage to PostgreSQL and stops timers. */
   close(): Promise<void>;
 }
-
-/** The slice of a pino (Fastify) logger the limiters report through. */
-export interface LimiterLog {
-  warn(details: object, message: string): void;
-  info(details: object, message: string): void;
-}

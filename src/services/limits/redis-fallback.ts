@@ -5,12 +5,13 @@
  * of the requests admitted meanwhile to the Redis month counters before Redis decides again.
  * Redis itself is reached only through the callbacks the limiter passes in.
  */
+import type { ServiceLog } from '../log.js';
 import { performance } from 'node:perf_hooks';
 import type { TierLimit } from '../../domain/access.js';
 import { monthKeyOf } from '../../domain/rate-limit.js';
 import type { AnonymousDecision } from './anonymous-window.js';
 import { MemoryRateLimiter } from './memory-limiter.js';
-import type { HourlyState, LimitDecision, LimiterLog, LimiterMode, MonthlyState } from './rate-limiter.js';
+import type { HourlyState, LimitDecision, LimiterMode, MonthlyState } from './rate-limiter.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
 /**
@@ -45,7 +46,7 @@ export interface RedisFallbackOptions {
   usageStore: MonthlyUsageStore;
   /** Milliseconds since the epoch; tests only. */
   now?: () => number;
-  log?: LimiterLog;
+  log?: ServiceLog;
   anonymousLimit: number;
   probeIntervalMs?: number;
   /** True while Redis answers a PING in time. */
@@ -59,7 +60,7 @@ export interface RedisFallbackOptions {
 export class RedisFallback {
   /** Decides while Redis is unreachable. Its counts reach Redis (or, at close, PostgreSQL). */
   private readonly memory: MemoryRateLimiter;
-  private readonly log: LimiterLog | undefined;
+  private readonly log: ServiceLog | undefined;
   private readonly probeIntervalMs: number;
   private readonly ping: () => Promise<boolean>;
   private readonly connected: () => boolean;

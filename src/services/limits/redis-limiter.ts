@@ -18,6 +18,7 @@
  * The Lua scripts live in ./lua/ and run as ioredis custom commands (defineCommand: EVALSHA,
  * and EVAL when Redis does not have the script, as after a restart or SCRIPT FLUSH).
  */
+import type { ServiceLog } from '../log.js';
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { TierLimit } from '../../domain/access.js';
@@ -25,7 +26,7 @@ import { systemClock } from '../../domain/clock.js';
 import { decide, monthKeyOf, standing } from '../../domain/rate-limit.js';
 import { ANONYMOUS_WINDOW_MS, anonymousDecision, anonymousWindowOf, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
 import { DEFAULT_FLUSH_INTERVAL_MS } from './memory-limiter.js';
-import type { HourlyState, LimitDecision, LimiterLog, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
+import type { HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
 import { RedisFallback, RedisUnavailableError, type FallbackAdmits, type KeyMonth } from './redis-fallback.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
@@ -131,7 +132,7 @@ export type RedisRateLimiterOptions = ({ url: string; client?: never } | { clien
    */
   replyTimeoutMs?: number;
   probeIntervalMs?: number;
-  log?: LimiterLog;
+  log?: ServiceLog;
   /** Requests per minute per address without credentials (ANONYMOUS_GRAPHQL_LIMIT). */
   anonymousLimit?: number;
   /** Keeps the anonymous counters of deployments sharing one Redis apart (the deployment id). */
@@ -143,7 +144,7 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly ownsClient: boolean;
   private readonly usageStore: MonthlyUsageStore;
   private readonly injectedNow: (() => number) | undefined;
-  private readonly log: LimiterLog | undefined;
+  private readonly log: ServiceLog | undefined;
   /** Decides whatever Redis does not answer in time; owns the 'redis' / 'fallback' mode. */
   private readonly fallback: RedisFallback;
   /** Redis month-counter key -> key-month touched since the last flush. */

@@ -19,6 +19,7 @@
  *   batch that fails anyway is written row by row, a failing row in a minimal form
  *   (src/persistence/webhook-attempts.ts); every write failure is logged at error level.
  */
+import type { ServiceLog } from '../log.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../domain/clock.js';
 import { decryptSecret, type SecretKeyring } from '../../domain/secrets.js';
@@ -50,7 +51,7 @@ export interface DispatcherOptions {
   perSubscriptionConcurrency?: number;
   /** How long a result waits for others to share its write (default COMPLETION_FLUSH_MS). */
   completionFlushMs?: number;
-  log?: { warn(details: object, message: string): void; error(details: object, message: string): void };
+  log?: ServiceLog;
 }
 
 export const LEASE_MS = 30_000;

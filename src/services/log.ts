@@ -1,0 +1,7 @@
+/**
+ * The one logger type of the services: pino's (the entry point's logger, which Fastify shares),
+ * narrowed to the levels services use, so a test can hand in any object with these methods.
+ */
+import type { Logger } from 'pino';
+
+export type ServiceLog = Pick<Logger, 'error' | 'warn' | 'info'>;
