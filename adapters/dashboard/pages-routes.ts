@@ -12,8 +12,9 @@ import type { Clock } from '../../src/domain/clock.js';
 import { ErrorCode } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { errorPageHeaders, httpError, httpErrorOfGraphQL, type HttpError } from '../shared/http-errors.js';
+import { CreateMyApiKeyDocument, DashboardPageDocument, MyApiKeyDocument, RevokeMyApiKeyDocument } from '../shared/generated/graphql.js';
 import { openOperation, prepareOperation, type PreparedOperation } from '../shared/operations.js';
-import { confirmRevokePage, errorPage, keysPage, type AccountView, type KeyView } from './pages.js';
+import { confirmRevokePage, errorPage, keysPage, type AccountView } from './pages.js';
 import { DASHBOARD_PREFIX, SESSION_COOKIE, STATUS_TITLES, csrfToken, sendPage, toLogin } from './setup.js';
 
 export interface PageRoutesOptions {
@@ -38,11 +39,13 @@ function loadAssets(): ReadonlyMap<string, Asset> {
   ]);
 }
 
-/** A failed operation as the one error exit maps it (status, headers, code, message). */
-function failureOf(result: ExecutionResult): HttpError | null {
+/** An operation's data, or its failure as the one error exit maps it (status, headers, code, message). */
+type Outcome<TData> = { data: TData; failure?: undefined } | { data?: undefined; failure: HttpError };
+
+function outcomeOf<TData>(result: ExecutionResult<TData>): Outcome<TData> {
   const error = result.errors?.[0];
-  if (!error) return result.data ? null : httpError(ErrorCode.internalError);
-  return httpErrorOfGraphQL(error);
+  if (error) return { failure: httpErrorOfGraphQL(error) };
+  return result.data ? { data: result.data } : { failure: httpError(ErrorCode.internalError) };
 }
 
 function baseUrl(req: FastifyRequest): string {
@@ -52,20 +55,24 @@ function baseUrl(req: FastifyRequest): string {
 /** The key pages, their actions and /assets/*, in the dashboard scope (set up by setUpDashboardScope). */
 export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOptions): void {
   const { yoga, schema, clock, tierLimits } = options;
-  const document = (file: string, name: string) => prepareOperation(schema, new URL(`./documents/${file}`, import.meta.url), name);
   const ops = {
-    page: document('dashboard-page.graphql', 'DashboardPage'),
-    key: document('my-api-key.graphql', 'MyApiKey'),
-    create: document('create-my-api-key.graphql', 'CreateMyApiKey'),
-    revoke: document('revoke-my-api-key.graphql', 'RevokeMyApiKey'),
+    page: prepareOperation(schema, DashboardPageDocument),
+    key: prepareOperation(schema, MyApiKeyDocument),
+    create: prepareOperation(schema, CreateMyApiKeyDocument),
+    revoke: prepareOperation(schema, RevokeMyApiKeyDocument),
   };
   const assets = loadAssets();
   const protect = { preHandler: scope.csrfProtection };
 
-  async function run(req: FastifyRequest, reply: FastifyReply, operation: PreparedOperation, variables: Record<string, unknown>): Promise<ExecutionResult> {
+  async function run<TData, TVariables>(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    operation: PreparedOperation<TData, TVariables>,
+    variables: TVariables,
+  ): Promise<Outcome<TData>> {
     const runner = await openOperation(yoga, { req, reply, dashboard: { sessionToken: req.cookies[SESSION_COOKIE] } });
-    if (runner instanceof GraphQLError) return { errors: [runner] };
-    return runner.execute(operation, variables);
+    if (runner instanceof GraphQLError) return outcomeOf({ errors: [runner] });
+    return outcomeOf(await runner.execute(operation, variables));
   }
 
   /** A failed operation as a page: no session -> sign-in; otherwise an error page with the code. */
@@ -88,10 +95,8 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
     status: number,
     extra: Pick<Parameters<typeof keysPage>[0], 'created' | 'error' | 'label'> & { revokedId?: string },
   ) {
-    const result = await run(req, reply, ops.page, {});
-    const failure = failureOf(result);
+    const { data, failure } = await run(req, reply, ops.page, {});
     if (failure) return failurePage(req, reply, failure);
-    const data = result.data as { me: AccountView; myApiKeys: KeyView[] };
     const revoked = extra.revokedId ? data.myApiKeys.find((key) => key.id === extra.revokedId && !key.active) : undefined;
     return sendPage(
       reply,
@@ -122,8 +127,7 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
   scope.post('/api-keys', protect, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const rawLabel = typeof body.label === 'string' ? body.label.trim() : '';
-    const result = await run(req, reply, ops.create, { label: rawLabel === '' ? null : rawLabel });
-    const failure = failureOf(result);
+    const { data, failure } = await run(req, reply, ops.create, { label: rawLabel === '' ? null : rawLabel });
     if (failure) {
       if (failure.code === ErrorCode.invalidParameter || failure.code === ErrorCode.apiKeyLimit) {
         reply.headers(errorPageHeaders(failure));
@@ -131,25 +135,21 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
       }
       return failurePage(req, reply, failure);
     }
-    const created = (result.data as { createMyApiKey: { key: string; apiKey: Pick<KeyView, 'label' | 'prefix'> } }).createMyApiKey;
-    return renderKeys(req, reply, 201, { created });
+    return renderKeys(req, reply, 201, { created: data.createMyApiKey });
   });
 
   scope.get('/api-keys/:id/revoke', async (req, reply) => {
     if (!req.cookies[SESSION_COOKIE]) return toLogin(reply, req, null);
     const { id } = req.params as { id: string };
-    const result = await run(req, reply, ops.key, { id });
-    const failure = failureOf(result);
+    const { data, failure } = await run(req, reply, ops.key, { id });
     if (failure) return failurePage(req, reply, failure);
-    const data = result.data as { me: AccountView; myApiKey: KeyView };
     if (!data.myApiKey.active) return reply.redirect(`${DASHBOARD_PREFIX}/api-keys`, 303);
     return sendPage(reply, 200, confirmRevokePage({ csrfToken: csrfToken(req, reply), account: data.me, key: data.myApiKey, now: clock.now() }));
   });
 
   scope.post('/api-keys/:id/revoke', protect, async (req, reply) => {
     const { id } = req.params as { id: string };
-    const result = await run(req, reply, ops.revoke, { id });
-    const failure = failureOf(result);
+    const { failure } = await run(req, reply, ops.revoke, { id });
     if (failure) return failurePage(req, reply, failure);
     return reply.redirect(`${DASHBOARD_PREFIX}/api-keys?revoked=${encodeURIComponent(id)}`, 303);
   });

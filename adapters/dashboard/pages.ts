@@ -3,54 +3,19 @@
  * goes through html`` (escaped). Styles and the one script are files served by the app
  * (assets/), so the Content-Security-Policy can forbid anything inline.
  */
+import type { DashboardPageQuery, MyApiKeyQuery, Tier } from '../shared/generated/graphql.js';
 import { html, type SafeHtml } from './html.js';
 
 export const ASSET_PATH = '/dashboard/assets';
 
-type Tier = 'STARTER' | 'GROWTH' | 'ENTERPRISE';
-
-export interface UsageView {
-  hourly: { limit: number; used: number; resetsAt: string };
-  monthly: { limit: number; used: number; resetsAt: string };
-}
-
-export interface DeliveryView {
-  id: string;
-  eventType: string;
-  status: 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
-  attemptCount: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: string;
-  nextAttemptAt: string | null;
-}
-
-export interface SubscriptionView {
-  id: string;
-  url: string;
-  events: string[];
-  status: 'ACTIVE' | 'EXHAUSTED';
-  createdAt: string;
-  deliveries: { nodes: DeliveryView[] };
-}
-
-export interface KeyView {
-  id: string;
-  label: string | null;
-  prefix: string;
-  tier: Tier;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt?: string | null;
-  active: boolean;
-  usage?: UsageView;
-  webhookSubscriptions?: SubscriptionView[];
-}
-
-export interface AccountView {
-  email: string;
-  tier: Tier;
-}
+/** What the pages show is what their documents select (adapters/shared/generated/graphql.ts). */
+export type KeyView = DashboardPageQuery['myApiKeys'][number];
+type SubscriptionView = KeyView['webhookSubscriptions'][number];
+type DeliveryView = SubscriptionView['deliveries']['nodes'][number];
+/** The signed-in account as every page's header shows it. */
+export type AccountView = Pick<DashboardPageQuery['me'], 'email' | 'tier'>;
+/** The key the revoke confirmation names. */
+export type KeyToRevoke = MyApiKeyQuery['myApiKey'];
 
 export interface Layout {
   title: string;
@@ -203,8 +168,8 @@ function keyRow(key: KeyView, now: Date): SafeHtml {
     <td data-label="Tier"><span class="badge tier-${key.tier.toLowerCase()}">${tierName(key.tier)}</span></td>
     <td data-label="Created">${time(key.createdAt, dateFormat.format(new Date(key.createdAt)))}</td>
     <td data-label="Last used">${key.lastUsedAt ? time(key.lastUsedAt, relativeTime(key.lastUsedAt, now)) : html`<span class="muted">Never</span>`}</td>
-    <td data-label="This month">${usage ? usageMeter('Requests this month', usage.monthly.used, usage.monthly.limit, `Resets ${untilText(usage.monthly.resetsAt, now)}`) : null}</td>
-    <td data-label="Last hour">${usage ? usageMeter('Requests in the last hour', usage.hourly.used, usage.hourly.limit, usage.hourly.used >= usage.hourly.limit * 0.8 ? `Frees up ${untilText(usage.hourly.resetsAt, now)}` : 'Rolling 60 minutes') : null}</td>
+    <td data-label="This month">${usageMeter('Requests this month', usage.monthly.used, usage.monthly.limit, `Resets ${untilText(usage.monthly.resetsAt, now)}`)}</td>
+    <td data-label="Last hour">${usageMeter('Requests in the last hour', usage.hourly.used, usage.hourly.limit, usage.hourly.used >= usage.hourly.limit * 0.8 ? `Frees up ${untilText(usage.hourly.resetsAt, now)}` : 'Rolling 60 minutes')}</td>
     <td data-label="Status">${status}</td>
     <td class="cell-actions">${key.active ? html`<a class="btn btn-danger-outline btn-sm" href="/dashboard/api-keys/${key.id}/revoke" aria-label="Revoke ${key.label ?? 'untitled key'} (${key.prefix}…)">Revoke</a>` : null}</td>
   </tr>`;
@@ -264,14 +229,14 @@ function webhooksSection(account: AccountView, keys: KeyView[], now: Date): Safe
       <div class="empty"><p><strong>Webhooks are part of the Growth and Enterprise plans.</strong></p><p class="muted">They push every published and settled pick to your HTTPS endpoint, signed with HMAC-SHA256. Ask your account manager to upgrade.</p></div>
     </section>`;
   }
-  const withSubscriptions = keys.filter((key) => (key.webhookSubscriptions?.length ?? 0) > 0);
+  const withSubscriptions = keys.filter((key) => key.webhookSubscriptions.length > 0);
   const body =
     withSubscriptions.length === 0
       ? html`<div class="empty"><p><strong>No webhook endpoints yet.</strong></p><p class="muted">Register one with <code>POST /api/v1/webhooks</code> and one of your keys; its status and latest deliveries appear here.</p></div>`
       : withSubscriptions.map(
           (key) => html`<div class="webhook-key">
             <h3 class="webhook-key-title">${keyName(key)} <code class="key-prefix">${key.prefix}…</code></h3>
-            <ul class="subscriptions">${key.webhookSubscriptions!.map((subscription) => subscriptionBlock(subscription, key.active, now))}</ul>
+            <ul class="subscriptions">${key.webhookSubscriptions.map((subscription) => subscriptionBlock(subscription, key.active, now))}</ul>
           </div>`,
         );
   return html`<section class="card" aria-labelledby="webhooks-heading">${intro}${body}</section>`;
@@ -354,7 +319,7 @@ ${webhooksSection(account, keys, now)}`,
   );
 }
 
-export function confirmRevokePage(options: { csrfToken: string; account: AccountView; key: KeyView; now: Date }): string {
+export function confirmRevokePage(options: { csrfToken: string; account: AccountView; key: KeyToRevoke; now: Date }): string {
   const { key } = options;
   return layout(
     { title: 'Revoke API key', csrfToken: options.csrfToken, account: options.account, narrow: true },

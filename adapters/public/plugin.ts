@@ -17,6 +17,7 @@ import { utcDateString } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { httpError, httpErrorOf, httpErrorOfGraphQL, sendHttpError, type HttpError } from '../shared/http-errors.js';
 import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
+import { TodayPicksDocument, type TodayPicksQuery } from '../shared/generated/graphql.js';
 import { openOperation, prepareOperation } from '../shared/operations.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
 import { pageParam, parseParams, type ParamSpec } from '../shared/params.js';
@@ -39,25 +40,7 @@ const CORS_HEADERS = {
   'access-control-max-age': '86400',
 };
 
-interface PublicPickNode {
-  id: string;
-  homeTeam: string;
-  awayTeam: string;
-  league: string;
-  sport: string;
-  kickoffAt: string;
-  market: string;
-  selection: string;
-  bookmaker: { name: string; slug: string };
-  odds: number;
-  referenceFairOdds: number;
-  edgePctPostTax: number;
-  kellyFraction: number;
-  edgeTier: string;
-  publishedAt: string;
-}
-
-function publicPick(node: PublicPickNode) {
+function publicPick(node: TodayPicksQuery['todayPicks'][number]) {
   return {
     id: node.id,
     match: { home: node.homeTeam, away: node.awayTeam, league: node.league, sport: node.sport, kickoff: node.kickoffAt },
@@ -89,7 +72,7 @@ export interface PublicAdapter {
 }
 
 export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, clock: Clock): PublicAdapter {
-  const operation = prepareOperation(schema, new URL('./documents/today-picks.graphql', import.meta.url), 'TodayPicks');
+  const operation = prepareOperation(schema, TodayPicksDocument);
   const cache = new LRUCache<string, RenderedBody>({ max: 1_000, ttl: PUBLIC_CACHE_TTL_MS });
   // Single flight: requests that miss together share one query instead of stampeding the database.
   type RenderOutcome = RenderedBody | { error: HttpError };
@@ -109,7 +92,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     if (error || !result.data) {
       return { error: error ? httpErrorOfGraphQL(error, { onUnexpected: (unexpected) => req.log.error({ error: unexpected }, 'public operation failed without a known code') }) : httpError('internal_error') };
     }
-    const picks = (result.data.todayPicks as PublicPickNode[]).map(publicPick);
+    const picks = result.data.todayPicks.map(publicPick);
     const body = JSON.stringify({ generatedAt: now.toISOString(), count: picks.length, picks }, null, 2);
     // The ETag covers the picks only, so an unchanged list revalidates even as generatedAt moves.
     const etag = `"${createHash('sha256').update(JSON.stringify(picks)).digest('base64url').slice(0, 27)}"`;

@@ -73,7 +73,7 @@ function methodsByUrl(routes: readonly RestRoute[]): Map<string, string[]> {
 
 export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, routes: readonly RestRoute[] = ALL_REST_ROUTES): void {
   // Prepared now: a document that does not validate stops start-up.
-  const prepared = routes.map((route) => ({ route, operation: prepareOperation(schema, route.documentFile, route.operationName) }));
+  const prepared = routes.map((route) => ({ route, operation: prepareOperation(schema, route.document) }));
   void app.register(async (scope) => {
     deferBodyParsing(scope);
     for (const { route, operation } of prepared) {
@@ -94,7 +94,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           const result = await runner.execute(operation, form.variables);
           const firstError = result.errors?.[0];
           if (firstError || !result.data) return sendGraphQLError(reply, firstError ?? { message: 'No data', extensions: {} });
-          const body = route.toBody(result.data as Record<string, unknown>);
+          const body = route.toBody(result.data);
           if (route.successStatus === 204) return reply.status(204).send();
           return reply.status(route.successStatus ?? 200).send(body);
         },

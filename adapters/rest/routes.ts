@@ -4,6 +4,7 @@
  * schema, and the mapping of the GraphQL data to the documented JSON. Nothing here decides
  * access or validity: the GraphQL layer does.
  */
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { MINIMUM_TIER } from '../../src/domain/access.js';
 import { DAYS_BACK, PICKS_PAGE } from '../../src/domain/bounds.js';
 import type { Tier } from '../../src/domain/api-key.js';
@@ -11,7 +12,8 @@ import { NotFoundError } from '../../src/domain/errors.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { pageParam, type ParamSpec } from '../shared/params.js';
 import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../shared/schemas.js';
-import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
+import { ListPicksDocument, MatchAnalysisDocument, TrackRecordDocument } from '../shared/generated/graphql.js';
+import { v1Pick } from '../shared/v1-json.js';
 
 export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -28,15 +30,21 @@ export interface RestBody {
   toVariables(body: Record<string, unknown>): Record<string, unknown>;
 }
 
-export interface RestRoute {
+/**
+ * A route's variables are built at run time from its parameter table and body, so GraphQL
+ * validates them against the document; the compiler cannot.
+ */
+type RuntimeVariables = any;
+
+export interface RestRoute<TData = unknown> {
   operationId: string;
   method: RestMethod;
   url: string;
   summary: string;
   description: string;
   minimumTier: Tier;
-  documentFile: URL;
-  operationName: string;
+  /** The route's typed document (adapters/shared/generated/graphql.ts, `npm run codegen`). */
+  document: TypedDocumentNode<TData, RuntimeVariables>;
   params: readonly ParamSpec[];
   /** Routes without one ignore whatever body is sent. */
   body?: RestBody;
@@ -45,7 +53,12 @@ export interface RestRoute {
   responseSchema: object;
   /** Documented error codes of this route (spec sections 4 and 7; DESIGN section 3). */
   errors: readonly number[];
-  toBody(data: Record<string, unknown>): unknown;
+  toBody(data: TData): unknown;
+}
+
+/** Declares a route: toBody receives the result type generated for its document. */
+export function restRoute<TData>(route: RestRoute<TData>): RestRoute<TData> {
+  return route;
 }
 
 const sportParam = (description: string): ParamSpec => ({
@@ -58,15 +71,14 @@ const sportParam = (description: string): ParamSpec => ({
 });
 
 export const REST_ROUTES: readonly RestRoute[] = [
-  {
+  restRoute({
     operationId: 'listPicks',
     method: 'GET',
     url: '/api/v1/picks',
     summary: 'List published and settled picks',
     description: 'Kickoff time descending, then id descending; keyset pagination with `cursor`. admin_review picks are never returned.',
     minimumTier: MINIMUM_TIER.listPicks,
-    documentFile: new URL('./documents/list-picks.graphql', import.meta.url),
-    operationName: 'ListPicks',
+    document: ListPicksDocument,
     params: [
       sportParam('Sport slug filter (exact).'),
       { name: 'league', in: 'query', type: 'string', variable: 'league', description: 'League name filter (exact).' },
@@ -76,32 +88,23 @@ export const REST_ROUTES: readonly RestRoute[] = [
     ],
     responseSchema: pickListSchema,
     errors: [400, 401, 429],
-    toBody: (data) => {
-      const page = data.picks as { count: number; pageInfo: { endCursor: string | null }; nodes: V1PickNode[] };
-      return { data: page.nodes.map(v1Pick), next_cursor: page.pageInfo.endCursor, count: page.count };
-    },
-  },
-  {
+    toBody: ({ picks: page }) => ({ data: page.nodes.map(v1Pick), next_cursor: page.pageInfo.endCursor, count: page.count }),
+  }),
+  restRoute({
     operationId: 'getTrackRecord',
     method: 'GET',
     url: '/api/v1/track-record',
     summary: 'Aggregated performance of settled picks',
     description: 'Flat 1-unit stakes over picks settled in the last `days_back` days.',
     minimumTier: MINIMUM_TIER.trackRecord,
-    documentFile: new URL('./documents/track-record.graphql', import.meta.url),
-    operationName: 'TrackRecord',
+    document: TrackRecordDocument,
     params: [
       sportParam('Scope to one sport.'),
       { name: 'days_back', in: 'query', type: 'integer', ...pageParam(DAYS_BACK), variable: 'daysBack', description: 'Lookback window in days.' },
     ],
     responseSchema: trackRecordSchema,
     errors: [400, 401, 403, 429],
-    toBody: (data) => {
-      const record = data.trackRecord as {
-        overall: { roiPct: number; winRate: number; totalSettled: number; clvAvgPct: number; edgeAvgPct: number };
-        perSport: { sport: string; roiPct: number; totalSettled: number }[];
-        series: { date: string; cumulativePnlPct: number }[];
-      };
+    toBody: ({ trackRecord: record }) => {
       return {
         overall: {
           roi_pct: record.overall.roiPct,
@@ -114,23 +117,21 @@ export const REST_ROUTES: readonly RestRoute[] = [
         series: record.series.map((point) => ({ date: point.date, cumulative_pnl_pct: point.cumulativePnlPct })),
       };
     },
-  },
-  {
+  }),
+  restRoute({
     operationId: 'getMatchAnalysis',
     method: 'GET',
     url: '/api/v1/match-analyses/:matchId',
     summary: 'Analysis text for the match of a pick',
     description: '`matchId` is the pick `id`. 404 not_found when there is no analysis (or no visible pick).',
     minimumTier: MINIMUM_TIER.matchAnalysis,
-    documentFile: new URL('./documents/match-analysis.graphql', import.meta.url),
-    operationName: 'MatchAnalysis',
+    document: MatchAnalysisDocument,
     params: [{ name: 'matchId', in: 'path', type: 'string', format: 'uuid', required: true, variable: 'matchId', description: 'The pick id.' }],
     responseSchema: matchAnalysisSchema,
     errors: [401, 403, 404, 429],
-    toBody: (data) => {
-      const analysis = data.matchAnalysis as { matchId: string; analysis: string; createdAt: string } | null;
+    toBody: ({ matchAnalysis: analysis }) => {
       if (!analysis) throw new NotFoundError('No analysis exists for this match.');
       return { match_id: analysis.matchId, analysis: analysis.analysis, created_at: analysis.createdAt };
     },
-  },
+  }),
 ];

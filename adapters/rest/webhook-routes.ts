@@ -11,6 +11,18 @@ import { DELIVERIES_PAGE } from '../../src/domain/bounds.js';
 import { AppError, ErrorCode, InvalidParameterError } from '../../src/domain/errors.js';
 import { checkText } from '../../src/domain/text.js';
 import { parseEventTypes, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/domain/webhook.js';
+import {
+  CreateWebhookSubscriptionDocument,
+  DeleteWebhookSubscriptionDocument,
+  GetWebhookSubscriptionDocument,
+  ListWebhookSubscriptionsDocument,
+  RotateWebhookSecretDocument,
+  UpdateWebhookSubscriptionDocument,
+  WebhookDeliveriesDocument,
+  type V1WebhookSubscriptionFragment,
+  type WebhookDeliveriesQuery,
+  type WebhookEventType as WebhookEventEnum,
+} from '../shared/generated/graphql.js';
 import { pageParam, type ParamSpec } from '../shared/params.js';
 import {
   createWebhookBodySchema,
@@ -21,48 +33,22 @@ import {
   webhookSubscriptionSchema,
   webhookSubscriptionWithSecretSchema,
 } from '../shared/schemas.js';
-import type { RestRoute } from './routes.js';
+import { restRoute, type RestRoute } from './routes.js';
 
 /** REST `pick.published` <-> GraphQL PICK_PUBLISHED. */
-const ENUM_OF_EVENT = Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, type.toUpperCase().replace('.', '_')])) as Record<WebhookEventType, string>;
+const ENUM_OF_EVENT = Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, type.toUpperCase().replace('.', '_')])) as Record<WebhookEventType, WebhookEventEnum>;
 const EVENT_OF_ENUM = Object.fromEntries(Object.entries(ENUM_OF_EVENT).map(([type, name]) => [name, type])) as Record<string, WebhookEventType>;
 
-function restEvent(name: string): WebhookEventType {
+function restEvent(name: WebhookEventEnum): WebhookEventType {
   const type = EVENT_OF_ENUM[name];
   if (!type) throw new Error(`unexpected WebhookEventType ${name}`);
   return type;
 }
 
-interface SubscriptionNode {
-  id: string;
-  url: string;
-  events: string[];
-  status: string;
-  createdAt: string;
-}
-
-interface DeliveryNode {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: string;
-  attempts: {
-    attemptNumber: number;
-    attemptedAt: string;
-    durationMs: number;
-    statusCode: number | null;
-    errorKind: string | null;
-    responseBody: string | null;
-  }[];
-}
+type DeliveryNode = WebhookDeliveriesQuery['webhookSubscription']['deliveries']['nodes'][number];
 
 /** Spec 2.5 field order; hmac_secret only when the operation returned one (create, rotate). */
-function v1Subscription(node: SubscriptionNode, secret?: string) {
+function v1Subscription(node: V1WebhookSubscriptionFragment, secret?: string) {
   return {
     subscription_id: node.id,
     url: node.url,
@@ -110,7 +96,7 @@ function urlField(body: Record<string, unknown>): string {
 }
 
 /** parseEventTypes is the domain's rule (non-empty, known, distinct); unknown names never reach GraphQL. */
-function eventsField(body: Record<string, unknown>): string[] {
+function eventsField(body: Record<string, unknown>): WebhookEventEnum[] {
   return parseEventTypes(body.events).map((type) => ENUM_OF_EVENT[type]);
 }
 
@@ -130,10 +116,9 @@ const idParam: ParamSpec = { name: 'id', in: 'path', type: 'string', format: 'uu
 const COLLECTION = '/api/v1/webhooks';
 const ITEM = '/api/v1/webhooks/:id';
 const TIER = MINIMUM_TIER.webhooks;
-const webhookDocument = (file: string) => new URL(`./documents/${file}`, import.meta.url);
 
 export const WEBHOOK_ROUTES: readonly RestRoute[] = [
-  {
+  restRoute({
     operationId: 'createWebhookSubscription',
     method: 'POST',
     url: COLLECTION,
@@ -142,8 +127,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
       'At most 5 per API key, one per url: 409 duplicate_url (with subscription_id) is checked before 429 subscription_limit (with limit). ' +
       'The hmac_secret is returned only here and by rotate-secret. Body: Content-Type application/json; unknown fields are ignored.',
     minimumTier: TIER,
-    documentFile: webhookDocument('create-webhook.graphql'),
-    operationName: 'CreateWebhookSubscription',
+    document: CreateWebhookSubscriptionDocument,
     params: [],
     body: {
       schema: createWebhookBodySchema,
@@ -157,43 +141,37 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     successStatus: 201,
     responseSchema: webhookSubscriptionWithSecretSchema,
     errors: [400, 401, 403, 409, 413, 429],
-    toBody: (data) => {
-      const created = data.createWebhookSubscription as { secret: string; subscription: SubscriptionNode };
-      return v1Subscription(created.subscription, created.secret);
-    },
-  },
-  {
+    toBody: ({ createWebhookSubscription: created }) => v1Subscription(created.subscription, created.secret),
+  }),
+  restRoute({
     operationId: 'listWebhookSubscriptions',
     method: 'GET',
     url: COLLECTION,
     summary: "The API key's webhook subscriptions",
     description: 'Oldest first. hmac_secret is never included.',
     minimumTier: TIER,
-    documentFile: webhookDocument('list-webhooks.graphql'),
-    operationName: 'ListWebhookSubscriptions',
+    document: ListWebhookSubscriptionsDocument,
     params: [],
     responseSchema: webhookSubscriptionListSchema,
     errors: [401, 403, 429],
-    toBody: (data) => {
-      const nodes = data.webhookSubscriptions as SubscriptionNode[];
+    toBody: ({ webhookSubscriptions: nodes }) => {
       return { data: nodes.map((node) => v1Subscription(node)), count: nodes.length };
     },
-  },
-  {
+  }),
+  restRoute({
     operationId: 'getWebhookSubscription',
     method: 'GET',
     url: ITEM,
     summary: 'One webhook subscription',
     description: "hmac_secret is never included. 404 not_found for an unknown or malformed id and for another key's subscription.",
     minimumTier: TIER,
-    documentFile: webhookDocument('get-webhook.graphql'),
-    operationName: 'GetWebhookSubscription',
+    document: GetWebhookSubscriptionDocument,
     params: [idParam],
     responseSchema: webhookSubscriptionSchema,
     errors: [401, 403, 404, 429],
-    toBody: (data) => v1Subscription(data.webhookSubscription as SubscriptionNode),
-  },
-  {
+    toBody: ({ webhookSubscription }) => v1Subscription(webhookSubscription),
+  }),
+  restRoute({
     operationId: 'updateWebhookSubscription',
     method: 'PATCH',
     url: ITEM,
@@ -202,8 +180,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
       'Any of url, events, status; at least one (else 400 invalid_request). status accepts only "active": it reactivates an exhausted subscription. ' +
       'A new url follows the creation rules (invalid_url, duplicate_url). Unknown fields are ignored.',
     minimumTier: TIER,
-    documentFile: webhookDocument('update-webhook.graphql'),
-    operationName: 'UpdateWebhookSubscription',
+    document: UpdateWebhookSubscriptionDocument,
     params: [idParam],
     body: {
       schema: updateWebhookBodySchema,
@@ -220,49 +197,43 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     },
     responseSchema: webhookSubscriptionSchema,
     errors: [400, 401, 403, 404, 409, 413, 429],
-    toBody: (data) => v1Subscription(data.updateWebhookSubscription as SubscriptionNode),
-  },
-  {
+    toBody: ({ updateWebhookSubscription }) => v1Subscription(updateWebhookSubscription),
+  }),
+  restRoute({
     operationId: 'deleteWebhookSubscription',
     method: 'DELETE',
     url: ITEM,
     summary: 'Delete a webhook subscription',
     description: 'Deletes it with its pending deliveries and its delivery log. 204, no body.',
     minimumTier: TIER,
-    documentFile: webhookDocument('delete-webhook.graphql'),
-    operationName: 'DeleteWebhookSubscription',
+    document: DeleteWebhookSubscriptionDocument,
     params: [idParam],
     successStatus: 204,
     responseSchema: noContentSchema,
     errors: [401, 403, 404, 429],
     toBody: () => undefined,
-  },
-  {
+  }),
+  restRoute({
     operationId: 'rotateWebhookSecret',
     method: 'POST',
     url: `${ITEM}/rotate-secret`,
     summary: 'Replace the signing secret',
     description: 'Returns the subscription with its new hmac_secret, shown only now. The old secret stops at once, for retries too. No body needed; any body is ignored.',
     minimumTier: TIER,
-    documentFile: webhookDocument('rotate-webhook-secret.graphql'),
-    operationName: 'RotateWebhookSecret',
+    document: RotateWebhookSecretDocument,
     params: [idParam],
     responseSchema: webhookSubscriptionWithSecretSchema,
     errors: [401, 403, 404, 429],
-    toBody: (data) => {
-      const rotated = data.rotateWebhookSecret as { secret: string; subscription: SubscriptionNode };
-      return v1Subscription(rotated.subscription, rotated.secret);
-    },
-  },
-  {
+    toBody: ({ rotateWebhookSecret: rotated }) => v1Subscription(rotated.subscription, rotated.secret),
+  }),
+  restRoute({
     operationId: 'listWebhookDeliveries',
     method: 'GET',
     url: `${ITEM}/deliveries`,
     summary: 'Deliveries of a subscription, with every attempt',
     description: 'Newest first; keyset pagination with `cursor`. next_attempt_at is set while a delivery is pending.',
     minimumTier: TIER,
-    documentFile: webhookDocument('webhook-deliveries.graphql'),
-    operationName: 'WebhookDeliveries',
+    document: WebhookDeliveriesDocument,
     params: [
       idParam,
       { name: 'limit', in: 'query', type: 'integer', ...pageParam(DELIVERIES_PAGE), variable: 'first', description: 'Page size.' },
@@ -270,9 +241,9 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     ],
     responseSchema: webhookDeliveryListSchema,
     errors: [400, 401, 403, 404, 429],
-    toBody: (data) => {
-      const page = (data.webhookSubscription as { deliveries: { pageInfo: { endCursor: string | null }; nodes: DeliveryNode[] } }).deliveries;
+    toBody: ({ webhookSubscription }) => {
+      const page = webhookSubscription.deliveries;
       return { data: page.nodes.map(v1Delivery), next_cursor: page.pageInfo.endCursor, count: page.nodes.length };
     },
-  },
+  }),
 ];

@@ -1,41 +1,40 @@
 /**
- * SOFA's idea, not its code: each adapter route owns one hand-written GraphQL document,
- * parsed and validated against the schema once at start-up; per request only variables are
- * built and the operation is executed through yoga.getEnveloped, so the same context
- * (auth, limits), plugins and error masking apply as on /graphql.
+ * SOFA's idea, not its code: each adapter route owns one hand-written GraphQL document
+ * (adapters/<surface>/documents/, shared fragments in adapters/shared/), compiled by
+ * `npm run codegen` into typed documents (adapters/shared/generated/graphql.ts: the AST with
+ * the fragments it spreads, plus its result and variables types). Each is validated against
+ * the schema once at start-up; per request only variables are built and the operation is
+ * executed through yoga.getEnveloped, so the same context (auth, limits), plugins and error
+ * masking apply as on /graphql.
  */
-import { readFileSync } from 'node:fs';
-import { GraphQLError, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { GraphQLError, Kind, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { Context } from '../../src/graphql/context.js';
 import type { ServerContext, Yoga } from '../../src/graphql/yoga.js';
 
-export interface PreparedOperation {
+export interface PreparedOperation<TData, TVariables> {
   name: string;
-  document: DocumentNode;
+  document: TypedDocumentNode<TData, TVariables>;
 }
 
-const FRAGMENTS: Record<string, string> = {
-  V1Pick: readFileSync(new URL('./v1-pick.graphql', import.meta.url), 'utf8'),
-  V1WebhookSubscription: readFileSync(new URL('./v1-webhook-subscription.graphql', import.meta.url), 'utf8'),
-};
-
-/** Reads a document (plus the shared fragments it spreads) and validates it; a bad document stops start-up. */
-export function prepareOperation(schema: GraphQLSchema, file: URL, name: string): PreparedOperation {
-  let source = readFileSync(file, 'utf8');
-  for (const [fragment, text] of Object.entries(FRAGMENTS)) {
-    if (source.includes(`...${fragment}`)) source += `\n${text}`;
-  }
-  const document = parse(source);
+/** Validates a generated document against the served schema; a bad document stops start-up. */
+export function prepareOperation<TData, TVariables>(schema: GraphQLSchema, document: TypedDocumentNode<TData, TVariables>): PreparedOperation<TData, TVariables> {
+  const operation = document.definitions.find((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+  const name = operation?.name?.value;
+  if (!name) throw new Error('An adapter document must hold one named operation.');
   const errors = validate(schema, document);
-  if (errors.length > 0) throw new Error(`${file.pathname}: ${errors.map((error) => error.message).join('; ')}`);
+  if (errors.length > 0) throw new Error(`${name}: ${errors.map((error) => error.message).join('; ')}`);
   return { name, document };
 }
 
 export interface OperationRunner {
   context: Context;
-  execute(operation: PreparedOperation, variables: Record<string, unknown>): Promise<ExecutionResult>;
+  execute<TData, TVariables>(operation: PreparedOperation<TData, TVariables>, variables: TVariables): Promise<ExecutionResult<TData>>;
   /** For subscription documents: a stream of results, or one result carrying the refusal. */
-  subscribe(operation: PreparedOperation, variables: Record<string, unknown>): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
+  subscribe<TData, TVariables>(
+    operation: PreparedOperation<TData, TVariables>,
+    variables: TVariables,
+  ): Promise<AsyncIterableIterator<ExecutionResult<TData>> | ExecutionResult<TData>>;
 }
 
 /**
@@ -68,17 +67,20 @@ export function openInternalOperation(yoga: Yoga, context: Context): OperationRu
 
 function runner(context: Context, enveloped: Pick<ReturnType<Yoga['getEnveloped']>, 'execute' | 'subscribe' | 'schema'>): OperationRunner {
   const { execute, subscribe, schema } = enveloped;
-  const args = (operation: PreparedOperation, variables: Record<string, unknown>) => ({
+  const args = <TData, TVariables>(operation: PreparedOperation<TData, TVariables>, variables: TVariables) => ({
     schema,
     document: operation.document,
     operationName: operation.name,
-    variableValues: variables,
+    variableValues: variables as Record<string, unknown>,
     contextValue: context,
   });
+  // The one place results meet their types: the document was validated against this schema,
+  // so the data has the shape its generated type describes.
   return {
     context,
-    execute: async (operation, variables) => (await execute(args(operation, variables))) as ExecutionResult,
-    subscribe: async (operation, variables) =>
-      (await subscribe(args(operation, variables))) as AsyncIterableIterator<ExecutionResult> | ExecutionResult,
+    execute: async <TData, TVariables>(operation: PreparedOperation<TData, TVariables>, variables: TVariables) =>
+      (await execute(args(operation, variables))) as ExecutionResult<TData>,
+    subscribe: async <TData, TVariables>(operation: PreparedOperation<TData, TVariables>, variables: TVariables) =>
+      (await subscribe(args(operation, variables))) as AsyncIterableIterator<ExecutionResult<TData>> | ExecutionResult<TData>,
   };
 }

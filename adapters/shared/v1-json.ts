@@ -1,34 +1,27 @@
 /** GraphQL results -> the documented snake_case JSON of spec section 2 (enums lower case). */
-export interface V1PickNode {
-  id: string;
-  sport: string;
-  league: string;
-  homeTeam: string;
-  awayTeam: string;
-  kickoffAt: string;
-  pick: string;
-  odds: number;
-  edgePct: number;
-  confidence: number;
-  status: string;
-  settledAt: string | null;
-  result: string | null;
+import { v1PickJson, type V1PickJson } from '../../src/domain/pick-view.js';
+import type { V1PickFragment } from './generated/graphql.js';
+
+/** GraphQL enum values are the domain's values upper-cased (src/graphql/schema/enums.ts). */
+function domainValue<T extends string>(value: T): Lowercase<T> {
+  return value.toLowerCase() as Lowercase<T>;
 }
 
-export function v1Pick(node: V1PickNode) {
-  return {
+/** The spec 2.1 Pick of a GraphQL Pick, built by the same function as webhook bodies. */
+export function v1Pick(node: V1PickFragment): V1PickJson {
+  return v1PickJson({
     id: node.id,
     sport: node.sport,
     league: node.league,
-    home_team: node.homeTeam,
-    away_team: node.awayTeam,
-    kickoff_at: node.kickoffAt,
-    pick: node.pick,
+    homeTeam: node.homeTeam,
+    awayTeam: node.awayTeam,
+    kickoffAt: node.kickoffAt,
+    description: node.pick,
     odds: node.odds,
-    edge_pct: node.edgePct,
+    edgePct: node.edgePct,
     confidence: node.confidence,
-    status: node.status.toLowerCase(),
-    settled_at: node.settledAt,
-    result: node.result === null ? null : node.result.toLowerCase(),
-  };
+    status: domainValue(node.status),
+    settledAt: node.settledAt,
+    result: node.result === null ? null : domainValue(node.result),
+  });
 }

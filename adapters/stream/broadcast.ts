@@ -30,10 +30,10 @@ export interface BroadcastMember {
   write(chunk: string): void;
 }
 
-export interface BroadcastOptions {
+export interface BroadcastOptions<TData> {
   /** Opens the instance's pickPublished subscription, replaying after `afterSequence` when given. */
-  subscribe(afterSequence: string | null): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
-  render(result: ExecutionResult): StreamFrame | null;
+  subscribe(afterSequence: string | null): Promise<AsyncIterableIterator<ExecutionResult<TData>> | ExecutionResult<TData>>;
+  render(result: ExecutionResult<TData>): StreamFrame | null;
   heartbeatMs: number;
   /** The subscription failed or ended: logged; the broadcast resubscribes after the last frame. */
   onError(error: unknown): void;
@@ -51,7 +51,7 @@ interface MemberState {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export class StreamBroadcast {
+export class StreamBroadcast<TData = unknown> {
   private readonly members = new Map<BroadcastMember, MemberState>();
   private pending: StreamFrame[] = [];
   private heartbeatDue = false;
@@ -62,7 +62,7 @@ export class StreamBroadcast {
   private heartbeat: NodeJS.Timeout | null = null;
   private closed = false;
 
-  constructor(private readonly options: BroadcastOptions) {}
+  constructor(private readonly options: BroadcastOptions<TData>) {}
 
   async start(): Promise<void> {
     this.follower = await followSubscription({

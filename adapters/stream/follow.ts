@@ -7,10 +7,10 @@
  */
 import type { ExecutionResult } from 'graphql';
 
-export interface FollowOptions {
-  open(): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult>;
+export interface FollowOptions<TData> {
+  open(): Promise<AsyncIterableIterator<ExecutionResult<TData>> | ExecutionResult<TData>>;
   /** Throwing ends this subscription; it is opened again. */
-  onResult(result: ExecutionResult): void;
+  onResult(result: ExecutionResult<TData>): void;
   onError(error: unknown): void;
 }
 
@@ -20,7 +20,7 @@ export interface Follower {
 
 const REOPEN_DELAYS_MS = [50, 250, 1_000];
 
-async function openStream(options: FollowOptions): Promise<AsyncIterableIterator<ExecutionResult>> {
+async function openStream<TData>(options: FollowOptions<TData>): Promise<AsyncIterableIterator<ExecutionResult<TData>>> {
   const outcome = await options.open();
   if (!(Symbol.asyncIterator in outcome)) {
     throw new Error(`could not subscribe: ${outcome.errors?.[0]?.message ?? 'no stream'}`);
@@ -28,7 +28,7 @@ async function openStream(options: FollowOptions): Promise<AsyncIterableIterator
   return outcome;
 }
 
-export async function followSubscription(options: FollowOptions): Promise<Follower> {
+export async function followSubscription<TData>(options: FollowOptions<TData>): Promise<Follower> {
   let results = await openStream(options);
   let stopped = false;
 

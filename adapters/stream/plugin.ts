@@ -23,8 +23,9 @@ import { rateLimitHeaders } from '../../src/server/rate-limit-headers.js';
 import { sendError, sendGraphQLError } from '../shared/http-errors.js';
 import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
+import { ApiKeyAccessChangedDocument, PickPublishedDocument, type PickPublishedSubscription } from '../shared/generated/graphql.js';
 import { openInternalOperation, openOperation, prepareOperation } from '../shared/operations.js';
-import { v1Pick, type V1PickNode } from '../shared/v1-json.js';
+import { v1Pick } from '../shared/v1-json.js';
 import { boundedWriter } from './bounded-writer.js';
 import { StreamBroadcast, type StreamFrame } from './broadcast.js';
 import { followSubscription, type Follower } from './follow.js';
@@ -52,8 +53,8 @@ declare module 'fastify' {
 }
 
 export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, options: StreamOptions): StreamAdapter {
-  const operation = prepareOperation(schema, new URL('./documents/pick-published.graphql', import.meta.url), 'PickPublished');
-  const accessOperation = prepareOperation(schema, new URL('./documents/api-key-access-changed.graphql', import.meta.url), 'ApiKeyAccessChanged');
+  const operation = prepareOperation(schema, PickPublishedDocument);
+  const accessOperation = prepareOperation(schema, ApiKeyAccessChangedDocument);
   // A key's streams count against its slots (src/services/stream-slots.ts), shared with its
   // GraphQL subscriptions, from admission on; they end when the key is revoked or changes tier.
   const slots = options.internalContext.services.streamSlots;
@@ -61,8 +62,8 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   const frames = new LRUCache<string, StreamFrame>({ max: 256 });
   const closers = new Set<() => void>();
 
-  function renderFrame(result: ExecutionResult): StreamFrame | null {
-    const event = result.data?.pickPublished as { sequence: string; pick: V1PickNode } | undefined;
+  function renderFrame(result: ExecutionResult<PickPublishedSubscription>): StreamFrame | null {
+    const event = result.data?.pickPublished;
     if (!event) return null;
     let frame = frames.get(event.sequence);
     if (frame === undefined) {
@@ -92,7 +93,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     accessWatch = await followSubscription({
       open: () => internal.subscribe(accessOperation, {}),
       onResult: (result) => {
-        const change = result.data?.apiKeyAccessChanged as { apiKeyId: string } | undefined;
+        const change = result.data?.apiKeyAccessChanged;
         if (!change) throw new Error(result.errors?.[0]?.message ?? 'a subscription result without a change');
         slots.endStreamsOf(change.apiKeyId);
       },
@@ -136,7 +137,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       if (slot) slots.cover(runner.context, slot);
       const release = () => slot?.release();
       // The connection's own subscription: auth, tier and replay exactly as on /graphql.
-      let outcome: AsyncIterableIterator<ExecutionResult> | ExecutionResult;
+      let outcome: AsyncIterableIterator<ExecutionResult<PickPublishedSubscription>> | ExecutionResult<PickPublishedSubscription>;
       try {
         outcome = await runner.subscribe(operation, { afterSequence: lastEventId ?? null });
       } catch (error) {

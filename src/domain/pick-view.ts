@@ -1,7 +1,8 @@
 /**
  * The documented JSON shapes of a pick (spec 2.1 and 2.6), built from the stored fields.
- * Webhook bodies use these; events carry a PickSnapshot; the REST adapters produce the same shapes
- * from GraphQL results, and tests hold both to the spec's field lists.
+ * Events carry a PickSnapshot; webhook bodies build the spec 2.1 Pick from it with v1PickJson,
+ * and the REST adapters build it with the same function from GraphQL results
+ * (adapters/shared/v1-json.ts), so there is one spec 2.1 Pick.
  */
 import type { EdgeTier } from './odds.js';
 import type { PickResult, PickStatus } from './pick.js';
@@ -119,20 +120,26 @@ export interface V1PickJson {
   result: PickResult | null;
 }
 
-export function v1PickJson(pick: PickFields): V1PickJson {
+/** The fields of the spec 2.1 Pick, timestamps as ISO strings: a PickSnapshot has them. */
+export type V1PickSource = Pick<
+  PickSnapshot,
+  'id' | 'sport' | 'league' | 'homeTeam' | 'awayTeam' | 'kickoffAt' | 'description' | 'odds' | 'edgePct' | 'confidence' | 'status' | 'settledAt' | 'result'
+>;
+
+export function v1PickJson(pick: V1PickSource): V1PickJson {
   return {
     id: pick.id,
     sport: pick.sport,
     league: pick.league,
     home_team: pick.homeTeam,
     away_team: pick.awayTeam,
-    kickoff_at: pick.kickoffAt.toISOString(),
+    kickoff_at: pick.kickoffAt,
     pick: pick.description,
     odds: pick.odds,
     edge_pct: pick.edgePct,
     confidence: pick.confidence,
     status: pick.status,
-    settled_at: pick.settledAt ? pick.settledAt.toISOString() : null,
-    result: pick.result ?? null,
+    settled_at: pick.settledAt,
+    result: pick.result,
   };
 }

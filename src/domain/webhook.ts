@@ -3,7 +3,7 @@
  * the delivery body (DESIGN 3) and the headers of one attempt (spec 6.1 + Standard Webhooks).
  */
 import { InvalidParameterError } from './errors.js';
-import { fromPickSnapshot, v1PickJson, type PickSnapshot } from './pick-view.js';
+import { v1PickJson, type PickSnapshot } from './pick-view.js';
 import { signWebhookBody, standardWebhookSignature } from './signature.js';
 
 export const WEBHOOK_EVENT_TYPES = ['pick.published', 'pick.settled'] as const;
@@ -59,10 +59,6 @@ export function afterFailedAttempt(attemptNumber: number, scheduleMs: readonly n
   return { kind: 'retry', at: new Date(failedAt.getTime() + delay) };
 }
 
-export function maxAttempts(scheduleMs: readonly number[]): number {
-  return scheduleMs.length + 1;
-}
-
 export interface WebhookEvent {
   id: string;
   type: WebhookEventType;
@@ -72,7 +68,7 @@ export interface WebhookEvent {
 
 /** The delivery body: the same bytes on every attempt of a delivery. */
 export function webhookBody(event: WebhookEvent): string {
-  return JSON.stringify({ id: event.id, type: event.type, created_at: event.createdAt, data: v1PickJson(fromPickSnapshot(event.pick)) });
+  return JSON.stringify({ id: event.id, type: event.type, created_at: event.createdAt, data: v1PickJson(event.pick) });
 }
 
 export interface AttemptHeaderInput {

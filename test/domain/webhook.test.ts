@@ -5,7 +5,6 @@ import { InvalidParameterError } from '../../src/domain/errors.js';
 import type { PickSnapshot } from '../../src/domain/pick-view.js';
 import {
   afterFailedAttempt,
-  maxAttempts,
   parseEventTypes,
   responseBodyText,
   storableText,
@@ -47,7 +46,6 @@ describe('retry schedule', () => {
     });
     expect(delays).toEqual(SCHEDULE);
     expect(afterFailedAttempt(6, SCHEDULE, failedAt)).toEqual({ kind: 'exhausted' });
-    expect(maxAttempts(SCHEDULE)).toBe(6);
   });
 
   it('rejects attempt numbers below 1', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/domain/api-key.js';
-import { fromPickSnapshot, v1PickJson, type PickSnapshot } from '../../src/domain/pick-view.js';
+import { v1PickJson, type PickSnapshot } from '../../src/domain/pick-view.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH, REVOKE_KEY, SETTLE, UPSERT_ANALYSIS } from '../helpers/fixtures.js';
@@ -66,7 +66,7 @@ describe('publishPick', () => {
     const written = await events(pick.id);
     expect(written).toHaveLength(1);
     expect(written[0]!.type).toBe('pick.published');
-    expect(v1PickJson(fromPickSnapshot(written[0]!.payload.pick as PickSnapshot))).toEqual({
+    expect(v1PickJson(written[0]!.payload.pick as PickSnapshot)).toEqual({
       id: pick.id,
       sport: 'soccer',
       league: 'Premier League',
