@@ -21,7 +21,7 @@
  * STREAMS_TARGET=baseline adds, in the same process and event loop, a bare node:http server
  * on its own loopback port whose GET /__bench/stream is the cheapest SSE fan-out the same
  * feed allows: no auth, no GraphQL, one PickFeed listener for all clients, each event
- * rendered once (same frame layout and Pick JSON via v1Pick) and the same string written to
+ * rendered once (same frame layout and Pick JSON via v1PickJson) and the same string written to
  * every socket. It is the floor the real adapter is compared with, not a proposal as such.
  *
  * Environment (set by streams-run.mjs): STREAMS_MODE embedded|services, STREAMS_DATA_DIR
@@ -32,9 +32,9 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { v1Pick } from '../dist/adapters/shared/v1-json.js';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
+import { v1PickJson } from '../dist/src/domain/pick-view.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow, windowMeter } from './common.mjs';
 import { dropLimiterCounters, pickInput, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
@@ -143,7 +143,7 @@ async function main() {
     feed.listen((message) => {
       if (message.type !== 'pick.published' || bareClients.size === 0) return;
       const p = message.pick;
-      const frame = `id: ${message.seq}\nevent: pick.published\ndata: ${JSON.stringify(v1Pick({ ...p, pick: p.description }))}\n\n`;
+      const frame = `id: ${message.seq}\nevent: pick.published\ndata: ${JSON.stringify(v1PickJson(p))}\n\n`;
       for (const res of bareClients) if (res.writableLength <= 256 * 1024) res.write(frame);
     });
     await new Promise((resolve) => bare.listen({ port: 0, host: HOST, backlog: 4096 }, resolve));
