@@ -13,6 +13,7 @@ import { ErrorCode } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { errorPageHeaders, httpError, httpErrorOfGraphQL, type HttpError } from '../shared/http-errors.js';
 import { CreateMyApiKeyDocument, DashboardPageDocument, MyApiKeyDocument, RevokeMyApiKeyDocument } from '../shared/generated/graphql.js';
+import { domainValue } from '../shared/graphql-enums.js';
 import { openOperation, prepareOperation, type PreparedOperation } from '../shared/operations.js';
 import { confirmRevokePage, errorPage, keysPage, type AccountView } from './pages.js';
 import { DASHBOARD_PREFIX, SESSION_COOKIE, STATUS_TITLES, csrfToken, sendPage, toLogin } from './setup.js';
@@ -86,7 +87,7 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
   }
 
   function limitsOf(account: AccountView) {
-    return tierLimits[account.tier.toLowerCase() as keyof TierLimits];
+    return tierLimits[domainValue(account.tier)];
   }
 
   async function renderKeys(

@@ -1,11 +1,7 @@
 /** GraphQL results -> the documented snake_case JSON of spec section 2 (enums lower case). */
 import { v1PickJson, type V1PickJson } from '../../src/domain/pick-view.js';
 import type { V1PickFragment } from './generated/graphql.js';
-
-/** GraphQL enum values are the domain's values upper-cased (src/graphql/schema/enums.ts). */
-function domainValue<T extends string>(value: T): Lowercase<T> {
-  return value.toLowerCase() as Lowercase<T>;
-}
+import { domainValue } from './graphql-enums.js';
 
 /** The spec 2.1 Pick of a GraphQL Pick, built by the same function as webhook bodies. */
 export function v1Pick(node: V1PickFragment): V1PickJson {
