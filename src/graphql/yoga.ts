@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { GraphQLError } from 'graphql';
 import { useGraphQlJit } from '@envelop/graphql-jit';
@@ -19,24 +19,14 @@ import { isDatabaseUnavailable } from '../persistence/availability.js';
 import { authorizationHeaders } from '../services/auth.js';
 import type { LimitDecision } from '../services/limits/rate-limiter.js';
 import type { Services } from '../services/index.js';
-import type { Context } from './context.js';
+import type { Context, ServerContext } from './context.js';
+
+export type { ServerContext };
 import { guardPlugins } from './limits.js';
 import { getSchema } from './schema.js';
 import { useSharedSubscriptionResults } from './shared-subscription-results.js';
 import { useTextInputGuard } from './text-guard.js';
 
-export interface ServerContext {
-  req: FastifyRequest;
-  reply: FastifyReply;
-  /** Set by anonymous adapters: credentials in the request are not looked at. */
-  anonymous?: boolean;
-  /**
-   * Set by the dashboard adapter only: the principal is the account signed in with this
-   * session cookie's token (never the Authorization header). No other surface sets it, so
-   * cookies never authenticate /graphql or /api/v1 (docs/DASHBOARD.md).
-   */
-  dashboard?: { sessionToken: string | undefined };
-}
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -6,8 +6,7 @@ import { pickEventStream } from '../../services/events/event-stream.js';
 import type { PickEventMessage } from '../../services/events/outbox-relay.js';
 import { MAX_STREAMS_PER_KEY, type StreamSlot } from '../../services/stream-slots.js';
 import { builder } from '../builder.js';
-import type { Context } from '../context.js';
-import type { ServerContext } from '../yoga.js';
+import type { Context, ServerContext } from '../context.js';
 import { PickRef } from './pick.js';
 
 const SEQUENCE = /^\d{1,15}$/;
