@@ -1,7 +1,7 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { DELIVERIES_PAGE, describeBound } from '../../domain/bounds.js';
 import { InvalidParameterError, NotFoundError } from '../../domain/errors.js';
-import { WEBHOOK_EVENT_TYPES } from '../../domain/webhook.js';
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../domain/webhook.js';
 import type { Principal } from '../../domain/principal.js';
 import type { DeliveryAttempt, SubscriptionWithSecret, WebhookDelivery, WebhookSubscription } from '../../services/webhooks/subscriptions.js';
 import { builder } from '../builder.js';
@@ -13,8 +13,8 @@ export const WebhookEventTypeEnum = builder.enumType('WebhookEventType', {
   description: 'PICK_PUBLISHED is `pick.published` in REST and in delivery headers; PICK_SETTLED is `pick.settled`.',
   values: { PICK_PUBLISHED: { value: WEBHOOK_EVENT_TYPES[0] }, PICK_SETTLED: { value: WEBHOOK_EVENT_TYPES[1] } },
 });
-const SubscriptionStatusEnum = builder.enumType('WebhookSubscriptionStatus', { values: upperEnumValues(['active', 'exhausted'] as const) });
-const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', { values: upperEnumValues(['pending', 'succeeded', 'failed', 'cancelled'] as const) });
+const SubscriptionStatusEnum = builder.enumType('WebhookSubscriptionStatus', { values: upperEnumValues(WEBHOOK_SUBSCRIPTION_STATUSES) });
+const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', { values: upperEnumValues(WEBHOOK_DELIVERY_STATUSES) });
 
 /**
  * Subscriptions belong to an API key. A key acts on its own; an admin names the key
