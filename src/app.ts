@@ -12,7 +12,7 @@ import { registerOpenApi } from '../adapters/shared/openapi.js';
 import { getSchema } from './graphql/schema.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
-import { handleHttpError, sendError } from '../adapters/shared/http-errors.js';
+import { handleHttpError, sendError } from './server/http-errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
 import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
 import { registerHealthRoutes } from './server/health.js';

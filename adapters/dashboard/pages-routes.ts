@@ -11,7 +11,7 @@ import type { TierLimits } from '../../src/domain/access.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { ErrorCode } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { errorPageHeaders, httpError, httpErrorOfGraphQL, type HttpError } from '../shared/http-errors.js';
+import { errorPageHeaders, httpError, httpErrorOfGraphQL, type HttpError } from '../../src/server/http-errors.js';
 import { CreateMyApiKeyDocument, DashboardPageDocument, MyApiKeyDocument, RevokeMyApiKeyDocument } from '../shared/generated/graphql.js';
 import { domainValue } from '../shared/graphql-enums.js';
 import { openOperation, prepareOperation, type PreparedOperation } from '../shared/operations.js';

@@ -18,7 +18,7 @@ import type { Clock } from '../../src/domain/clock.js';
 import { ErrorCode, InvalidCsrfTokenError } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import type { Services } from '../../src/services/index.js';
-import { errorPageHeaders, httpError, httpErrorOf } from '../shared/http-errors.js';
+import { errorPageHeaders, httpError, httpErrorOf } from '../../src/server/http-errors.js';
 import { errorPage } from './pages.js';
 import { registerPageRoutes } from './pages-routes.js';
 import { DASHBOARD_PREFIX, STATUS_TITLES, sendPage, setUpDashboardScope } from './setup.js';

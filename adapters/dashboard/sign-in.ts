@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { InvalidCredentialsError, LoginThrottledError } from '../../src/domain/errors.js';
 import type { Services } from '../../src/services/index.js';
-import { errorPageHeaders, httpErrorOf } from '../shared/http-errors.js';
+import { errorPageHeaders, httpErrorOf } from '../../src/server/http-errors.js';
 import { loginPage } from './pages.js';
 import { CSRF_COOKIE, DASHBOARD_PREFIX, SESSION_COOKIE, csrfToken, isTls, sendPage, sessionCookieOptions, toLogin } from './setup.js';
 

@@ -15,7 +15,7 @@ import type { Clock } from '../../src/domain/clock.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { utcDateString } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { httpError, httpErrorOf, httpErrorOfGraphQL, sendHttpError, type HttpError } from '../shared/http-errors.js';
+import { httpError, httpErrorOf, httpErrorOfGraphQL, sendHttpError, type HttpError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
 import { TodayPicksDocument, type TodayPicksQuery } from '../shared/generated/graphql.js';
 import { openOperation, prepareOperation } from '../shared/operations.js';

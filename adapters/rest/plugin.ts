@@ -1,6 +1,6 @@
 /**
  * Registers the /api/v1 REST routes: HTTP request -> variables, GraphQL result -> the
- * documented JSON; errors leave through adapters/shared/http-errors.ts. JSON 405 with Allow for known
+ * documented JSON; errors leave through src/server/http-errors.ts. JSON 405 with Allow for known
  * paths and other methods. No CORS on /api/v1 (server-to-server API keys).
  *
  * Request bodies are read by the content-type parsers of this plugin's scope but judged in
@@ -13,7 +13,7 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { AppError, ErrorCode, isAppError } from '../../src/domain/errors.js';
 import { assertTier } from '../../src/graphql/auth.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { sendGraphQLError } from '../shared/http-errors.js';
+import { sendGraphQLError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
 import { openOperation, prepareOperation } from '../shared/operations.js';
 import { parseParams, type ParsedParams } from '../shared/params.js';
@@ -87,7 +87,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
           if (form.error) {
             // Check order (DESIGN section 3): 401 -> 429 -> 403 -> 400. Thrown errors leave
-            // through the one error exit (adapters/shared/http-errors.ts, Fastify's error handler).
+            // through the one error exit (src/server/http-errors.ts, Fastify's error handler).
             assertTier(runner.context.principal, route.minimumTier);
             throw form.error;
           }

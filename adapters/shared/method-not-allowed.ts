@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode } from '../../src/domain/errors.js';
-import { sendError } from './http-errors.js';
+import { sendError } from '../../src/server/http-errors.js';
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 

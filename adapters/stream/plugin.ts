@@ -20,7 +20,7 @@ import type { Context } from '../../src/graphql/context.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { MAX_STREAMS_PER_KEY } from '../../src/services/stream-slots.js';
 import { rateLimitHeaders } from '../../src/server/rate-limit-headers.js';
-import { sendError, sendGraphQLError } from '../shared/http-errors.js';
+import { sendError, sendGraphQLError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
 import { ApiKeyAccessChangedDocument, PickPublishedDocument, type PickPublishedSubscription } from '../shared/generated/graphql.js';

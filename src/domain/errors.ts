@@ -3,7 +3,7 @@
  * documented `code` (spec section 7, DESIGN section 3) with its HTTP status, default message and
  * the names of the extra fields its body carries. Everything else reads this table: the
  * ErrorCode names, the AppError classes below (their default messages), GraphQL's
- * `extensions` (code and extras) and the one HTTP error exit (adapters/shared/http-errors.ts:
+ * `extensions` (code and extras) and the one HTTP error exit (src/server/http-errors.ts:
  * status, headers, `{error, message, ...extras}`). A new code is one new row.
  */
 export interface ErrorRow {

@@ -12,7 +12,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DAYS_BACK, PICKS_PAGE, TODAY_PAGE } from '../../src/domain/bounds.js';
 import { AppError, ERRORS, isErrorCode, type ErrorCode, type ErrorExtras } from '../../src/domain/errors.js';
-import { handleHttpError } from '../../adapters/shared/http-errors.js';
+import { handleHttpError } from '../../src/server/http-errors.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
 

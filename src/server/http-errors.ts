@@ -8,8 +8,8 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
-import { ERRORS, ErrorCode, isAppError, isErrorCode, type ErrorExtras } from '../../src/domain/errors.js';
-import { isDatabaseUnavailable } from '../../src/persistence/availability.js';
+import { ERRORS, ErrorCode, isAppError, isErrorCode, type ErrorExtras } from '../domain/errors.js';
+import { isDatabaseUnavailable } from '../persistence/availability.js';
 
 export interface HttpError {
   status: number;
