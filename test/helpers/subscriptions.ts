@@ -5,6 +5,7 @@
  * body can be read as they are.
  */
 import http from 'node:http';
+import { receivedText } from './sse.js';
 
 export type Surface = 'yoga' | 'graphql-sse' | 'rest';
 
@@ -50,41 +51,21 @@ export function openStream(
         },
       },
       (res) => {
-        let text = '';
-        const waiters = new Set<() => void>();
+        const received = receivedText();
         res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          text += chunk;
-          for (const waiter of [...waiters]) waiter();
-        });
+        res.on('data', (chunk: string) => received.append(chunk));
         const ended = new Promise<string>((done) => {
-          res.on('end', () => done(text));
-          res.on('close', () => done(text));
+          res.on('end', () => done(received.text()));
+          res.on('close', () => done(received.text()));
         });
         resolve({
           surface,
           status: res.statusCode ?? 0,
           headers: res.headers,
-          raw: () => text,
+          raw: received.text,
           ended,
           endedCleanly: () => res.complete,
-          waitFor(needle, timeoutMs = 5_000) {
-            return new Promise((found, fail) => {
-              const check = () => {
-                if (typeof needle === 'string' ? text.includes(needle) : needle.test(text)) {
-                  waiters.delete(check);
-                  clearTimeout(timer);
-                  found(text);
-                }
-              };
-              const timer = setTimeout(() => {
-                waiters.delete(check);
-                fail(new Error(`timed out waiting for ${String(needle)}; got: ${JSON.stringify(text)}`));
-              }, timeoutMs);
-              waiters.add(check);
-              check();
-            });
-          },
+          waitFor: received.waitFor,
           close: () => req.destroy(),
         });
       },
