@@ -24,11 +24,6 @@ export type WebhookSubscriptionStatus = (typeof WEBHOOK_SUBSCRIPTION_STATUSES)[n
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
-/** `status in ('a', 'b')`: a check constraint over one of the lists above (as the migrations wrote it). */
-export function statusCheckExpression(statuses: readonly string[]): string {
-  return `status in (${statuses.map((status) => `'${status}'`).join(', ')})`;
-}
-
 /** A non-empty list of distinct known event types, in a stable order. */
 export function parseEventTypes(raw: unknown): WebhookEventType[] {
   if (!Array.isArray(raw) || raw.length === 0) {

@@ -8,8 +8,10 @@
 import { LockMode } from '@mikro-orm/core';
 import { decodePickCursor } from '../domain/cursor.js';
 import type { PickRecord } from '../domain/pick-view.js';
+import { VISIBLE_STATUSES } from '../domain/pick.js';
 import { addDays, startOfUtcDay } from '../domain/time.js';
 import { PickEntity } from './entities/pick.js';
+import { statusIn } from './sql.js';
 import type { Em } from './orm.js';
 
 export const PICK_COLUMNS = [
@@ -137,7 +139,7 @@ export interface VisiblePicksFilter {
   after?: string | null;
 }
 
-const VISIBLE_SQL = `status in ('published', 'settled')`;
+const VISIBLE_SQL = statusIn(VISIBLE_STATUSES);
 
 /** The list query; served by the partial (kickoff_at desc, id desc) indexes. Exported for the EXPLAIN test. */
 export function listPicksSql(filter: VisiblePicksFilter, limit: number): SqlQuery {

@@ -1,8 +1,9 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import type { EdgeTier } from '../../domain/odds.js';
-import type { PickResult, PickStatus } from '../../domain/pick.js';
+import { PICK_STATUSES, VISIBLE_STATUSES, type PickResult, type PickStatus } from '../../domain/pick.js';
+import { statusIn } from '../sql.js';
 
-const VISIBLE = "status in ('published', 'settled')";
+const VISIBLE = statusIn(VISIBLE_STATUSES);
 
 /** One published (or held) bet. Holds everything both the v1 Pick and the public pick need. */
 export const PickSchema = defineEntity({
@@ -52,7 +53,7 @@ export const PickSchema = defineEntity({
     { name: 'picks_kelly_fraction_check', expression: 'kelly_fraction >= 0' },
     { name: 'picks_edge_tier_check', expression: "edge_tier in ('big_edge', 'stark', 'standard')" },
     { name: 'picks_confidence_check', expression: 'confidence >= 0 and confidence <= 100' },
-    { name: 'picks_status_check', expression: "status in ('published', 'settled', 'admin_review')" },
+    { name: 'picks_status_check', expression: statusIn(PICK_STATUSES) },
     { name: 'picks_result_check', expression: "result in ('won', 'lost', 'void', 'half_won', 'half_lost')" },
     { name: 'picks_closing_odds_check', expression: 'closing_odds > 1' },
     {

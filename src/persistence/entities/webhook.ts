@@ -2,12 +2,12 @@ import { defineEntity, p } from '@mikro-orm/core';
 import type { EventType } from './outbox-event.js';
 
 import {
-  statusCheckExpression,
   WEBHOOK_DELIVERY_STATUSES,
   WEBHOOK_SUBSCRIPTION_STATUSES,
   type WebhookDeliveryStatus,
   type WebhookSubscriptionStatus,
 } from '../../domain/webhook.js';
+import { statusIn } from '../sql.js';
 
 export type { WebhookDeliveryStatus, WebhookSubscriptionStatus };
 
@@ -27,7 +27,7 @@ export const WebhookSubscriptionSchema = defineEntity({
   },
   uniques: [{ name: 'webhook_subscriptions_key_url_unique', properties: ['apiKeyId', 'url'] }],
   indexes: [{ name: 'webhook_subscriptions_api_key_idx', properties: ['apiKeyId', 'createdAt'] }],
-  checks: [{ name: 'webhook_subscriptions_status_check', expression: statusCheckExpression(WEBHOOK_SUBSCRIPTION_STATUSES) }],
+  checks: [{ name: 'webhook_subscriptions_status_check', expression: statusIn(WEBHOOK_SUBSCRIPTION_STATUSES) }],
 });
 export class WebhookSubscriptionEntity extends WebhookSubscriptionSchema.class {}
 WebhookSubscriptionSchema.setClass(WebhookSubscriptionEntity);
@@ -57,7 +57,7 @@ export const WebhookDeliverySchema = defineEntity({
     // Log retention (src/services/retention.ts): finished deliveries by age.
     { name: 'webhook_deliveries_finished_idx', properties: ['updatedAt'], where: "status <> 'pending'" },
   ],
-  checks: [{ name: 'webhook_deliveries_status_check', expression: statusCheckExpression(WEBHOOK_DELIVERY_STATUSES) }],
+  checks: [{ name: 'webhook_deliveries_status_check', expression: statusIn(WEBHOOK_DELIVERY_STATUSES) }],
 });
 export class WebhookDeliveryEntity extends WebhookDeliverySchema.class {}
 WebhookDeliverySchema.setClass(WebhookDeliveryEntity);
