@@ -1,5 +1,5 @@
 /**
- * GET /api/public/picks/today (spec 4.6, DESIGN section 3): anonymous, CORS-open, CDN-cached,
+ * GET /api/public/picks/today (docs/DECISIONS.md, "Public endpoint"): anonymous, CORS-open, CDN-cached,
  * indented JSON, ETag/304. The picks come from the service's own cache (src/services/today-picks.ts,
  * shared with GraphQL's todayPicks: one database query per UTC day and sport every few seconds);
  * on top of it this adapter keeps the rendered bytes and ETag per (UTC day, limit, sport) for

@@ -5,7 +5,7 @@
  *
  * Request bodies are read by the content-type parsers of this plugin's scope but judged in
  * the handler, so a body that is not JSON gets its 400 after 401 -> 429 -> 403 like any
- * parameter of the wrong form (DESIGN section 3), and counts one unit. Only an oversized
+ * parameter of the wrong form (check order: docs/DECISIONS.md), and counts one unit. Only an oversized
  * body (413) or a broken Content-Length is refused before authentication: it is never read.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -86,7 +86,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           const runner = await openOperation(yoga, { req, reply });
           if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
           if (form.error) {
-            // Check order (DESIGN section 3): 401 -> 429 -> 403 -> 400. Thrown errors leave
+            // Check order (docs/DECISIONS.md): 401 -> 429 -> 403 -> 400. Thrown errors leave
             // through the one error exit (src/server/http-errors.ts, Fastify's error handler).
             assertTier(runner.context.principal, route.minimumTier);
             throw form.error;

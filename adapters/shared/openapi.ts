@@ -69,7 +69,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Sports-Betting Picks Service API',
         version: '1.0.0',
-        description: 'Spec: shared/spec/api-v1.md. Every /api/v1 response to a valid key carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; 429 responses carry Retry-After.',
+        description: 'Decisions the contract leaves open (check order, cursors, limits): docs/DECISIONS.md in the repository. Every /api/v1 response to a valid key carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; 429 responses carry Retry-After.',
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'service_ followed by 64 lowercase hex characters' } } },
     },
