@@ -1,6 +1,6 @@
 /**
  * GET /api/public/picks/today (docs/DECISIONS.md, "Public endpoint"): anonymous, CORS-open, CDN-cached,
- * indented JSON, ETag/304. The picks come from the service's own cache (src/services/today-picks.ts,
+ * indented JSON, ETag/304. The picks come from the service's own cache (src/services/single-flight-cache.ts,
  * shared with GraphQL's todayPicks: one database query per UTC day and sport every few seconds);
  * on top of it this adapter keeps the rendered bytes and ETag per (UTC day, limit, sport) for
  * 5 s, so a burst is served without rendering again. Both are dropped whenever a pick becomes
@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
-import { LRUCache } from 'lru-cache';
+import { SingleFlightCache } from '../../src/services/single-flight-cache.js';
 import { TODAY_PAGE } from '../../src/domain/bounds.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
@@ -73,11 +73,9 @@ export interface PublicAdapter {
 
 export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, clock: Clock): PublicAdapter {
   const operation = prepareOperation(schema, TodayPicksDocument);
-  const cache = new LRUCache<string, RenderedBody>({ max: 1_000, ttl: PUBLIC_CACHE_TTL_MS });
-  // Single flight: requests that miss together share one query instead of stampeding the database.
   type RenderOutcome = RenderedBody | { error: HttpError };
-  let generation = 0;
-  const inFlight = new Map<string, Promise<RenderOutcome>>();
+  // Requests that miss together share one render; errors are answered, never cached.
+  const cache = new SingleFlightCache<RenderOutcome>({ max: 1_000, ttlMs: PUBLIC_CACHE_TTL_MS, cacheable: (outcome) => !('error' in outcome) });
 
   async function render(
     req: FastifyRequest,
@@ -118,26 +116,10 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       const now = clock.now();
       // Validation happens behind GraphQL, so the key must tell every raw input apart ('' is not absent).
       const cacheKey = JSON.stringify([utcDateString(now), parsed.variables.limit ?? null, parsed.variables.sport ?? null]);
-      let rendered = cache.get(cacheKey);
-      if (!rendered) {
-        let pending = inFlight.get(cacheKey);
-        if (!pending) {
-          const startedIn = generation;
-          const flight: Promise<RenderOutcome> = render(req, reply, parsed.variables, now).then((outcome) => {
-            // A render that raced an invalidation is served to its waiters but not cached.
-            if (!('error' in outcome) && startedIn === generation) cache.set(cacheKey, outcome);
-            return outcome;
-          });
-          const shared: Promise<RenderOutcome> = flight.finally(() => {
-            if (inFlight.get(cacheKey) === shared) inFlight.delete(cacheKey);
-          });
-          inFlight.set(cacheKey, shared);
-          pending = shared;
-        }
-        const outcome = await pending;
-        if ('error' in outcome) return sendPublicError(reply, outcome.error);
-        rendered = outcome;
-      }
+      // A hit is answered without a promise; a miss joins or starts the one render of its key.
+      const outcome = cache.peek(cacheKey) ?? (await cache.get(cacheKey, () => render(req, reply, parsed.variables, now)));
+      if ('error' in outcome) return sendPublicError(reply, outcome.error);
+      const rendered = outcome;
       reply.headers(CORS_HEADERS).header('cache-control', PUBLIC_CACHE_CONTROL).header('etag', rendered.etag).header('vary', 'Accept-Encoding');
       const ifNoneMatch = req.headers['if-none-match'];
       if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === rendered.etag)) {
@@ -151,10 +133,6 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   registerMethodNotAllowed(app, PUBLIC_PATH, ['GET', 'OPTIONS']);
 
   return {
-    invalidate: () => {
-      generation += 1;
-      cache.clear();
-      inFlight.clear();
-    },
+    invalidate: () => cache.invalidate(),
   };
 }

@@ -42,7 +42,10 @@ import {
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
 import { newId } from './ids.js';
 import { appendPickEvent } from './outbox.js';
-import { TodayPicksCache } from './today-picks.js';
+import { SingleFlightCache } from './single-flight-cache.js';
+
+/** How long today's picks stay cached at most; any visibility change drops them sooner. */
+export const TODAY_PICKS_CACHE_TTL_MS = 5_000;
 
 export interface PublishPickInput {
   sport: string;
@@ -127,7 +130,11 @@ export class PickService {
   private readonly thresholds: EdgeTierThresholds;
   // Popular pages (first page, per sport) are read far more often than picks change.
   private readonly pageCache = new LRUCache<string, PickPage>({ max: 500, ttl: LIST_CACHE_TTL_MS });
-  private readonly todayCache = new TodayPicksCache<PickRecord[]>();
+  /**
+   * Today's picks below every surface (public REST, anonymous GraphQL, API keys): a handful of
+   * keys per UTC day (one per sport and one without), each kept 5 s or until a visibility change.
+   */
+  private readonly todayCache = new SingleFlightCache<PickRecord[]>({ max: 100, ttlMs: TODAY_PICKS_CACHE_TTL_MS });
 
   constructor(
     private readonly orm: Orm,

@@ -161,6 +161,9 @@ describe('database down', () => {
     } finally {
       spy.mockRestore();
     }
+    // The refusal was answered, not cached: the database back, the same request is served at once.
+    const back = await t.app.inject({ method: 'GET', url: '/api/public/picks/today?limit=7' });
+    expect(back.statusCode).toBe(200);
   });
 
   it('/api/v1 and /graphql send the same Retry-After', async () => {
