@@ -9,6 +9,7 @@ import { registerRestRoutes } from '../adapters/rest/plugin.js';
 import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
 import { registerOpenApi } from '../adapters/shared/openapi.js';
+import { registerApiReference } from '../adapters/docs/plugin.js';
 import { getSchema } from './graphql/schema.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
@@ -120,6 +121,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
   // The customer dashboard (HTML, session cookie, CSRF): its own encapsulated scope under /dashboard.
   await registerDashboardRoutes(app, { yoga, schema: getSchema(), services: runtime.services, clock: runtime.clock, tierLimits: runtime.config.tierLimits });
+  // The API reference for people at /docs, rendered from the served OpenAPI document.
+  await registerApiReference(app);
   registerHealthRoutes(app, runtime.readiness, () => ({ limiter: runtime.limiter.mode() }));
 
   await app.ready();

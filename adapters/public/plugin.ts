@@ -103,11 +103,35 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     schema: openApiRouteSchema({
       operationId: 'getTodayPicks',
       summary: "Today's top picks (anonymous)",
-      description: 'Picks first published on the current UTC date, best post-tax edge first. CORS-open; cached by CDNs for 5 minutes; poll at most once per minute.',
+      description:
+        'Picks first published on the current UTC date (published or settled), best post-tax edge first, then newest. No key needed; credentials sent are ignored. ' +
+        'CORS-open; indented JSON; cached by CDNs for 5 minutes, so poll at most once per minute and revalidate with If-None-Match.',
+      url: PUBLIC_PATH,
       params: PARAMS,
+      requestHeaders: {
+        'If-None-Match': { description: 'An ETag of an earlier answer: 304 without a body while the picks are unchanged.', schema: { type: 'string' } },
+      },
       responseSchema: publicEnvelopeSchema,
-      errors: [400],
-      tags: ['public'],
+      successDescription: "Today's picks, indented JSON.",
+      successHeaders: {
+        ETag: { description: 'Hash of the picks only: unchanged picks keep their ETag while generatedAt moves.', schema: { type: 'string', examples: ['"Jz3kq9Xc1o2bTf6LwQ8rVn4HsAe"'] }, required: true },
+        'Cache-Control': { description: 'Shared caches keep the answer 5 minutes.', schema: { type: 'string', const: PUBLIC_CACHE_CONTROL }, required: true },
+        'Access-Control-Allow-Origin': { description: 'Any origin, without credentials.', schema: { type: 'string', const: '*' }, required: true },
+      },
+      otherResponses: {
+        304: {
+          description: 'Not Modified: If-None-Match names the current ETag (or is `*`). No body.',
+          headers: {
+            ETag: { description: 'The current ETag.', schema: { type: 'string' }, required: true },
+            'Cache-Control': { description: 'As on 200.', schema: { type: 'string', const: PUBLIC_CACHE_CONTROL }, required: true },
+          },
+        },
+      },
+      errors: ['invalid_parameter'],
+      errorHeaders: {
+        'Cache-Control': { description: 'Errors are never cached.', schema: { type: 'string', const: 'no-store' }, required: true },
+        'Access-Control-Allow-Origin': { description: 'Any origin, without credentials.', schema: { type: 'string', const: '*' }, required: true },
+      },
       anonymous: true,
     }),
     handler: async (req, reply) => {

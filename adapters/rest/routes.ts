@@ -1,5 +1,5 @@
 /**
- * The /api/v1 read endpoints (spec section 4); the webhook routes are in webhook-routes.ts.
+ * The /api/v1 read endpoints (docs/API.md); the webhook routes are in webhook-routes.ts.
  * Each route: one GraphQL document, its parameters (and body), the documented response
  * schema, and the mapping of the GraphQL data to the documented JSON. Nothing here decides
  * access or validity: the GraphQL layer does.
@@ -8,7 +8,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { MINIMUM_TIER } from '../../src/domain/access.js';
 import { DAYS_BACK, PICKS_PAGE } from '../../src/domain/bounds.js';
 import type { Tier } from '../../src/domain/api-key.js';
-import { NotFoundError } from '../../src/domain/errors.js';
+import { NotFoundError, type ErrorCode } from '../../src/domain/errors.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { pageParam, type ParamSpec } from '../shared/params.js';
 import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../shared/schemas.js';
@@ -51,8 +51,11 @@ export interface RestRoute<TData = unknown> {
   /** 200 unless stated; 204 sends no body (toBody's result is dropped). */
   successStatus?: 200 | 201 | 204;
   responseSchema: object;
-  /** Documented error codes of this route (spec sections 4 and 7; DESIGN section 3). */
-  errors: readonly number[];
+  /**
+   * Documented error codes of this route (docs/API.md): codes, or an HTTP status for its usual
+   * codes; the ones every route can answer are added by adapters/shared/openapi.ts.
+   */
+  errors: readonly (ErrorCode | number)[];
   toBody(data: TData): unknown;
 }
 

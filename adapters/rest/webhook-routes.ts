@@ -140,7 +140,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     },
     successStatus: 201,
     responseSchema: webhookSubscriptionWithSecretSchema,
-    errors: [400, 401, 403, 409, 413, 429],
+    errors: [400, 'invalid_url', 401, 403, 409, 413, 429, 'subscription_limit'],
     toBody: ({ createWebhookSubscription: created }) => v1Subscription(created.subscription, created.secret),
   }),
   restRoute({
@@ -196,7 +196,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
       },
     },
     responseSchema: webhookSubscriptionSchema,
-    errors: [400, 401, 403, 404, 409, 413, 429],
+    errors: [400, 'invalid_url', 401, 403, 404, 409, 413, 429],
     toBody: ({ updateWebhookSubscription }) => v1Subscription(updateWebhookSubscription),
   }),
   restRoute({

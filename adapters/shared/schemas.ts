@@ -1,284 +1,432 @@
 /**
- * JSON Schemas of the documented bodies (spec sections 2 and 7). They are attached to the
- * Fastify routes for documentation only: @fastify/swagger turns them into the OpenAPI
+ * JSON Schemas of the documented bodies (docs/API.md), as named OpenAPI components
+ * (`#/components/schemas/<Name>`), so generated clients get a type per resource (`Pick`,
+ * `PickList`, ...). Routes refer to them with schemaRef(); a new resource is one more entry of
+ * API_SCHEMAS. They are documentation only: @fastify/swagger puts them into the OpenAPI
  * document, and the tests validate real responses against that document.
+ *
+ * Responses never say `additionalProperties: false`: adding a field is a non-breaking change
+ * (docs/API.md, "Versioning"), and clients must ignore fields they do not know.
  */
+import { encodePickCursor } from '../../src/domain/cursor.js';
+import { ERRORS, type ErrorCode } from '../../src/domain/errors.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+const SCHEMAS_PATH = '#/components/schemas/';
 
-export const pickSchema = {
+const EXAMPLE_PICK = {
+  id: '0b7f3c9e-5d2a-4e61-9a8b-3c4d5e6f7a81',
+  sport: 'soccer',
+  league: 'Premier League',
+  home_team: 'Arsenal',
+  away_team: 'Chelsea',
+  kickoff_at: '2026-12-01T15:00:00.000Z',
+  pick: 'Arsenal to win @ 2.2',
+  odds: 2.2,
+  edge_pct: 10,
+  confidence: 70,
+  status: 'published',
+  settled_at: null,
+  result: null,
+};
+
+const EXAMPLE_SUBSCRIPTION = {
+  subscription_id: '6f1d2c3b-4a59-4e8d-8c7b-1a2b3c4d5e6f',
+  url: 'https://hooks.example.com/picks',
+  events: ['pick.published', 'pick.settled'],
+  status: 'active',
+  created_at: '2026-11-22T12:00:00.000Z',
+};
+
+const pick = {
   type: 'object',
-  additionalProperties: false,
+  description: 'A published or settled pick. Picks held for review are never returned.',
   required: ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result'],
   properties: {
     id: { type: 'string', format: 'uuid', description: 'Also the matchId of the match-analysis endpoint.' },
-    sport: { type: 'string', description: 'Sport slug, e.g. soccer, tennis.' },
-    league: { type: 'string' },
+    sport: { type: 'string', enum: [...SPORT_SLUGS], description: 'Sport slug.' },
+    league: { type: 'string', description: 'League name.' },
     home_team: { type: 'string' },
     away_team: { type: 'string' },
     kickoff_at: timestamp,
-    pick: { type: 'string', description: 'Human-readable description of the bet.' },
-    odds: { type: 'number', description: 'Decimal odds.' },
-    edge_pct: { type: 'number', description: 'Edge in percent: (odds / referenceFairOdds - 1) x 100.' },
+    pick: { type: 'string', description: 'Human-readable description of the bet, e.g. "Arsenal to win @ 2.2".' },
+    odds: { type: 'number', description: 'Decimal odds at the bookmaker.' },
+    edge_pct: { type: 'number', description: 'Edge in percent: (odds / reference fair odds - 1) x 100, 2 decimals.' },
     confidence: { type: 'integer', minimum: 0, maximum: 100 },
     status: { type: 'string', enum: ['published', 'settled'] },
-    settled_at: nullableTimestamp,
-    result: { type: ['string', 'null'], enum: ['won', 'lost', 'void', 'half_won', 'half_lost', null] },
+    settled_at: { ...nullableTimestamp, description: 'null until settled.' },
+    result: { type: ['string', 'null'], enum: ['won', 'lost', 'void', 'half_won', 'half_lost', null], description: 'null until settled.' },
   },
+  examples: [EXAMPLE_PICK],
 } as const;
 
-export const pickListSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['data', 'next_cursor', 'count'],
-  properties: {
-    data: { type: 'array', items: pickSchema },
-    next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null when no more results.' },
-    count: { type: 'integer', description: 'Number of picks in this page.' },
-  },
+const nextCursor = {
+  type: ['string', 'null'],
+  description: 'Opaque; pass it unchanged as `cursor` for the next page. null when there are no more results.',
 } as const;
 
-export const trackRecordSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['overall', 'per_sport', 'series'],
-  properties: {
-    overall: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['roi_pct', 'win_rate', 'total_settled', 'clv_avg_pct', 'edge_avg_pct'],
-      properties: {
-        roi_pct: { type: 'number' },
-        win_rate: { type: 'number', description: 'Percent of non-void picks won (half wins count).' },
-        total_settled: { type: 'integer', description: 'Settled picks in the window, void included.' },
-        clv_avg_pct: { type: 'number' },
-        edge_avg_pct: { type: 'number' },
-      },
-    },
-    per_sport: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['sport', 'roi_pct', 'total_settled'],
-        properties: { sport: { type: 'string' }, roi_pct: { type: 'number' }, total_settled: { type: 'integer' } },
-      },
-    },
-    series: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['date', 'cumulative_pnl_pct'],
-        properties: { date: { type: 'string', format: 'date' }, cumulative_pnl_pct: { type: 'number' } },
-      },
-    },
-  },
-} as const;
-
-export const matchAnalysisSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['match_id', 'analysis', 'created_at'],
-  properties: {
-    match_id: { type: 'string', format: 'uuid', description: 'Equals the pick id.' },
-    analysis: { type: 'string' },
-    created_at: timestamp,
-  },
-} as const;
-
-export const publicPickSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'match', 'market', 'selection', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt'],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    match: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['home', 'away', 'league', 'sport', 'kickoff'],
-      properties: {
-        home: { type: 'string' },
-        away: { type: 'string' },
-        league: { type: 'string' },
-        sport: { type: 'string', enum: [...SPORT_SLUGS] },
-        kickoff: timestamp,
-      },
-    },
-    market: { type: 'string', description: 'Market code; h2h = head to head.' },
-    selection: { type: 'string', description: 'The chosen side: a team name or "Draw".' },
-    bookmaker: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['name', 'slug'],
-      properties: { name: { type: 'string' }, slug: { type: 'string' } },
-    },
-    odds: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['book', 'referenceFair'],
-      properties: { book: { type: 'number' }, referenceFair: { type: 'number' } },
-    },
-    edgePctPostTax: { type: 'number', description: 'Decimal fraction, e.g. 0.0858.' },
-    kellyFraction: { type: 'number', description: 'Decimal fraction.' },
-    tier: { type: 'string', enum: ['big_edge', 'stark', 'standard'] },
-    publishedAt: timestamp,
-  },
-} as const;
-
-export const publicEnvelopeSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['generatedAt', 'count', 'picks'],
-  properties: {
-    generatedAt: timestamp,
-    count: { type: 'integer' },
-    picks: { type: 'array', items: publicPickSchema },
-  },
-} as const;
-
-const webhookEventSchema = { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] } as const;
-const webhookUrlSchema = {
+const webhookEvent = { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] } as const;
+const webhookUrl = {
   type: 'string',
   format: 'uri',
   maxLength: MAX_WEBHOOK_URL_LENGTH,
   description: 'https URL of a publicly reachable host: no user:password, no fragment; every address it resolves to must be public unicast.',
 } as const;
-const webhookEventsSchema = {
+const webhookEvents = {
   type: 'array',
   minItems: 1,
   uniqueItems: true,
-  items: webhookEventSchema,
+  items: webhookEvent,
   description: 'Event types to deliver; each at most once.',
 } as const;
 
 const webhookSubscriptionProperties = {
   subscription_id: { type: 'string', format: 'uuid' },
-  url: { type: 'string' },
-  events: { type: 'array', items: webhookEventSchema },
+  url: { type: 'string', description: 'As normalised by the URL parser (lower-case host, default port dropped).' },
+  events: { type: 'array', items: webhookEvent, description: 'In a fixed order: pick.published, pick.settled.' },
   status: { type: 'string', enum: [...WEBHOOK_SUBSCRIPTION_STATUSES], description: 'exhausted after the last retry of a delivery failed; PATCH status "active" to resume.' },
   created_at: timestamp,
 } as const;
 
-/** Spec 2.5 plus DESIGN 3's status and created_at; hmac_secret is never part of it. */
-export const webhookSubscriptionSchema = {
+const webhookAttempt = {
   type: 'object',
-  additionalProperties: false,
-  required: ['subscription_id', 'url', 'events', 'status', 'created_at'],
-  properties: webhookSubscriptionProperties,
-} as const;
-
-/** Creation and rotation only: the one time the secret is shown. */
-export const webhookSubscriptionWithSecretSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['subscription_id', 'url', 'events', 'hmac_secret', 'status', 'created_at'],
+  required: ['attempt_number', 'attempted_at', 'duration_ms', 'status_code', 'error_kind', 'response_body'],
   properties: {
-    ...webhookSubscriptionProperties,
-    hmac_secret: {
-      type: 'string',
-      pattern: '^whsec_',
-      description: 'Key of the X-Service-Signature HMAC (and of the Standard Webhooks signature). Shown only now; stored encrypted.',
+    attempt_number: { type: 'integer', minimum: 1 },
+    attempted_at: timestamp,
+    duration_ms: { type: 'integer', minimum: 0 },
+    status_code: { type: ['integer', 'null'], description: 'HTTP status of the answer; null when none arrived.' },
+    error_kind: {
+      type: ['string', 'null'],
+      description: 'null on success; otherwise http_status, timeout, connection, tls, redirect or invalid_url.',
     },
+    response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer, as UTF-8 text.' },
   },
 } as const;
 
-export const webhookSubscriptionListSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['data', 'count'],
-  properties: {
-    data: { type: 'array', items: webhookSubscriptionSchema, maxItems: MAX_SUBSCRIPTIONS_PER_KEY, description: 'Oldest first.' },
-    count: { type: 'integer' },
-  },
+/** Every body field an error can carry beside `error` and `message` (src/domain/errors.ts extras). */
+const errorExtras = {
+  parameter: { type: 'string', description: 'invalid_parameter: the offending parameter, body field or header.' },
+  minimum_tier: { type: 'string', enum: ['growth', 'enterprise'], description: 'tier_upgrade_required: the lowest tier with access.' },
+  retry_after_seconds: { type: 'integer', minimum: 1, description: 'rate_limit_exceeded: seconds until a request would be admitted (also Retry-After).' },
+  resets_at: { ...timestamp, description: 'monthly_quota_exceeded: 00:00 UTC on the first day of the next month.' },
+  subscription_id: { type: 'string', format: 'uuid', description: 'duplicate_url: the existing subscription for this url.' },
+  limit: { type: 'integer', description: 'subscription_limit: subscriptions allowed per API key.' },
 } as const;
 
-export const webhookDeliveryListSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['data', 'next_cursor', 'count'],
-  properties: {
-    data: {
-      type: 'array',
-      description: 'Newest first.',
-      items: {
+/** The named components, in the order the document lists them. */
+export const API_SCHEMAS = {
+  Pick: pick,
+  PickList: {
+    type: 'object',
+    description: 'One page of picks, kickoff_at descending, then id descending.',
+    required: ['data', 'next_cursor', 'count'],
+    properties: {
+      data: { type: 'array', items: { $ref: `${SCHEMAS_PATH}Pick` } },
+      next_cursor: nextCursor,
+      count: { type: 'integer', minimum: 0, description: 'Number of picks in this page (not a total).' },
+    },
+    examples: [{ data: [EXAMPLE_PICK], next_cursor: encodePickCursor({ kickoffAt: new Date(EXAMPLE_PICK.kickoff_at), id: EXAMPLE_PICK.id }), count: 1 }],
+  },
+  TrackRecord: {
+    type: 'object',
+    description: 'Performance at flat 1-unit stakes of the picks settled in the window. Numbers are rounded to 2 decimals; an empty window gives zeros.',
+    required: ['overall', 'per_sport', 'series'],
+    properties: {
+      overall: {
         type: 'object',
-        additionalProperties: false,
-        required: ['delivery_id', 'event_id', 'event_type', 'status', 'attempt_count', 'next_attempt_at', 'last_status_code', 'last_error', 'created_at', 'attempts'],
+        required: ['roi_pct', 'win_rate', 'total_settled', 'clv_avg_pct', 'edge_avg_pct'],
         properties: {
-          delivery_id: { type: 'string', format: 'uuid', description: 'The X-Service-Delivery header, stable across retries.' },
-          event_id: { type: 'string', format: 'uuid', description: 'The `id` of the delivery body.' },
-          event_type: webhookEventSchema,
-          status: { type: 'string', enum: [...WEBHOOK_DELIVERY_STATUSES] },
-          attempt_count: { type: 'integer', minimum: 0 },
-          next_attempt_at: { ...nullableTimestamp, description: 'When the next attempt is due; null unless pending.' },
-          last_status_code: { type: ['integer', 'null'], description: 'HTTP status of the last answer; null when none arrived.' },
-          last_error: { type: ['string', 'null'] },
-          created_at: timestamp,
-          attempts: {
-            type: 'array',
-            description: 'Oldest first.',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['attempt_number', 'attempted_at', 'duration_ms', 'status_code', 'error_kind', 'response_body'],
-              properties: {
-                attempt_number: { type: 'integer', minimum: 1 },
-                attempted_at: timestamp,
-                duration_ms: { type: 'integer', minimum: 0 },
-                status_code: { type: ['integer', 'null'] },
-                error_kind: {
-                  type: ['string', 'null'],
-                  description: 'null on success; otherwise http_status, timeout, connection, tls, redirect or invalid_url.',
-                },
-                response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer.' },
-              },
-            },
-          },
+          roi_pct: { type: 'number', description: '100 x profit / non-void picks.' },
+          win_rate: { type: 'number', description: 'Percent of non-void picks won (half wins count).' },
+          total_settled: { type: 'integer', description: 'Settled picks in the window, void included.' },
+          clv_avg_pct: { type: 'number', description: 'Mean closing-line value: 100 x (odds / closing odds - 1).' },
+          edge_avg_pct: { type: 'number', description: 'Mean edge_pct.' },
+        },
+      },
+      per_sport: {
+        type: 'array',
+        description: 'One row per sport with settled picks in the window, by sport.',
+        items: {
+          type: 'object',
+          required: ['sport', 'roi_pct', 'total_settled'],
+          properties: { sport: { type: 'string' }, roi_pct: { type: 'number' }, total_settled: { type: 'integer' } },
+        },
+      },
+      series: {
+        type: 'array',
+        description: 'One row per UTC date of the window, oldest first, days without settlements included.',
+        items: {
+          type: 'object',
+          required: ['date', 'cumulative_pnl_pct'],
+          properties: { date: { type: 'string', format: 'date' }, cumulative_pnl_pct: { type: 'number', description: '100 x cumulative profit in units.' } },
         },
       },
     },
-    next_cursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null when no more results.' },
-    count: { type: 'integer', description: 'Number of deliveries in this page.' },
+    examples: [
+      {
+        overall: { roi_pct: 6.4, win_rate: 52.5, total_settled: 41, clv_avg_pct: 2.1, edge_avg_pct: 7.35 },
+        per_sport: [{ sport: 'soccer', roi_pct: 6.4, total_settled: 41 }],
+        series: [
+          { date: '2026-11-21', cumulative_pnl_pct: 240 },
+          { date: '2026-11-22', cumulative_pnl_pct: 262 },
+        ],
+      },
+    ],
+  },
+  MatchAnalysis: {
+    type: 'object',
+    required: ['match_id', 'analysis', 'created_at'],
+    properties: {
+      match_id: { type: 'string', format: 'uuid', description: 'Equals the pick id.' },
+      analysis: { type: 'string', description: 'Analysis text (up to 20,000 characters, may span lines).' },
+      created_at: timestamp,
+    },
+    examples: [{ match_id: EXAMPLE_PICK.id, analysis: 'Arsenal should control midfield.', created_at: '2026-11-30T09:00:00.000Z' }],
+  },
+  WebhookSubscription: {
+    type: 'object',
+    description: 'hmac_secret is never part of it (see WebhookSubscriptionWithSecret).',
+    required: ['subscription_id', 'url', 'events', 'status', 'created_at'],
+    properties: webhookSubscriptionProperties,
+    examples: [EXAMPLE_SUBSCRIPTION],
+  },
+  WebhookSubscriptionWithSecret: {
+    type: 'object',
+    description: 'Creation and rotation only: the one time the secret is shown.',
+    required: ['subscription_id', 'url', 'events', 'hmac_secret', 'status', 'created_at'],
+    properties: {
+      ...webhookSubscriptionProperties,
+      hmac_secret: {
+        type: 'string',
+        pattern: '^whsec_',
+        description: 'Key of the X-Service-Signature HMAC (and of the Standard Webhooks signature). Shown only now; stored encrypted.',
+      },
+    },
+    examples: [{ ...EXAMPLE_SUBSCRIPTION, hmac_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8b8sNLXDv1M=' }],
+  },
+  WebhookSubscriptionList: {
+    type: 'object',
+    required: ['data', 'count'],
+    properties: {
+      data: { type: 'array', items: { $ref: `${SCHEMAS_PATH}WebhookSubscription` }, maxItems: MAX_SUBSCRIPTIONS_PER_KEY, description: 'Oldest first.' },
+      count: { type: 'integer', minimum: 0 },
+    },
+    examples: [{ data: [EXAMPLE_SUBSCRIPTION], count: 1 }],
+  },
+  WebhookDelivery: {
+    type: 'object',
+    description: 'One event sent (or to be sent) to one subscription, with every attempt.',
+    required: ['delivery_id', 'event_id', 'event_type', 'status', 'attempt_count', 'next_attempt_at', 'last_status_code', 'last_error', 'created_at', 'attempts'],
+    properties: {
+      delivery_id: { type: 'string', format: 'uuid', description: 'The X-Service-Delivery header (and webhook-id), stable across retries.' },
+      event_id: { type: 'string', format: 'uuid', description: 'The `id` of the delivery body.' },
+      event_type: webhookEvent,
+      status: { type: 'string', enum: [...WEBHOOK_DELIVERY_STATUSES] },
+      attempt_count: { type: 'integer', minimum: 0 },
+      next_attempt_at: { ...nullableTimestamp, description: 'When the next attempt is due; null unless pending.' },
+      last_status_code: { type: ['integer', 'null'], description: 'HTTP status of the last answer; null when none arrived.' },
+      last_error: { type: ['string', 'null'] },
+      created_at: timestamp,
+      attempts: { type: 'array', description: 'Oldest first.', items: webhookAttempt },
+    },
+  },
+  WebhookDeliveryList: {
+    type: 'object',
+    description: 'One page of deliveries, newest first.',
+    required: ['data', 'next_cursor', 'count'],
+    properties: {
+      data: { type: 'array', items: { $ref: `${SCHEMAS_PATH}WebhookDelivery` } },
+      next_cursor: nextCursor,
+      count: { type: 'integer', minimum: 0, description: 'Number of deliveries in this page.' },
+    },
+    examples: [
+      {
+        data: [
+          {
+            delivery_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+            event_id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f',
+            event_type: 'pick.published',
+            status: 'succeeded',
+            attempt_count: 1,
+            next_attempt_at: null,
+            last_status_code: 200,
+            last_error: null,
+            created_at: '2026-11-22T12:00:00.120Z',
+            attempts: [
+              { attempt_number: 1, attempted_at: '2026-11-22T12:00:00.150Z', duration_ms: 84, status_code: 200, error_kind: null, response_body: 'ok' },
+            ],
+          },
+        ],
+        next_cursor: null,
+        count: 1,
+      },
+    ],
+  },
+  CreateWebhookSubscription: {
+    type: 'object',
+    description: 'Unknown fields are ignored.',
+    required: ['url', 'events'],
+    properties: { url: webhookUrl, events: webhookEvents },
+    examples: [{ url: 'https://hooks.example.com/picks', events: ['pick.published'] }],
+  },
+  UpdateWebhookSubscription: {
+    type: 'object',
+    description: 'At least one of url, events, status. Unknown fields are ignored.',
+    anyOf: [{ required: ['url'] }, { required: ['events'] }, { required: ['status'] }],
+    properties: {
+      url: webhookUrl,
+      events: webhookEvents,
+      status: { type: 'string', enum: ['active'], description: 'Reactivates an exhausted subscription.' },
+    },
+    examples: [{ status: 'active' }],
+  },
+  PublicPick: {
+    type: 'object',
+    required: ['id', 'match', 'market', 'selection', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt'],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      match: {
+        type: 'object',
+        required: ['home', 'away', 'league', 'sport', 'kickoff'],
+        properties: {
+          home: { type: 'string' },
+          away: { type: 'string' },
+          league: { type: 'string' },
+          sport: { type: 'string', enum: [...SPORT_SLUGS] },
+          kickoff: timestamp,
+        },
+      },
+      market: { type: 'string', description: 'Market code; h2h = head to head (the only market published today).' },
+      selection: { type: 'string', description: 'The chosen side: a team name or "Draw".' },
+      bookmaker: {
+        type: 'object',
+        required: ['name', 'slug'],
+        properties: { name: { type: 'string' }, slug: { type: 'string' } },
+      },
+      odds: {
+        type: 'object',
+        required: ['book', 'referenceFair'],
+        properties: {
+          book: { type: 'number', description: 'Decimal odds at the bookmaker.' },
+          referenceFair: { type: 'number', description: 'Fair odds from the sharp reference bookmaker.' },
+        },
+      },
+      edgePctPostTax: { type: 'number', description: 'Decimal fraction (0.0858 = 8.58 %): odds x (1 - tax rate) / reference fair odds - 1.' },
+      kellyFraction: { type: 'number', description: 'Decimal fraction of the bankroll, floored at 0.' },
+      tier: { type: 'string', enum: ['big_edge', 'stark', 'standard'], description: 'big_edge from 0.08 post-tax edge, stark from 0.04.' },
+      publishedAt: timestamp,
+    },
+  },
+  PublicPickList: {
+    type: 'object',
+    description: "Today's picks (first published on the current UTC date), best post-tax edge first.",
+    required: ['generatedAt', 'count', 'picks'],
+    properties: {
+      generatedAt: timestamp,
+      count: { type: 'integer', minimum: 0 },
+      picks: { type: 'array', items: { $ref: `${SCHEMAS_PATH}PublicPick` } },
+    },
+    examples: [
+      {
+        generatedAt: '2026-11-22T12:00:03.512Z',
+        count: 1,
+        picks: [
+          {
+            id: EXAMPLE_PICK.id,
+            match: { home: 'Arsenal', away: 'Chelsea', league: 'Premier League', sport: 'soccer', kickoff: '2026-11-22T15:00:00.000Z' },
+            market: 'h2h',
+            selection: 'Arsenal',
+            bookmaker: { name: 'Bet365', slug: 'bet365' },
+            odds: { book: 2.2, referenceFair: 2 },
+            edgePctPostTax: 0.0417,
+            kellyFraction: 0.0347,
+            tier: 'stark',
+            publishedAt: '2026-11-22T08:30:00.000Z',
+          },
+        ],
+      },
+    ],
+  },
+  WebhookEvent: {
+    type: 'object',
+    description: 'The body of a webhook delivery: the same bytes on every attempt of one delivery.',
+    required: ['id', 'type', 'created_at', 'data'],
+    properties: {
+      id: { type: 'string', format: 'uuid', description: 'The event id (the same for every subscription that receives it).' },
+      type: webhookEvent,
+      created_at: { ...timestamp, description: 'When the event was committed.' },
+      data: { $ref: `${SCHEMAS_PATH}Pick` },
+      test: { type: 'boolean', const: true, description: 'Present (true) only on a test delivery.' },
+    },
+    examples: [{ id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', type: 'pick.published', created_at: '2026-11-22T12:00:00.100Z', data: EXAMPLE_PICK }],
+  },
+  Error: {
+    type: 'object',
+    description: 'Every error answer: a stable code, a human-readable message and the extra fields of that code.',
+    required: ['error', 'message'],
+    properties: {
+      error: { type: 'string', description: 'Stable error code (docs/API.md, "Errors"). Each response lists the codes it can carry.' },
+      message: { type: 'string', description: 'For people; may change at any time.' },
+      ...errorExtras,
+    },
+    examples: [{ error: 'invalid_parameter', message: 'limit must be an integer from 1 to 200', parameter: 'limit' }],
   },
 } as const;
+
+export type ApiSchemaName = keyof typeof API_SCHEMAS;
+
+/** A reference to a named component. */
+export function schemaRef(name: ApiSchemaName): { $ref: string } {
+  return { $ref: `${SCHEMAS_PATH}${name}` };
+}
+
+/** The first example of a schema (of the named component it refers to), for the responses that return it. */
+export function schemaExample(schema: object): unknown {
+  const ref = (schema as { $ref?: unknown }).$ref;
+  const target = (typeof ref === 'string' && ref.startsWith(SCHEMAS_PATH) ? API_SCHEMAS[ref.slice(SCHEMAS_PATH.length) as ApiSchemaName] : schema) as
+    | { example?: unknown; examples?: readonly unknown[] }
+    | undefined;
+  return target?.example ?? target?.examples?.[0];
+}
+
+/** The error body of one response: Error, with `error` narrowed to the codes it can carry. */
+export function errorSchemaFor(codes: readonly ErrorCode[]): object {
+  return {
+    allOf: [schemaRef('Error')],
+    properties: { error: { type: 'string', enum: [...codes] } },
+  };
+}
+
+/** An example error body of a code, from the one error table. */
+export function errorExample(code: ErrorCode): Record<string, unknown> {
+  const extras: Record<string, unknown> = {
+    parameter: 'limit',
+    minimum_tier: 'growth',
+    retry_after_seconds: 1200,
+    resets_at: '2026-12-01T00:00:00.000Z',
+    subscription_id: EXAMPLE_SUBSCRIPTION.subscription_id,
+    limit: MAX_SUBSCRIPTIONS_PER_KEY,
+  };
+  const row = ERRORS[code];
+  return { error: code, message: row.message, ...Object.fromEntries(row.extras.filter((name) => name in extras).map((name) => [name, extras[name]])) };
+}
+
+// Routes name their bodies through these (the webhook routes, the read routes, the public endpoint).
+export const pickListSchema = schemaRef('PickList');
+export const trackRecordSchema = schemaRef('TrackRecord');
+export const matchAnalysisSchema = schemaRef('MatchAnalysis');
+export const publicEnvelopeSchema = schemaRef('PublicPickList');
+export const webhookSubscriptionSchema = schemaRef('WebhookSubscription');
+export const webhookSubscriptionWithSecretSchema = schemaRef('WebhookSubscriptionWithSecret');
+export const webhookSubscriptionListSchema = schemaRef('WebhookSubscriptionList');
+export const webhookDeliveryListSchema = schemaRef('WebhookDeliveryList');
+export const createWebhookBodySchema = schemaRef('CreateWebhookSubscription');
+export const updateWebhookBodySchema = schemaRef('UpdateWebhookSubscription');
 
 /** 204 responses: no body. */
 export const noContentSchema = { type: 'null', description: 'No content.' } as const;
-
-/** Request bodies (Content-Type: application/json). Unknown fields are ignored. */
-export const createWebhookBodySchema = {
-  type: 'object',
-  required: ['url', 'events'],
-  properties: { url: webhookUrlSchema, events: webhookEventsSchema },
-} as const;
-
-export const updateWebhookBodySchema = {
-  type: 'object',
-  description: 'At least one of url, events, status.',
-  anyOf: [{ required: ['url'] }, { required: ['events'] }, { required: ['status'] }],
-  properties: {
-    url: webhookUrlSchema,
-    events: webhookEventsSchema,
-    status: { type: 'string', enum: ['active'], description: 'Reactivates an exhausted subscription.' },
-  },
-} as const;
-
-export const errorSchema = {
-  type: 'object',
-  required: ['error', 'message'],
-  properties: {
-    error: { type: 'string', description: 'Stable error code (spec section 7).' },
-    message: { type: 'string' },
-    parameter: { type: 'string', description: 'invalid_parameter: the offending parameter.' },
-    minimum_tier: { type: 'string', enum: ['growth', 'enterprise'], description: 'tier_upgrade_required only.' },
-    retry_after_seconds: { type: 'integer', description: 'rate_limit_exceeded only.' },
-    resets_at: { ...timestamp, description: 'monthly_quota_exceeded only.' },
-    subscription_id: { type: 'string', format: 'uuid', description: 'duplicate_url only: the existing subscription for this url.' },
-    limit: { type: 'integer', description: 'subscription_limit only: subscriptions allowed per API key.' },
-  },
-} as const;

@@ -115,10 +115,27 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       operationId: 'streamPicks',
       summary: 'Server-Sent Events stream of new published picks (Enterprise)',
       description:
-        'text/event-stream. Frames: `id: <sequence>`, `event: pick.published`, `data: <Pick JSON>`, blank line; `: heartbeat` comments. Reconnect with `Last-Event-ID` to replay missed events (24 h or 1,000 events).',
+        'Send `Accept: text/event-stream`. Admission errors (401, 429, 403, 400) are JSON, before any stream byte. One request is counted at connect. ' +
+        'Every pick that becomes visible arrives as an event frame; reconnect with `Last-Event-ID` to replay what was missed (the last 24 h or 1,000 events, whichever reaches further back), then continue live, without duplicates or gaps. ' +
+        `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key (every way of subscribing together); a key's streams end when it is revoked or changes tier.`,
+      url: STREAM_PATH,
       params: [],
-      responseSchema: { type: 'string', description: 'text/event-stream' },
-      errors: [400, 401, 403, 429],
+      requestHeaders: {
+        'Last-Event-ID': { description: 'The `id` of the last event received: the stream replays the events after it. Digits only, else 400 invalid_parameter.', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } },
+      },
+      responseSchema: {
+        type: 'string',
+        description:
+          'UTF-8 text/event-stream. Opens with `: stream open` and `retry: <ms>`. Each event: `id: <sequence>`, `event: pick.published`, `data: <Pick JSON on one line>` (the Pick schema), a blank line. ' +
+          'A `: heartbeat` comment every 30 s (STREAM_HEARTBEAT_SECONDS) keeps the connection open.',
+      },
+      successDescription: 'The event stream; it stays open until the client closes it.',
+      successMediaType: 'text/event-stream',
+      successExample: `: stream open\nretry: 3000\n\nid: 1042\nevent: pick.published\ndata: {"id":"0b7f3c9e-5d2a-4e61-9a8b-3c4d5e6f7a81","sport":"soccer","league":"Premier League","home_team":"Arsenal","away_team":"Chelsea","kickoff_at":"2026-12-01T15:00:00.000Z","pick":"Arsenal to win @ 2.2","odds":2.2,"edge_pct":10,"confidence":70,"status":"published","settled_at":null,"result":null}\n\n: heartbeat\n\n`,
+      successHeaders: {
+        'Cache-Control': { description: 'The stream is never cached.', schema: { type: 'string', const: 'no-cache' }, required: true },
+      },
+      errors: ['tier_upgrade_required', 'too_many_streams'],
     }),
     handler: async (req, reply) => {
       const lastEventId = req.headers['last-event-id'];

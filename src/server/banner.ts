@@ -29,6 +29,7 @@ export function startBanner(config: Config, url: string, adminToken: string, dem
       if (sample) lines.push('', '  try:', `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/graphql' -H 'content-type: application/json' -d '{"query":"{ picks(first: 3) { nodes { id sport homeTeam awayTeam pick odds edgePct } } }"}'`);
     }
   }
+  lines.push(`  API reference: ${url}/docs/`);
   lines.push('');
   return `${lines.join('\n')}\n`;
 }

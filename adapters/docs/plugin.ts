@@ -1,0 +1,86 @@
+/**
+ * GET /docs: the API reference for people, rendered in the browser by Scalar
+ * (@scalar/fastify-api-reference) from the served OpenAPI document. Everything comes from this
+ * service: the plugin serves Scalar's standalone bundle from the package (/docs/js/scalar.js),
+ * the default web fonts (fonts.scalar.com) and telemetry are off, and the page's
+ * Content-Security-Policy allows no other host. The page's one inline script (Scalar's start-up
+ * call) and the stylesheet the bundle injects carry a nonce that is fresh on every answer: the
+ * plugin renders a fixed placeholder, which the onSend hook below replaces.
+ */
+import { randomBytes } from 'node:crypto';
+import scalarApiReference from '@scalar/fastify-api-reference';
+import type { FastifyInstance } from 'fastify';
+import { OPENAPI_PATH } from '../shared/openapi.js';
+
+export const DOCS_PREFIX = '/docs';
+const NONCE_PLACEHOLDER = 'docs-csp-nonce-placeholder';
+
+/**
+ * Two stylesheets Scalar's components insert without the nonce (the toast styles and the default
+ * theme), allowed by their hashes. They are fixed for a given Scalar version: after an upgrade
+ * the browser test (test/browser/api-reference.browser.test.ts) reports the new hashes.
+ */
+const SCALAR_STYLE_HASHES = ["'sha256-l/2OpPg0d+2VLTLgwjf5mQo2CYwHDEqdj5TjbfEyVJI='", "'sha256-T13Uev3xCax2N28XaoAE8DOzQZKvPp7ZQVAi1iRREjo='"];
+
+/**
+ * As strict as Scalar allows: scripts from here or with this answer's nonce (no eval: Scalar
+ * only probes for it), stylesheets from here, with the nonce or one of the two hashes, nothing
+ * from any other host. Scalar's components set style attributes (positions, sizes), which only
+ * 'unsafe-inline' on style-src-attr permits; attributes cannot load anything or run code.
+ */
+export function docsContentSecurityPolicy(nonce: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'self' 'nonce-${nonce}'`,
+    `style-src 'self' 'nonce-${nonce}'`,
+    `style-src-elem 'self' 'nonce-${nonce}' ${SCALAR_STYLE_HASHES.join(' ')}`,
+    "style-src-attr 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+const PAGE_HEADERS = {
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
+};
+
+export async function registerApiReference(app: FastifyInstance): Promise<void> {
+  await app.register(async (scope) => {
+    scope.addHook('onSend', async (_req, reply, payload) => {
+      reply.headers(PAGE_HEADERS);
+      const contentType = String(reply.getHeader('content-type') ?? '');
+      if (!contentType.startsWith('text/html') || typeof payload !== 'string') {
+        reply.header('content-security-policy', docsContentSecurityPolicy(randomBytes(16).toString('base64')));
+        return payload;
+      }
+      const nonce = randomBytes(16).toString('base64');
+      reply.header('content-security-policy', docsContentSecurityPolicy(nonce)).header('cache-control', 'no-store');
+      return payload.replaceAll(NONCE_PLACEHOLDER, nonce);
+    });
+    await scope.register(scalarApiReference, {
+      routePrefix: DOCS_PREFIX,
+      logLevel: 'warn',
+      configuration: {
+        url: OPENAPI_PATH,
+        pageTitle: 'Picks Service API reference',
+        nonce: NONCE_PLACEHOLDER,
+        withDefaultFonts: false,
+        telemetry: false,
+        showDeveloperTools: 'never',
+        agent: { disabled: true },
+        mcp: { disabled: true },
+        documentDownloadType: 'json',
+      },
+    });
+  });
+}
