@@ -2,7 +2,7 @@
  * The Fastify app factory, used by the entry point and by tests through inject().
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type LogController } from 'fastify';
 import { ErrorCode } from './domain/errors.js';
 import { registerPublicRoutes } from '../adapters/public/plugin.js';
 import { registerRestRoutes } from '../adapters/rest/plugin.js';
@@ -35,6 +35,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** An existing pino logger (the entry point shares one with the runtime). */
   loggerInstance?: FastifyServerOptions['loggerInstance'];
+  /** How Fastify logs each request (src/main.ts: at debug in embedded mode); Fastify's own by default. */
+  logController?: LogController;
   /** Server timeouts (tests shorten them); defaults in src/server/http-limits.ts. */
   timeouts?: Partial<ServerTimeouts>;
 }
@@ -44,6 +46,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   const timeouts: ServerTimeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
+    ...(options.logController ? { logController: options.logController } : {}),
     bodyLimit: BODY_LIMIT_BYTES,
     // Hostile connections (src/server/http-limits.ts): header size, slowloris, slow bodies, idle sockets.
     http: nodeHttpOptions(timeouts),

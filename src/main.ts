@@ -1,6 +1,7 @@
 /**
  * Entry point: configuration, runtime, demo seed (embedded first start), HTTP server,
- * graceful shutdown on SIGTERM/SIGINT.
+ * graceful shutdown on SIGTERM/SIGINT. `npm start` execs this process (package.json), so the
+ * signals npm passes on reach it rather than a shell in between.
  */
 import { pino } from 'pino';
 import { buildApp } from './app.js';
@@ -8,8 +9,8 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { embeddedAdminToken, embeddedWebhookSecretKey, loadDemoKeys, saveDemoKeys, secureDataDir, type DemoKeys } from './embedded.js';
 import { createRuntime } from './runtime.js';
 import { seedDemo } from './seed/demo.js';
-import { startBanner } from './server/banner.js';
-import { serviceLoggerOptions } from './server/logging.js';
+import { hostOverridesWarning, startBanner } from './server/banner.js';
+import { DebugRequestLogs, serviceLoggerOptions } from './server/logging.js';
 
 /** How long SIGTERM waits for requests in flight before closing their connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) secureDataDir(config.dataDir);
   const adminToken = config.adminToken ?? embeddedAdminToken(config.dataDir);
   const logger = pino(serviceLoggerOptions(config.logLevel));
+  const hostOverrides = hostOverridesWarning(config);
+  if (hostOverrides) logger.warn({ setting: 'WEBHOOK_HOST_OVERRIDES' }, hostOverrides);
   const webhookSecretKey = config.webhookSecretKey ?? (config.databaseUrl ? undefined : embeddedWebhookSecretKey(config.dataDir));
   const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey });
 
@@ -40,7 +43,12 @@ async function main(): Promise<void> {
     }
   }
 
-  const app = await buildApp(runtime, { loggerInstance: logger });
+  const app = await buildApp(runtime, {
+    loggerInstance: logger,
+    // Embedded mode is a developer's machine: a line per request at the default level would bury
+    // the start banner, so they are logged at debug there; PostgreSQL mode keeps them at info.
+    ...(config.databaseUrl ? {} : { logController: new DebugRequestLogs() }),
+  });
 
   let stopping = false;
   const stop = async (signal: string) => {

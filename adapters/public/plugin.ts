@@ -61,6 +61,19 @@ interface RenderedBody {
   etag: string;
 }
 
+/**
+ * If-None-Match (RFC 9110 section 13.1.2), weak comparison: a listed tag equal to the current
+ * one, or `*`, which matches whenever there is a current representation (there always is once
+ * the picks are rendered).
+ */
+function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (typeof ifNoneMatch !== 'string') return false;
+  return ifNoneMatch.split(',').some((tag) => {
+    const trimmed = tag.trim();
+    return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
+  });
+}
+
 /** Errors as everywhere else (status, Retry-After, body), plus CORS, no caching and indented JSON. */
 function sendPublicError(reply: FastifyReply, error: HttpError) {
   return sendHttpError(reply, error, { headers: { ...CORS_HEADERS, 'cache-control': 'no-store' }, indent: 2 });
@@ -145,10 +158,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       if ('error' in outcome) return sendPublicError(reply, outcome.error);
       const rendered = outcome;
       reply.headers(CORS_HEADERS).header('cache-control', PUBLIC_CACHE_CONTROL).header('etag', rendered.etag).header('vary', 'Accept-Encoding');
-      const ifNoneMatch = req.headers['if-none-match'];
-      if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === rendered.etag)) {
-        return reply.status(304).send();
-      }
+      if (notModified(req.headers['if-none-match'], rendered.etag)) return reply.status(304).send();
       return reply.status(200).type('application/json; charset=utf-8').send(rendered.body);
     },
   });

@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
-import { AppError, ErrorCode, isAppError } from '../../src/domain/errors.js';
+import { AppError, ErrorCode, isAppError, NotFoundError } from '../../src/domain/errors.js';
 import { assertTier } from '../../src/graphql/auth.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { sendGraphQLError } from '../../src/server/http-errors.js';
@@ -19,9 +19,18 @@ import { openOperation, prepareOperation } from '../shared/operations.js';
 import { parseParams, type ParsedParams } from '../shared/params.js';
 import { openApiRouteSchema } from '../shared/openapi.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
+import { USAGE_ROUTE, type UsageMeteredRoute } from './usage-route.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
 
-export const ALL_REST_ROUTES: readonly RestRoute[] = [...REST_ROUTES, ...WEBHOOK_ROUTES];
+/** Every method a client may send to a path that does not exist. */
+const UNKNOWN_PATH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+export const ALL_REST_ROUTES: readonly RestRoute[] = [...REST_ROUTES, USAGE_ROUTE, ...WEBHOOK_ROUTES];
+
+/** GET /api/v1/usage is counted against its own window, not the key's limits (usage-route.ts). */
+function countedAsUsageRead(route: RestRoute): boolean {
+  return (route as Partial<UsageMeteredRoute>).usageEndpoint === true;
+}
 
 /** What this scope's content-type parsers hand to the handler: read, not yet judged. */
 class JsonBody {
@@ -83,7 +92,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
         schema: openApiRouteSchema(route),
         handler: async (req, reply) => {
           const form = readRequest(route, req);
-          const runner = await openOperation(yoga, { req, reply });
+          const runner = await openOperation(yoga, { req, reply, ...(countedAsUsageRead(route) ? { usageEndpoint: true } : {}) });
           if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
           if (form.error) {
             // Check order (docs/DECISIONS.md): 401 -> 429 -> 403 -> 400. Thrown errors leave
@@ -101,5 +110,21 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
       });
     }
     for (const [url, methods] of methodsByUrl(routes)) registerMethodNotAllowed(scope, url, methods);
+    // Unknown /api/v1 paths (find-my-way prefers every static and parametric route to a
+    // wildcard): 404 not_found after the usual checks, so a request with a key is checked and
+    // counted like any other and carries the rate-limit headers (docs/DECISIONS.md).
+    for (const url of ['/api/v1', '/api/v1/*']) {
+      scope.route({
+        method: UNKNOWN_PATH_METHODS,
+        url,
+        exposeHeadRoute: false,
+        schema: { hide: true },
+        handler: async (req, reply) => {
+          const runner = await openOperation(yoga, { req, reply });
+          if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
+          throw new NotFoundError(`No route for ${req.method} ${req.url.split('?')[0]}.`);
+        },
+      });
+    }
   });
 }

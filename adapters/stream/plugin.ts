@@ -7,7 +7,8 @@
  *   data: <Pick JSON of spec 2.1, one line>
  *   <blank line>
  *
- * plus ": heartbeat" comments. One request is counted at connect. Each connection's own
+ * opened by ": stream open" and "retry: 3000" as soon as the stream is admitted, plus
+ * ": heartbeat" comments. One request is counted at connect. Each connection's own
  * subscription decides admission (auth, tier) and serves the Last-Event-ID replay; live frames
  * come from the instance's one broadcast (broadcast.ts). A client that cannot keep up (more
  * than MAX_BUFFERED_BYTES unsent) is disconnected; closing frees everything.
@@ -33,6 +34,10 @@ import { followSubscription, type Follower } from './follow.js';
 export const STREAM_PATH = '/api/v1/picks/stream';
 export const MAX_BUFFERED_BYTES = 256 * 1024;
 const LAST_EVENT_ID = /^\d{1,15}$/;
+/** EventSource's reconnection delay, sent as the stream's `retry:` field. */
+export const STREAM_RETRY_MS = 3_000;
+/** Written as soon as a stream is admitted: a comment and the reconnection delay (no event). */
+export const STREAM_OPENING = `: stream open\nretry: ${STREAM_RETRY_MS}\n\n`;
 
 export interface StreamOptions {
   heartbeatSeconds: number;
@@ -213,7 +218,9 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         'x-request-id': String(req.id),
         ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
       });
-      res.flushHeaders();
+      // The first bytes at once: the client (and any proxy) sees the stream is open without
+      // waiting for the first heartbeat, and learns how long to wait before reconnecting.
+      write(STREAM_OPENING);
       if (lastEventId === undefined) return;
 
       // Resuming: the replay comes through the connection's subscription, then the broadcast takes over.

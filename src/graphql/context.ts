@@ -25,4 +25,9 @@ export interface ServerContext {
    * cookies never authenticate /graphql or /api/v1 (docs/DASHBOARD.md).
    */
   dashboard?: { sessionToken: string | undefined };
+  /**
+   * Set by GET /api/v1/usage only: an API key is counted against that endpoint's own window
+   * instead of its hourly limit and monthly cap (docs/RATE_LIMITING.md).
+   */
+  usageEndpoint?: boolean;
 }

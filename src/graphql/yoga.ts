@@ -15,6 +15,7 @@ import {
   SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS,
   ServiceUnavailableError,
 } from '../domain/errors.js';
+import { bearerChallenge } from '../domain/bearer-challenge.js';
 import { isDatabaseUnavailable } from '../persistence/availability.js';
 import { authorizationHeaders } from '../services/auth.js';
 import type { LimitDecision } from '../services/limits/rate-limiter.js';
@@ -54,6 +55,8 @@ export interface BuildContextOptions {
    * the public endpoint is served from its cache).
    */
   adapter?: boolean;
+  /** Set by GET /api/v1/usage: the key is counted against that endpoint's own window, not its limits. */
+  usageEndpoint?: boolean;
 }
 
 /** Every Authorization header of the request (Node keeps only the first in `headers`). */
@@ -75,7 +78,8 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
     : options.dashboard
       ? await services.dashboardAuth.principalFor(options.dashboard.sessionToken)
       : await services.auth.principalFor(authorizationOf(req));
-  if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError());
+  // Only a presented credential is invalid: the challenge says the token was refused (RFC 6750).
+  if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError(), { 'www-authenticate': bearerChallenge(true) });
   if (principal.kind === 'anonymous' && !options.anonymous && !options.dashboard && !options.adapter) {
     const decision = await services.auth.consumeAnonymous(req.ip);
     if (!decision.allowed) {
@@ -91,7 +95,19 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
     }
   }
   let limits: LimitDecision | null = null;
-  if (principal.kind === 'apiKey') {
+  if (principal.kind === 'apiKey' && options.usageEndpoint) {
+    // Reading usage counts nothing against the limits it reports and answers when they are
+    // exhausted; its own window keeps it from being unmetered. The headers show the key's standing.
+    const [read, standing] = await Promise.all([services.auth.consumeUsageRead(principal), services.auth.usage(principal.apiKeyId, principal.tier)]);
+    req.rateLimit = { allowed: true, ...standing };
+    if (!read.allowed) {
+      const seconds = read.retryAfterSeconds;
+      throw requestError(
+        new AppError(ErrorCode.rateLimitExceeded, `At most ${read.limit} usage reads per API key per hour; retry in ${seconds} s.`, { retry_after_seconds: seconds }),
+        { 'retry-after': String(seconds) },
+      );
+    }
+  } else if (principal.kind === 'apiKey') {
     limits = await services.auth.consume(principal);
     req.rateLimit = limits;
     if (!limits.allowed) {
@@ -230,6 +246,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
     },
     // `params` is set when yoga itself parsed the request (/graphql); the REST adapters run their
     // documents through getEnveloped without it.
-    context: ({ req, anonymous, dashboard, params }) => buildContext(options.services, req, { anonymous, dashboard, adapter: params === undefined }),
+    context: ({ req, anonymous, dashboard, usageEndpoint, params }) =>
+      buildContext(options.services, req, { anonymous, dashboard, usageEndpoint, adapter: params === undefined }),
   });
 }

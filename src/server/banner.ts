@@ -2,10 +2,21 @@
  * The start banner: where the service listens and, on a developer's machine, the credentials
  * to try it with. In production (NODE_ENV=production) it names where the generated admin
  * token and demo keys are kept instead of printing them: logs are often shipped and kept.
+ * The example is a REST call with a demo key. A test-only setting left on is warned about.
  */
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { ADMIN_TOKEN_FILE, DEMO_KEYS_FILE, type DemoKeys } from '../embedded.js';
+
+/**
+ * WEBHOOK_HOST_OVERRIDES points webhook host names at loopback addresses for tests; a service
+ * started with it delivers those hosts' webhooks to this machine. Null when it is not set.
+ */
+export function hostOverridesWarning(config: Pick<Config, 'webhookHostOverrides'>): string | null {
+  if (config.webhookHostOverrides.size === 0) return null;
+  const names = [...config.webhookHostOverrides.keys()].join(', ');
+  return `WEBHOOK_HOST_OVERRIDES is a test-only setting: webhooks for ${names} are delivered to loopback addresses. Unset it outside tests.`;
+}
 
 export function startBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null): string {
   const lines = [
@@ -26,9 +37,19 @@ export function startBanner(config: Config, url: string, adminToken: string, dem
       lines.push('  demo API keys:');
       for (const [tier, key] of Object.entries(demoKeys)) lines.push(`    ${tier.padEnd(10)} ${key}`);
       const sample = demoKeys.growth ?? Object.values(demoKeys)[0];
-      if (sample) lines.push('', '  try:', `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/graphql' -H 'content-type: application/json' -d '{"query":"{ picks(first: 3) { nodes { id sport homeTeam awayTeam pick odds edgePct } } }"}'`);
+      // The customer API with a key: what a customer would try first.
+      if (sample) {
+        lines.push(
+          '',
+          '  try:',
+          `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/api/v1/picks?limit=3'`,
+          `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/api/v1/usage'`,
+        );
+      }
     }
   }
+  const hostOverrides = hostOverridesWarning(config);
+  if (hostOverrides) lines.push('', `  warning: ${hostOverrides}`);
   lines.push(`  API reference: ${url}/docs/`);
   lines.push('');
   return `${lines.join('\n')}\n`;

@@ -8,6 +8,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
+import { bearerChallenge } from '../domain/bearer-challenge.js';
 import { ERRORS, ErrorCode, isAppError, isErrorCode, type ErrorExtras } from '../domain/errors.js';
 import { isDatabaseUnavailable } from '../persistence/availability.js';
 
@@ -96,9 +97,26 @@ export interface SendOptions {
   indent?: number;
 }
 
+/** Whether the request carried an Authorization header (any value: a credential was presented). */
+function credentialSent(req: Pick<FastifyRequest, 'headers'>): boolean {
+  const authorization = req.headers.authorization;
+  return authorization !== undefined && authorization !== '';
+}
+
+/**
+ * The headers a refusal adds for the request it answers: a 401 invalid_api_key is a Bearer
+ * challenge (RFC 6750), `error="invalid_token"` when a credential was sent.
+ */
+export function challengeHeaders(code: ErrorCode, req: Pick<FastifyRequest, 'headers'>): Record<string, string> {
+  return code === ErrorCode.invalidApiKey ? { 'www-authenticate': bearerChallenge(credentialSent(req)) } : {};
+}
+
 /** Writes an HttpError as the documented JSON. */
 export function sendHttpError(reply: FastifyReply, error: HttpError, options: SendOptions = {}): FastifyReply {
-  reply.status(error.status).headers({ ...options.headers, ...error.headers }).type('application/json; charset=utf-8');
+  reply
+    .status(error.status)
+    .headers({ ...options.headers, ...error.headers, ...challengeHeaders(error.code, reply.request) })
+    .type('application/json; charset=utf-8');
   return reply.send(options.indent === undefined ? errorBody(error) : JSON.stringify(errorBody(error), null, options.indent));
 }
 

@@ -3,6 +3,7 @@
  * keys in bodies are redacted by path; a request's URL is logged with credential-looking query
  * parameters and API keys replaced (src/domain/redaction.ts).
  */
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { LoggerOptions } from 'pino';
 import { REDACTED, redactUrl } from '../domain/redaction.js';
 
@@ -32,4 +33,23 @@ function serializeRequest(req: LoggedRequest) {
 /** The pino options of every service logger (the entry point's, and the tests' that check logging). */
 export function serviceLoggerOptions(level: string): LoggerOptions {
   return { level, redact: { paths: LOG_REDACT_PATHS, censor: REDACTED }, serializers: { req: serializeRequest } };
+}
+
+/**
+ * Fastify's per-request lines ("incoming request", "request completed") at debug instead of
+ * info; a request that failed is still logged at error. For embedded mode (src/main.ts), a
+ * developer's machine, where a line per request at the default level buries the start banner;
+ * LOG_LEVEL=debug shows them again.
+ */
+export class DebugRequestLogs extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) return super.requestCompleted(error, request, reply);
+    if (this.isLogDisabled(request)) return;
+    reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }

@@ -6,7 +6,8 @@
  *   bounds staleness if the bus is down.
  * - last_used_at is written in batches (one UPDATE per flush), not once per request.
  * - consume() asks the limiter for the key's tier limits: one request, one unit;
- *   consumeAnonymous() counts a request without credentials against its address' per-minute limit.
+ *   consumeAnonymous() counts a request without credentials against its address' per-minute limit;
+ *   consumeUsageRead() counts a read of GET /api/v1/usage against that endpoint's own window.
  */
 import { LRUCache } from 'lru-cache';
 import type { TierLimits } from '../domain/access.js';
@@ -20,7 +21,7 @@ import type { Tier } from '../domain/api-key.js';
 import type { ApiKeyService } from './api-keys.js';
 import { BusChannel, type EventBus } from './events/event-bus.js';
 import { anonymousClientKey } from './limits/anonymous-window.js';
-import type { AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter } from './limits/rate-limiter.js';
+import type { AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter, UsageReadDecision } from './limits/rate-limiter.js';
 
 export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 
@@ -151,6 +152,14 @@ export class AuthService {
   /** Counts one request against the key's hourly window and monthly cap. */
   consume(principal: ApiKeyPrincipal): Promise<LimitDecision> {
     return this.limiter.consume(principal.apiKeyId, this.options.tierLimits[principal.tier]);
+  }
+
+  /**
+   * Counts one read of the usage endpoint against its own window (60 per key per hour); the
+   * key's hourly limit and monthly cap are untouched (src/services/limits/usage-window.ts).
+   */
+  consumeUsageRead(principal: ApiKeyPrincipal): Promise<UsageReadDecision> {
+    return this.limiter.consumeUsageRead(principal.apiKeyId);
   }
 
   /** Counts one request without credentials from this client address (req.ip, as TRUST_PROXY decides it). */

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_ACCOUNT, SET_ACCOUNT_TIER } from '../helpers/dashboard.js';
 import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH, REVOKE_KEY } from '../helpers/fixtures.js';
+import { STREAM_OPENING } from '../../adapters/stream/plugin.js';
 import { connectSse, type SseConnection } from '../helpers/sse.js';
 import { eventually } from '../helpers/subscriptions.js';
 
@@ -97,10 +98,10 @@ describe('GET /api/v1/picks/stream', () => {
     const seq = await latestSeq();
     const frame = expectedFrame(seq, pick);
     await connection.waitFor(frame, 3_000);
-    expect(connection.raw().replaceAll(': heartbeat\n\n', '')).toBe(frame);
+    expect(connection.raw().replaceAll(': heartbeat\n\n', '')).toBe(STREAM_OPENING + frame);
     // The operator's stream carries the same bytes.
     await operator.waitFor(frame, 3_000);
-    expect(operator.raw().replaceAll(': heartbeat\n\n', '')).toBe(frame);
+    expect(operator.raw().replaceAll(': heartbeat\n\n', '')).toBe(STREAM_OPENING + frame);
     connection.close();
     operator.close();
   });

@@ -5,6 +5,7 @@
  * - Account scope (a signed-in dashboard session; only the dashboard adapter resolves one):
  *   me, myApiKeys, myApiKey, createMyApiKey, revokeMyApiKey. Keys expose their usage (read
  *   without counting) and their webhook subscriptions to their account and to the admin.
+ * - API key: apiKeyUsage, the calling key's own usage (GET /api/v1/usage).
  */
 import type { Tier } from '../../domain/api-key.js';
 import { NotFoundError } from '../../domain/errors.js';
@@ -71,6 +72,17 @@ const ApiKeyUsageRef = builder.objectRef<{ hourly: HourlyState; monthly: Monthly
   }),
 });
 
+const CallerKeyUsageRef = builder
+  .objectRef<{ tier: Tier; hourly: HourlyState; monthly: MonthlyState }>('CallerKeyUsage')
+  .implement({
+    description: "The calling API key's tier and usage: the numbers the dashboard shows for it.",
+    fields: (t) => ({
+      tier: t.field({ type: TierEnum, resolve: (usage) => usage.tier }),
+      hourly: t.field({ type: HourlyUsageRef, resolve: (usage) => usage.hourly }),
+      monthly: t.field({ type: MonthlyUsageRef, resolve: (usage) => usage.monthly }),
+    }),
+  });
+
 builder.objectFields(ApiKeyRef, (t) => ({
   accountId: t.id({ nullable: true, description: 'The owning account; null for a free-standing key.', resolve: (key) => key.accountId ?? null }),
   usage: t.field({
@@ -106,6 +118,17 @@ const CreateMyApiKeyInput = builder.inputType('CreateMyApiKeyInput', {
 });
 
 builder.queryFields((t) => ({
+  apiKeyUsage: t.field({
+    type: CallerKeyUsageRef,
+    description:
+      "The calling API key's tier, hourly window and monthly usage; reading it counts nothing more than the request itself (GET /api/v1/usage counts it against that endpoint's own window only). The admin token is no key: not_found.",
+    authScopes: { tier: 'starter' },
+    resolve: async (_root, _args, context) => {
+      const principal = context.principal;
+      if (principal.kind !== 'apiKey') throw new NotFoundError("The admin token is not an API key and has no usage; read a key's usage with apiKeys { usage }.");
+      return { tier: principal.tier, ...(await context.services.auth.usage(principal.apiKeyId, principal.tier)) };
+    },
+  }),
   accounts: t.field({
     type: [AccountRef],
     description: 'Every customer account, newest first.',

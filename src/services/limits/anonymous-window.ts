@@ -2,11 +2,11 @@
  * The anonymous GraphQL limit (docs/RATE_LIMITING.md): requests without credentials to
  * /graphql and /graphql/stream, counted per client address in fixed one-minute windows. No
  * monthly cap and nothing durable: the limit only bounds what one address can make the
- * service do. The engines hold the counts (in memory here, in Redis in redis-limiter.ts);
- * the decision is the same function for both.
+ * service do. The counting is fixed-window.ts's; the engines hold the counts (in memory, in
+ * Redis in redis-limiter.ts).
  */
 import { isIP } from 'node:net';
-import { LRUCache } from 'lru-cache';
+import { FixedWindows, windowDecision, windowOf, type WindowDecision } from './fixed-window.js';
 
 export const ANONYMOUS_WINDOW_MS = 60_000;
 export const DEFAULT_ANONYMOUS_LIMIT = 120;
@@ -16,29 +16,16 @@ export const DEFAULT_ANONYMOUS_LIMIT = 120;
  */
 const MAX_TRACKED_ADDRESSES = 100_000;
 
-export interface AnonymousDecision {
-  allowed: boolean;
-  /** Requests per minute per address. */
-  limit: number;
-  /** Requests still admissible in this window (after this one, if admitted). */
-  remaining: number;
-  /** Whole seconds (>= 1) until the window ends, when the address may send again. */
-  retryAfterSeconds: number;
-}
+/** Requests per minute per address; `remaining` and `retryAfterSeconds` are the minute's. */
+export type AnonymousDecision = WindowDecision;
 
 export function anonymousWindowOf(nowMs: number): number {
-  return Math.floor(nowMs / ANONYMOUS_WINDOW_MS);
+  return windowOf(nowMs, ANONYMOUS_WINDOW_MS);
 }
 
 /** The decision for a request that makes `count` requests of this address in the current window. */
 export function anonymousDecision(count: number, limit: number, nowMs: number): AnonymousDecision {
-  const windowEndsMs = (anonymousWindowOf(nowMs) + 1) * ANONYMOUS_WINDOW_MS;
-  return {
-    allowed: count <= limit,
-    limit,
-    remaining: Math.max(0, limit - count),
-    retryAfterSeconds: Math.max(1, Math.ceil((windowEndsMs - nowMs) / 1000)),
-  };
+  return windowDecision(count, limit, ANONYMOUS_WINDOW_MS, nowMs);
 }
 
 /**
@@ -67,36 +54,9 @@ export function anonymousClientKey(address: string): string {
   return `${groups.slice(0, 4).map((group) => parseInt(group, 16).toString(16)).join(':')}::/64`;
 }
 
-/** In-memory windows: exact for one process; also the Redis engine's fallback. */
-export class AnonymousWindows {
-  private readonly windows = new LRUCache<string, { window: number; count: number }>({ max: MAX_TRACKED_ADDRESSES });
-
-  constructor(private readonly limit: number) {}
-
-  consume(clientKey: string, nowMs: number): AnonymousDecision {
-    const window = anonymousWindowOf(nowMs);
-    let entry = this.windows.get(clientKey);
-    if (!entry || entry.window < window) {
-      entry = { window, count: 0 };
-      this.windows.set(clientKey, entry);
-    }
-    const decision = anonymousDecision(entry.count + 1, this.limit, nowMs);
-    // Refused requests are not counted: the count only has to reach the limit.
-    if (decision.allowed) entry.count += 1;
-    return decision;
-  }
-
-  /** Drops windows that have ended. */
-  evictEnded(nowMs: number): void {
-    const window = anonymousWindowOf(nowMs);
-    for (const [clientKey, entry] of this.windows.entries()) if (entry.window < window) this.windows.delete(clientKey);
-  }
-
-  clear(): void {
-    this.windows.clear();
-  }
-
-  get size(): number {
-    return this.windows.size;
+/** In-memory windows of the anonymous limit: exact for one process; also the Redis engine's fallback. */
+export class AnonymousWindows extends FixedWindows {
+  constructor(limit: number) {
+    super(limit, ANONYMOUS_WINDOW_MS, MAX_TRACKED_ADDRESSES);
   }
 }

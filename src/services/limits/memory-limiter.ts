@@ -19,7 +19,8 @@ import {
   standing,
 } from '../../domain/rate-limit.js';
 import { AnonymousWindows, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
-import type { HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
+import type { HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
+import { UsageReadWindows } from './usage-window.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
 export const DEFAULT_FLUSH_INTERVAL_MS = 5_000;
@@ -62,6 +63,7 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, Map<number, number>>();
   private readonly months = new Map<string, MonthCount>();
   private readonly anonymous: AnonymousWindows;
+  private readonly usageReads = new UsageReadWindows();
   /** One load per key-month, shared by every request that arrives while it runs. */
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -111,6 +113,11 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.anonymous.consume(clientKey, this.now());
   }
 
+  async consumeUsageRead(apiKeyId: string): Promise<UsageReadDecision> {
+    this.assertOpen();
+    return this.usageReads.consume(apiKeyId, this.now());
+  }
+
   mode(): LimiterMode {
     return 'memory';
   }
@@ -144,6 +151,7 @@ export class MemoryRateLimiter implements RateLimiter {
       if (month.used === month.persisted && nowMs - month.lastUsedMs > IDLE_MONTH_EVICTION_MS) this.months.delete(id);
     }
     this.anonymous.evictEnded(nowMs);
+    this.usageReads.evictEnded(nowMs);
   }
 
   /**
@@ -155,6 +163,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.windows.clear();
     this.months.clear();
     this.anonymous.clear();
+    this.usageReads.clear();
   }
 
   /** How much is held in memory (tests, the footprint measurement). */

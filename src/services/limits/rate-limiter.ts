@@ -6,8 +6,9 @@
  */
 import type { TierLimit } from '../../domain/access.js';
 import type { AnonymousDecision } from './anonymous-window.js';
+import type { UsageReadDecision } from './usage-window.js';
 
-export type { AnonymousDecision };
+export type { AnonymousDecision, UsageReadDecision };
 
 import type { HourlyState, LimitDecision, MonthlyState } from '../../domain/rate-limit.js';
 
@@ -26,6 +27,11 @@ export interface RateLimiter {
    * against the per-minute anonymous limit (anonymous-window.ts).
    */
   consumeAnonymous(clientKey: string): Promise<AnonymousDecision>;
+  /**
+   * Counts one read of the usage endpoint by a key against that endpoint's own window
+   * (usage-window.ts); the key's hourly limit and monthly cap are not touched.
+   */
+  consumeUsageRead(apiKeyId: string): Promise<UsageReadDecision>;
   /**
    * Which engine decided the last request: 'fallback' while Redis is unreachable; back to
    * 'redis' as soon as Redis answers a probe again (the next decision is Redis').

@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { TierLimit } from '../../domain/access.js';
 import { monthKeyOf } from '../../domain/rate-limit.js';
 import type { AnonymousDecision } from './anonymous-window.js';
+import type { UsageReadDecision } from './usage-window.js';
 import { MemoryRateLimiter } from './memory-limiter.js';
 import type { HourlyState, LimitDecision, LimiterMode, MonthlyState } from './rate-limiter.js';
 import type { MonthlyUsageStore } from './usage-store.js';
@@ -141,6 +142,11 @@ export class RedisFallback {
   consumeAnonymous(clientKey: string): Promise<AnonymousDecision> {
     this.lastMode = 'fallback';
     return this.memory.consumeAnonymous(clientKey);
+  }
+
+  consumeUsageRead(apiKeyId: string): Promise<UsageReadDecision> {
+    this.lastMode = 'fallback';
+    return this.memory.consumeUsageRead(apiKeyId);
   }
 
   /**

@@ -26,7 +26,8 @@ import { systemClock } from '../../domain/clock.js';
 import { decide, monthKeyOf, standing } from '../../domain/rate-limit.js';
 import { ANONYMOUS_WINDOW_MS, anonymousDecision, anonymousWindowOf, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
 import { DEFAULT_FLUSH_INTERVAL_MS } from './memory-limiter.js';
-import type { HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter } from './rate-limiter.js';
+import type { HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
+import { USAGE_READ_WINDOW_MS, usageReadDecision, usageReadWindowOf } from './usage-window.js';
 import { RedisFallback, RedisUnavailableError, type FallbackAdmits, type KeyMonth } from './redis-fallback.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
@@ -75,6 +76,12 @@ export function anonymousKey(namespace: string, clientKey: string, window: numbe
   return `rl:anon:${namespace}:${clientKey}:${window}`;
 }
 const ANONYMOUS_COUNTER_TTL_MS = ANONYMOUS_WINDOW_MS + 5_000;
+
+/** One counter per API key and clock hour of usage reads (in the key's cluster slot); it expires shortly after its hour. */
+export function usageReadKey(apiKeyId: string, window: number): string {
+  return `rl:{${apiKeyId}}:u:${window}`;
+}
+const USAGE_READ_COUNTER_TTL_MS = USAGE_READ_WINDOW_MS + 5_000;
 
 function luaSource(file: string): string {
   return readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
@@ -221,15 +228,32 @@ export class RedisRateLimiter implements RateLimiter {
     return this.inRedisElseFallback(
       async () => {
         const nowMs = this.injectedNow?.() ?? systemClock.now().getTime();
-        const key = anonymousKey(this.namespace, clientKey, anonymousWindowOf(nowMs));
-        const replies = await this.redis(() => this.client.multi().incr(key).pexpire(key, ANONYMOUS_COUNTER_TTL_MS).exec());
-        const [error, count] = replies?.[0] ?? [new Error('no reply'), null];
-        if (error) throw new RedisUnavailableError(error);
-        this.fallback.decidedInRedis();
-        return anonymousDecision(Number(count), this.anonymousLimit, nowMs);
+        const count = await this.countInWindow(anonymousKey(this.namespace, clientKey, anonymousWindowOf(nowMs)), ANONYMOUS_COUNTER_TTL_MS);
+        return anonymousDecision(count, this.anonymousLimit, nowMs);
       },
       () => this.fallback.consumeAnonymous(clientKey),
     );
+  }
+
+  /** The usage endpoint's hourly window per key, shared by every instance like the anonymous one. */
+  async consumeUsageRead(apiKeyId: string): Promise<UsageReadDecision> {
+    return this.inRedisElseFallback(
+      async () => {
+        const nowMs = this.injectedNow?.() ?? systemClock.now().getTime();
+        const count = await this.countInWindow(usageReadKey(apiKeyId, usageReadWindowOf(nowMs)), USAGE_READ_COUNTER_TTL_MS);
+        return usageReadDecision(count, nowMs);
+      },
+      () => this.fallback.consumeUsageRead(apiKeyId),
+    );
+  }
+
+  /** INCR and PEXPIRE of a fixed-window counter in one round trip: the count with this request. */
+  private async countInWindow(key: string, ttlMs: number): Promise<number> {
+    const replies = await this.redis(() => this.client.multi().incr(key).pexpire(key, ttlMs).exec());
+    const [error, count] = replies?.[0] ?? [new Error('no reply'), null];
+    if (error) throw new RedisUnavailableError(error);
+    this.fallback.decidedInRedis();
+    return Number(count);
   }
 
   mode(): LimiterMode {

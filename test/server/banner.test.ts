@@ -1,0 +1,27 @@
+/** The start banner's example call and its warning about a test-only setting. */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { startBanner } from '../../src/server/banner.js';
+
+const adminToken = 'generated-admin-token-value-123';
+const demoKeys = { starter: `service_${'1'.repeat(64)}`, growth: `service_${'2'.repeat(64)}` };
+const url = 'http://127.0.0.1:3000';
+
+describe('start banner', () => {
+  it('shows a REST call with a demo key as the example', () => {
+    const banner = startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys);
+    expect(banner).toContain(`curl -s -H 'Authorization: Bearer ${demoKeys.growth}' '${url}/api/v1/picks?limit=3'`);
+    expect(banner).toContain(`curl -s -H 'Authorization: Bearer ${demoKeys.growth}' '${url}/api/v1/usage'`);
+    expect(banner).not.toContain('/graphql\' -H');
+  });
+
+  it('warns when WEBHOOK_HOST_OVERRIDES, a test-only setting, is set, in production too', () => {
+    for (const env of [{}, { NODE_ENV: 'production' }]) {
+      const config = loadConfig({ DATA_DIR: '/srv/picks', WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1,other.test=::1', ...env });
+      expect(startBanner(config, url, adminToken, null)).toContain(
+        'warning: WEBHOOK_HOST_OVERRIDES is a test-only setting: webhooks for hooks.test, other.test are delivered to loopback addresses. Unset it outside tests.',
+      );
+    }
+    expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys)).not.toContain('WEBHOOK_HOST_OVERRIDES');
+  });
+});
