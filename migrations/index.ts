@@ -5,6 +5,7 @@ import { Migration20261123000100WebhookDispatch } from './Migration2026112300010
 import { Migration20261124000000Accounts } from './Migration20261124000000_accounts.js';
 import { Migration20261125000000TrackRecordDays } from './Migration20261125000000_track_record_days.js';
 import { Migration20261126000000LogRetention } from './Migration20261126000000_log_retention.js';
+import { Migration20261127000000ValueEngine } from './Migration20261127000000_value_engine.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124000000_accounts', class: Migration20261124000000Accounts },
   { name: 'Migration20261125000000_track_record_days', class: Migration20261125000000TrackRecordDays },
   { name: 'Migration20261126000000_log_retention', class: Migration20261126000000LogRetention },
+  { name: 'Migration20261127000000_value_engine', class: Migration20261127000000ValueEngine },
 ];

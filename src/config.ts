@@ -6,8 +6,12 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { TIERS, type Tier } from './domain/api-key.js';
-import { DEFAULT_TAX_RATE } from './domain/odds.js';
+import { DEFAULT_TAX_RATE, MAX_DECIMAL_ODDS } from './domain/odds.js';
 import { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits } from './domain/access.js';
+import { DEFAULT_ODDS_HISTORY_DAYS } from './domain/bounds.js';
+import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
+import { BOOKMAKER_KEY, sportSlugOfKey } from './domain/odds-feed.js';
+import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from './domain/value-detection.js';
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -75,6 +79,30 @@ export interface Config {
    * from a browser, never with credentials. Empty: no CORS headers on /graphql at all.
    */
   graphqlCorsOrigins: string[];
+  /** The value engine (docs/VALUE_ENGINE.md): where odds come from, and the detection rules. */
+  valueEngine: ValueEngineConfig;
+}
+
+export const FEED_REGIONS = ['us', 'us2', 'uk', 'eu', 'au'] as const;
+
+export interface OddsFeedConfig {
+  /** ODDS_FEED_URL without a trailing slash. */
+  url: string;
+  apiKey: string;
+}
+
+export interface ValueEngineConfig {
+  /** Null: no HTTP feed (push with ingestOdds / ingestScores, or the demo feed). */
+  feed: OddsFeedConfig | null;
+  /** DEMO_FEED: the built-in simulated feed instead of an HTTP one. */
+  demoFeed: boolean;
+  /** v4 sport keys polled (ODDS_FEED_SPORTS); empty with no feed. */
+  sportKeys: string[];
+  regions: string[];
+  oddsPollSeconds: number;
+  scoresPollSeconds: number;
+  detection: DetectionOptions;
+  oddsHistoryDays: number;
 }
 
 const TRUST_PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
@@ -211,6 +239,119 @@ export function parseSecretKey(name: string, raw: string): Buffer {
   return key;
 }
 
+/** A decimal number written plainly (0.02, 1, .5): no exponent, no sign, no hex. */
+function parseDecimal(name: string, raw: string, min: number, max: number, rule: string): number {
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(raw)) throw new ConfigError(name, `must be ${rule} (got "${raw}")`);
+  const parsed = Number(raw);
+  if (!(parsed >= min && parsed <= max)) throw new ConfigError(name, `must be ${rule} (got "${raw}")`);
+  return parsed;
+}
+
+function parseList(raw: string): string[] {
+  return raw.split(',').map((part) => part.trim());
+}
+
+/** BOOKMAKER_TAX_RATES: JSON keyed by the feed's bookmaker keys, each a fraction in [0, 1). */
+export function parseTaxRates(raw: string | undefined): Record<string, number> {
+  if (raw === undefined) return {};
+  const problem = 'must be JSON like {"tipico":0.053,"betfair_ex_eu":0.02}: feed bookmaker keys to tax fractions from 0 up to (not including) 1';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('BOOKMAKER_TAX_RATES', problem);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('BOOKMAKER_TAX_RATES', problem);
+  const rates: Record<string, number> = {};
+  for (const [key, rate] of Object.entries(parsed)) {
+    if (!BOOKMAKER_KEY.test(key)) throw new ConfigError('BOOKMAKER_TAX_RATES', `${problem} (bad bookmaker key "${key}")`);
+    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate >= 1) {
+      throw new ConfigError('BOOKMAKER_TAX_RATES', `${problem} (bad rate for "${key}")`);
+    }
+    rates[key] = rate;
+  }
+  return rates;
+}
+
+/** PICK_ODDS_RANGE: `min-max`, inclusive, 1 < min < max <= 1000. */
+export function parseOddsRange(raw: string | undefined): OddsRange {
+  if (raw === undefined) return { ...DEFAULT_DETECTION_OPTIONS.oddsRange };
+  const problem = `must be "min-max" decimal odds with 1 < min < max <= ${MAX_DECIMAL_ODDS}, e.g. 1.2-15 (got "${raw}")`;
+  const match = /^(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)$/.exec(raw);
+  if (!match) throw new ConfigError('PICK_ODDS_RANGE', problem);
+  const min = Number(match[1]);
+  const max = Number(match[2]);
+  if (!(min > 1 && min < max && max <= MAX_DECIMAL_ODDS)) throw new ConfigError('PICK_ODDS_RANGE', problem);
+  return { min, max };
+}
+
+export function parseFeedSports(raw: string): string[] {
+  const keys = parseList(raw);
+  for (const key of keys) {
+    if (sportSlugOfKey(key) === null) {
+      throw new ConfigError(
+        'ODDS_FEED_SPORTS',
+        `must list v4 sport keys whose first segment is a sport the service publishes (soccer_epl, basketball_nba, tennis_atp_finals); "${key}" maps to none`,
+      );
+    }
+  }
+  return [...new Set(keys)];
+}
+
+function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueEngineConfig {
+  const urlRaw = value(env, 'ODDS_FEED_URL');
+  const url = urlRaw === undefined ? null : parseUrl('ODDS_FEED_URL', urlRaw, ['http:', 'https:']).replace(/\/+$/, '');
+  const apiKey = value(env, 'ODDS_FEED_API_KEY');
+  const sportsRaw = value(env, 'ODDS_FEED_SPORTS');
+  if (url !== null && apiKey === undefined) throw new ConfigError('ODDS_FEED_API_KEY', 'is required when ODDS_FEED_URL is set');
+  if (url !== null && sportsRaw === undefined) throw new ConfigError('ODDS_FEED_SPORTS', 'is required when ODDS_FEED_URL is set (comma-separated v4 sport keys, e.g. soccer_epl,basketball_nba)');
+  const demoRaw = value(env, 'DEMO_FEED');
+  // The simulated feed is part of the embedded demo; it never runs against PostgreSQL unless asked.
+  const demoFeed = demoRaw === undefined ? embedded && demoSeed && url === null : parseBoolean('DEMO_FEED', demoRaw);
+  if (demoFeed && url !== null) throw new ConfigError('DEMO_FEED', 'cannot be on while ODDS_FEED_URL is set: the engine reads one feed');
+  const regions = parseList(value(env, 'ODDS_FEED_REGIONS') ?? 'eu');
+  for (const region of regions) {
+    if (!(FEED_REGIONS as readonly string[]).includes(region)) {
+      throw new ConfigError('ODDS_FEED_REGIONS', `must list regions among ${FEED_REGIONS.join(', ')}, comma-separated (got "${region}")`);
+    }
+  }
+  const integer = (name: string, min: number, max: number, fallback: number) => {
+    const raw = value(env, name);
+    return raw === undefined ? fallback : parseInteger(name, raw, min, max);
+  };
+  const decimal = (name: string, min: number, max: number, rule: string, fallback: number) => {
+    const raw = value(env, name);
+    return raw === undefined ? fallback : parseDecimal(name, raw, min, max, rule);
+  };
+  const reference = value(env, 'REFERENCE_BOOKMAKER') ?? DEFAULT_DETECTION_OPTIONS.referenceBookmaker;
+  if (!BOOKMAKER_KEY.test(reference)) throw new ConfigError('REFERENCE_BOOKMAKER', `must be a feed bookmaker key: 1 to 40 lowercase letters, digits, "-" or "_" (got "${reference}")`);
+  const devigMethod = value(env, 'DEVIG_METHOD') ?? DEFAULT_DETECTION_OPTIONS.devigMethod;
+  if (!isDevigMethod(devigMethod)) throw new ConfigError('DEVIG_METHOD', `must be one of ${DEVIG_METHODS.join(', ')} (got "${devigMethod}")`);
+  const minEdge = decimal('PICK_MIN_EDGE', 0, 1, 'a fraction from 0 to 1 (0.02 = 2 %)', DEFAULT_DETECTION_OPTIONS.minEdge);
+  const reviewEdge = decimal('PICK_REVIEW_EDGE', 0, 10, 'a fraction greater than PICK_MIN_EDGE and at most 10 (0.25 = 25 %)', DEFAULT_DETECTION_OPTIONS.reviewEdge);
+  if (!(reviewEdge > minEdge)) throw new ConfigError('PICK_REVIEW_EDGE', `must be greater than PICK_MIN_EDGE (${minEdge}) and at most 10 (got "${reviewEdge}")`);
+  return {
+    feed: url === null ? null : { url, apiKey: apiKey! },
+    demoFeed,
+    sportKeys: sportsRaw === undefined ? [] : parseFeedSports(sportsRaw),
+    regions,
+    oddsPollSeconds: integer('ODDS_POLL_SECONDS', 1, 3600, 60),
+    scoresPollSeconds: integer('SCORES_POLL_SECONDS', 1, 3600, 300),
+    detection: {
+      referenceBookmaker: reference,
+      devigMethod,
+      taxRates: parseTaxRates(value(env, 'BOOKMAKER_TAX_RATES')),
+      defaultTaxRate: DEFAULT_TAX_RATE,
+      minEdge,
+      oddsRange: parseOddsRange(value(env, 'PICK_ODDS_RANGE')),
+      horizonHours: integer('PICK_HORIZON_HOURS', 1, 720, DEFAULT_DETECTION_OPTIONS.horizonHours),
+      referenceMaxAgeSeconds: integer('REFERENCE_MAX_AGE_SECONDS', 1, 86_400, DEFAULT_DETECTION_OPTIONS.referenceMaxAgeSeconds),
+      reviewEdge,
+    },
+    oddsHistoryDays: integer('ODDS_HISTORY_DAYS', 1, 365, DEFAULT_ODDS_HISTORY_DAYS),
+  };
+}
+
 export interface LoadConfigOptions {
   /** The migrate command needs neither an admin token nor the webhook secret key. */
   requireAdminToken?: boolean;
@@ -249,6 +390,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   const leaseRaw = value(env, 'WEBHOOK_LEASE_SECONDS');
   const introspectionRaw = value(env, 'GRAPHQL_INTROSPECTION');
   const anonymousLimitRaw = value(env, 'ANONYMOUS_GRAPHQL_LIMIT');
+  const demoSeed = demoSeedRaw === undefined ? embedded : parseBoolean('DEMO_SEED', demoSeedRaw);
 
   return {
     port: portRaw === undefined ? 3000 : parseInteger('PORT', portRaw, 0, 65535),
@@ -257,7 +399,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     dataDir: path.resolve(value(env, 'DATA_DIR') ?? './data'),
     redisUrl,
     adminToken: adminTokenRaw ?? null,
-    demoSeed: demoSeedRaw === undefined ? embedded : parseBoolean('DEMO_SEED', demoSeedRaw),
+    demoSeed,
     tierLimits: parseTierLimits(value(env, 'TIER_LIMITS')),
     webhookRetryScheduleMs: parseRetrySchedule(value(env, 'WEBHOOK_RETRY_SCHEDULE')),
     webhookLeaseMs: (leaseRaw === undefined ? 30 : parseInteger('WEBHOOK_LEASE_SECONDS', leaseRaw, 3, 3600)) * 1000,
@@ -273,5 +415,6 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY')),
     anonymousGraphqlLimit: anonymousLimitRaw === undefined ? 120 : parseInteger('ANONYMOUS_GRAPHQL_LIMIT', anonymousLimitRaw, 1, 1_000_000),
     graphqlCorsOrigins: parseCorsOrigins(value(env, 'GRAPHQL_CORS_ORIGINS')),
+    valueEngine: loadValueEngine(env, embedded, demoSeed),
   };
 }

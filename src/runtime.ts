@@ -21,6 +21,9 @@ import { RetentionJob } from './services/retention.js';
 import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
 import { WebhookSender } from './services/webhooks/http-sender.js';
 import { WebhookUrlGuard, type Resolver } from './services/webhooks/url-guard.js';
+import { HttpFeedSource, SimulatedFeedSource, type FeedSource } from './services/value-engine/feed-source.js';
+import { FeedPoller } from './services/value-engine/poller.js';
+import { SIMULATED_SPORT_KEYS } from './seed/simulated-feed.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -40,6 +43,8 @@ export interface Runtime {
   dispatcher: WebhookDispatcher;
   services: Services;
   readiness: ReadinessCheck[];
+  /** The odds feed poller; null without a feed (ODDS_FEED_URL or DEMO_FEED). */
+  poller: FeedPoller | null;
   /** Subscribes to changes that make cached public bodies stale. */
   onVisibilityChange(listener: () => void): void;
   close(): Promise<void>;
@@ -61,6 +66,31 @@ export interface RuntimeOptions {
   webhookTimeoutMs?: number;
   /** Start the webhook dispatcher (default true; tests that drive it by hand turn it off). */
   startDispatcher?: boolean;
+  /** Where odds come from, overriding the config's feed (tests hand in a feed; default from config). */
+  feedSource?: FeedSource;
+  /** p-retry's first backoff for feed requests (tests shorten it). */
+  feedRetryMinTimeoutMs?: number;
+  /** How long a feed request may take (default 10 s; tests shorten it). */
+  feedTimeoutMs?: number;
+  /** Start the feed poller's timers (default true; tests that poll by hand with pollNow() turn it off). */
+  startPoller?: boolean;
+}
+
+/** The poller of the configured feed: HTTP (ODDS_FEED_URL), the simulated demo feed (DEMO_FEED), or none. */
+function createFeedPoller(config: Config, orm: Orm, clock: Clock, services: Services, options: RuntimeOptions): FeedPoller | null {
+  const engine = config.valueEngine;
+  let source = options.feedSource ?? null;
+  if (!source && engine.feed) source = new HttpFeedSource({ url: engine.feed.url, apiKey: engine.feed.apiKey, regions: engine.regions, timeoutMs: options.feedTimeoutMs });
+  if (!source && engine.demoFeed) source = new SimulatedFeedSource(clock, engine.sportKeys.length > 0 ? engine.sportKeys : SIMULATED_SPORT_KEYS);
+  if (!source) return null;
+  const sportKeys = engine.sportKeys.length > 0 ? engine.sportKeys : engine.demoFeed ? SIMULATED_SPORT_KEYS : [];
+  return new FeedPoller(orm, services.valueEngine, source, {
+    sportKeys,
+    oddsPollMs: engine.oddsPollSeconds * 1000,
+    scoresPollMs: engine.scoresPollSeconds * 1000,
+    log: options.log,
+    retryMinTimeoutMs: options.feedRetryMinTimeoutMs,
+  });
 }
 
 export function databaseTargetFor(config: Config): DatabaseTarget {
@@ -109,6 +139,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       defaultTaxRate: config.defaultTaxRate,
       adminToken: options.adminToken,
       tierLimits: config.tierLimits,
+      detection: config.valueEngine.detection,
+      log: options.log,
       // Every instance drops its public cache when any instance changes what is visible.
       onVisibleChange: () => {
         // This instance drops its caches at once; the others when the bus message arrives.
@@ -128,8 +160,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   await services.feed.start();
   relay.start();
   if (options.startDispatcher ?? true) dispatcher.start();
-  const retention = new RetentionJob(orm, clock, { log: options.log });
+  const retention = new RetentionJob(orm, clock, { log: options.log, oddsHistoryDays: config.valueEngine.oddsHistoryDays });
   retention.start();
+  const poller = createFeedPoller(config, orm, clock, services, options);
+  if (options.startPoller ?? true) poller?.start();
   visibilityListeners.add(() => services.picks.invalidateReadCache());
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
     for (const listener of visibilityListeners) listener();
@@ -147,7 +181,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     services,
     readiness,
     onVisibilityChange: (listener) => void visibilityListeners.add(listener),
+    poller,
     async close() {
+      await poller?.stop();
       await relay.stop();
       // In-flight attempts complete (and release their lease) before the database closes.
       await dispatcher.stop();

@@ -151,3 +151,131 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GRAPHQL_INTROSPECTION: 'sometimes' })).toThrow(/^Invalid configuration: GRAPHQL_INTROSPECTION must be one of true, false/);
   });
 });
+
+describe('value engine configuration', () => {
+  const feed = { ODDS_FEED_URL: 'http://127.0.0.1:9/', ODDS_FEED_API_KEY: 'k', ODDS_FEED_SPORTS: 'soccer_epl' };
+
+  it('has the documented defaults: no HTTP feed; the simulated demo feed in embedded demo mode only', () => {
+    const embedded = loadConfig({}).valueEngine;
+    expect(embedded).toMatchObject({
+      feed: null,
+      demoFeed: true,
+      sportKeys: [],
+      regions: ['eu'],
+      oddsPollSeconds: 60,
+      scoresPollSeconds: 300,
+      oddsHistoryDays: 14,
+      detection: {
+        referenceBookmaker: 'pinnacle',
+        devigMethod: 'power',
+        taxRates: {},
+        defaultTaxRate: 0.053,
+        minEdge: 0.02,
+        oddsRange: { min: 1.2, max: 15 },
+        horizonHours: 72,
+        referenceMaxAgeSeconds: 300,
+        reviewEdge: 0.25,
+      },
+    });
+    expect(loadConfig({ DEMO_SEED: 'false' }).valueEngine.demoFeed).toBe(false);
+    expect(loadConfig({ DEMO_FEED: 'false' }).valueEngine.demoFeed).toBe(false);
+    expect(loadConfig(pg).valueEngine.demoFeed).toBe(false);
+    expect(loadConfig({ ...pg, DEMO_FEED: 'true' }).valueEngine.demoFeed).toBe(true);
+    expect(loadConfig(feed).valueEngine.demoFeed).toBe(false);
+  });
+
+  it('parses every variable', () => {
+    const engine = loadConfig({
+      ...pg,
+      ...feed,
+      ODDS_FEED_SPORTS: 'soccer_epl, basketball_nba,tennis_atp_finals,soccer_epl',
+      ODDS_FEED_REGIONS: 'uk,eu',
+      ODDS_POLL_SECONDS: '15',
+      SCORES_POLL_SECONDS: '120',
+      REFERENCE_BOOKMAKER: 'betfair_ex_eu',
+      DEVIG_METHOD: 'shin',
+      BOOKMAKER_TAX_RATES: '{"tipico":0.053,"betfair_ex_eu":0.02}',
+      PICK_MIN_EDGE: '0.03',
+      PICK_ODDS_RANGE: '1.5-10',
+      PICK_HORIZON_HOURS: '48',
+      REFERENCE_MAX_AGE_SECONDS: '120',
+      PICK_REVIEW_EDGE: '0.4',
+      ODDS_HISTORY_DAYS: '30',
+    }).valueEngine;
+    expect(engine).toEqual({
+      feed: { url: 'http://127.0.0.1:9', apiKey: 'k' },
+      demoFeed: false,
+      sportKeys: ['soccer_epl', 'basketball_nba', 'tennis_atp_finals'],
+      regions: ['uk', 'eu'],
+      oddsPollSeconds: 15,
+      scoresPollSeconds: 120,
+      oddsHistoryDays: 30,
+      detection: {
+        referenceBookmaker: 'betfair_ex_eu',
+        devigMethod: 'shin',
+        taxRates: { tipico: 0.053, betfair_ex_eu: 0.02 },
+        defaultTaxRate: 0.053,
+        minEdge: 0.03,
+        oddsRange: { min: 1.5, max: 10 },
+        horizonHours: 48,
+        referenceMaxAgeSeconds: 120,
+        reviewEdge: 0.4,
+      },
+    });
+  });
+
+  it.each([
+    [{ ODDS_FEED_URL: 'ftp://feed.example' }, 'ODDS_FEED_URL'],
+    [{ ODDS_FEED_URL: 'not a url' }, 'ODDS_FEED_URL'],
+    [{ ...feed, ODDS_FEED_API_KEY: '' }, 'ODDS_FEED_API_KEY'],
+    [{ ...feed, ODDS_FEED_SPORTS: '' }, 'ODDS_FEED_SPORTS'],
+    [{ ...feed, ODDS_FEED_SPORTS: 'golf_masters' }, 'ODDS_FEED_SPORTS'],
+    [{ ...feed, ODDS_FEED_SPORTS: 'rugbyleague_nrl' }, 'ODDS_FEED_SPORTS'],
+    [{ ...feed, ODDS_FEED_SPORTS: 'soccer_epl,,soccer_efl_champ' }, 'ODDS_FEED_SPORTS'],
+    [{ ...feed, ODDS_FEED_SPORTS: 'Soccer_EPL' }, 'ODDS_FEED_SPORTS'],
+    [{ ...feed, DEMO_FEED: 'true' }, 'DEMO_FEED'],
+    [{ DEMO_FEED: 'sometimes' }, 'DEMO_FEED'],
+    [{ ODDS_FEED_REGIONS: 'mars' }, 'ODDS_FEED_REGIONS'],
+    [{ ODDS_FEED_REGIONS: 'eu,' }, 'ODDS_FEED_REGIONS'],
+    [{ ODDS_POLL_SECONDS: '0' }, 'ODDS_POLL_SECONDS'],
+    [{ ODDS_POLL_SECONDS: '3601' }, 'ODDS_POLL_SECONDS'],
+    [{ ODDS_POLL_SECONDS: '1.5' }, 'ODDS_POLL_SECONDS'],
+    [{ SCORES_POLL_SECONDS: 'often' }, 'SCORES_POLL_SECONDS'],
+    [{ REFERENCE_BOOKMAKER: 'Pinnacle' }, 'REFERENCE_BOOKMAKER'],
+    [{ REFERENCE_BOOKMAKER: 'pin nacle' }, 'REFERENCE_BOOKMAKER'],
+    [{ DEVIG_METHOD: 'logarithmic' }, 'DEVIG_METHOD'],
+    [{ BOOKMAKER_TAX_RATES: 'tipico=0.05' }, 'BOOKMAKER_TAX_RATES'],
+    [{ BOOKMAKER_TAX_RATES: '[0.05]' }, 'BOOKMAKER_TAX_RATES'],
+    [{ BOOKMAKER_TAX_RATES: '{"tipico":1}' }, 'BOOKMAKER_TAX_RATES'],
+    [{ BOOKMAKER_TAX_RATES: '{"tipico":-0.1}' }, 'BOOKMAKER_TAX_RATES'],
+    [{ BOOKMAKER_TAX_RATES: '{"tipico":"0.05"}' }, 'BOOKMAKER_TAX_RATES'],
+    [{ BOOKMAKER_TAX_RATES: '{"Tipico":0.05}' }, 'BOOKMAKER_TAX_RATES'],
+    [{ PICK_MIN_EDGE: '-0.01' }, 'PICK_MIN_EDGE'],
+    [{ PICK_MIN_EDGE: '1.5' }, 'PICK_MIN_EDGE'],
+    [{ PICK_MIN_EDGE: '2%' }, 'PICK_MIN_EDGE'],
+    [{ PICK_MIN_EDGE: '1e-2' }, 'PICK_MIN_EDGE'],
+    [{ PICK_ODDS_RANGE: '15-1.2' }, 'PICK_ODDS_RANGE'],
+    [{ PICK_ODDS_RANGE: '1-15' }, 'PICK_ODDS_RANGE'],
+    [{ PICK_ODDS_RANGE: '2-2' }, 'PICK_ODDS_RANGE'],
+    [{ PICK_ODDS_RANGE: '1.2' }, 'PICK_ODDS_RANGE'],
+    [{ PICK_ODDS_RANGE: '1.2-2000' }, 'PICK_ODDS_RANGE'],
+    [{ PICK_HORIZON_HOURS: '0' }, 'PICK_HORIZON_HOURS'],
+    [{ PICK_HORIZON_HOURS: '721' }, 'PICK_HORIZON_HOURS'],
+    [{ REFERENCE_MAX_AGE_SECONDS: '86401' }, 'REFERENCE_MAX_AGE_SECONDS'],
+    [{ PICK_REVIEW_EDGE: '0.02' }, 'PICK_REVIEW_EDGE'],
+    [{ PICK_REVIEW_EDGE: '0.01' }, 'PICK_REVIEW_EDGE'],
+    [{ PICK_REVIEW_EDGE: '10.5' }, 'PICK_REVIEW_EDGE'],
+    [{ PICK_MIN_EDGE: '0.3' }, 'PICK_REVIEW_EDGE'],
+    [{ ODDS_HISTORY_DAYS: '0' }, 'ODDS_HISTORY_DAYS'],
+    [{ ODDS_HISTORY_DAYS: '366' }, 'ODDS_HISTORY_DAYS'],
+  ])('refuses %j with one line naming %s', (env, name) => {
+    const load = () => loadConfig(env as Record<string, string>);
+    expect(load).toThrow(ConfigError);
+    try {
+      load();
+    } catch (error) {
+      expect((error as Error).message).toContain(name);
+      expect((error as Error).message).not.toContain('\n');
+    }
+  });
+});

@@ -40,3 +40,10 @@ export function withinBound(bound: Bound, parameter: string, value: number | nul
 export function describeBound(bound: Bound): string {
   return `1 to ${bound.max}; default ${bound.default}.`;
 }
+
+/** Events in one ingestOdds / ingestScores call (the GraphQL body limit allows about a hundred full events anyway). */
+export const INGEST_EVENTS_MAX = 500;
+/** Points one oddsHistory answer returns at most (oldest first): days of a busy event's line movement. */
+export const ODDS_HISTORY_POINTS_MAX = 10_000;
+/** ODDS_HISTORY_DAYS' default: two weeks of line movement. */
+export const DEFAULT_ODDS_HISTORY_DAYS = 14;

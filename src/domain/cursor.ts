@@ -13,7 +13,7 @@ export interface PickCursor {
 }
 
 /** Each list has its own cursor kind, so one list's cursor is invalid_cursor on another. */
-export const CursorKind = { picks: 'p1', webhookDeliveries: 'd1' } as const;
+export const CursorKind = { picks: 'p1', webhookDeliveries: 'd1', reviewQueue: 'r1' } as const;
 export type CursorKind = (typeof CursorKind)[keyof typeof CursorKind];
 
 /** A position in a list ordered by a timestamp, then id (both descending or both ascending). */

@@ -104,8 +104,8 @@ export class NotFoundError extends AppError {
 }
 
 export class InvalidTransitionError extends AppError {
-  constructor(from: string, to: string) {
-    super(ErrorCode.invalidTransition, `A pick in status ${from} cannot become ${to}.`, { from, to });
+  constructor(from: string, to: string, why?: string) {
+    super(ErrorCode.invalidTransition, `A pick in status ${from} cannot become ${to}${why ? `: ${why}` : ''}.`, { from, to });
     this.name = 'InvalidTransitionError';
   }
 }

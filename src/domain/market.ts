@@ -23,7 +23,8 @@ export function validateSelection(market: Market, selection: string, homeTeam: s
   return trimmed;
 }
 
-const BOOKMAKER_SLUG = /^[a-z0-9][a-z0-9-]{0,39}$/;
+// `_` as in the odds feed's keys (betfair_ex_eu): the engine stores the feed's key as the slug.
+const BOOKMAKER_SLUG = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 
 export function validateBookmaker(name: string, slug: string): { name: string; slug: string } {
   const trimmedName = name.trim();
@@ -31,7 +32,7 @@ export function validateBookmaker(name: string, slug: string): { name: string; s
     throw new InvalidParameterError('bookmaker.name', 'bookmaker.name must be 1 to 80 characters');
   }
   if (!BOOKMAKER_SLUG.test(slug)) {
-    throw new InvalidParameterError('bookmaker.slug', 'bookmaker.slug must be 1 to 40 lowercase letters, digits or dashes');
+    throw new InvalidParameterError('bookmaker.slug', 'bookmaker.slug must be 1 to 40 lowercase letters, digits, dashes or underscores');
   }
   return { name: trimmedName, slug };
 }

@@ -89,7 +89,7 @@ export const MAX_SCORE = 999_999;
 export const H2H_MARKET = 'h2h';
 
 // Same shape as the service's bookmaker slug, widened with `_` for keys such as betfair_ex_eu.
-const BOOKMAKER_KEY = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+export const BOOKMAKER_KEY = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 // v4 sport keys: lowercase words joined by `_` (soccer_epl, tennis_atp_finals).
 const SPORT_KEY = /^[a-z0-9]+(?:_[a-z0-9]+)*$/;
 const SCORE_DIGITS = /^\d{1,6}$/;

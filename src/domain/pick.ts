@@ -2,20 +2,30 @@
 import { InvalidParameterError, InvalidTransitionError } from './errors.js';
 import { roundTo } from './numbers.js';
 
-export const PICK_STATUSES = ['published', 'settled', 'admin_review'] as const;
+/**
+ * `discarded`: a held pick an operator threw away before anyone saw it. Internal like
+ * admin_review: invisible everywhere, final, and it keeps its (event, market, selection) slot
+ * so the value engine never creates that pick again.
+ */
+export const PICK_STATUSES = ['published', 'settled', 'admin_review', 'discarded'] as const;
 export type PickStatus = (typeof PICK_STATUSES)[number];
 
 export const PICK_RESULTS = ['won', 'lost', 'void', 'half_won', 'half_lost'] as const;
 export type PickResult = (typeof PICK_RESULTS)[number];
 
-/** admin_review picks are invisible everywhere; only these reach clients. */
+/** admin_review and discarded picks are invisible everywhere; only these reach clients. */
 export const VISIBLE_STATUSES: readonly PickStatus[] = ['published', 'settled'];
+
+export function isVisibleStatus(status: PickStatus): boolean {
+  return VISIBLE_STATUSES.includes(status);
+}
 
 /** The whole state machine; settled is final. */
 const ALLOWED_TRANSITIONS: Readonly<Record<PickStatus, readonly PickStatus[]>> = {
   published: ['settled', 'admin_review'],
-  admin_review: ['published'],
+  admin_review: ['published', 'discarded'],
   settled: [],
+  discarded: [],
 };
 
 export function canTransition(from: PickStatus, to: PickStatus): boolean {

@@ -410,21 +410,33 @@ export function analysisText(candidate: ValueCandidate, event: OddsEvent): strin
   return sentences.join(' ');
 }
 
-export interface FairPricePoint {
-  fairPrice: number;
-  /** The reference market's feed last_update at the time of this fair price. */
-  feedUpdatedAt: Date;
+export interface ReferenceFair {
+  /** Fair (no-vig) decimal price per outcome name, by the configured devig method. */
+  fair: Record<string, number>;
+  /** The reference market's feed last_update (the market's, else the bookmaker's). */
+  updatedAt: Date;
 }
 
 /**
- * The no-vig closing line: the fair price with the latest feed last_update strictly before
- * kickoff (array order breaks ties: the later entry wins); null when there is none.
+ * The reference's fair prices for one event, kept by the engine for the closing line; null
+ * when the event has no reference h2h market or the devig refuses it.
  */
-export function closingFairPrice(history: readonly FairPricePoint[], kickoff: Date): number | null {
-  let closing: FairPricePoint | null = null;
-  for (const point of history) {
-    if (!(point.feedUpdatedAt.getTime() < kickoff.getTime())) continue;
-    if (closing === null || point.feedUpdatedAt.getTime() >= closing.feedUpdatedAt.getTime()) closing = point;
+export function referenceFairPrices(event: OddsEvent, options: Pick<DetectionOptions, 'referenceBookmaker' | 'devigMethod'>): ReferenceFair | null {
+  const reference = event.bookmakers.find((bookmaker) => bookmaker.key === options.referenceBookmaker);
+  const market = reference ? h2hMarket(reference) : undefined;
+  if (!reference || !market) return null;
+  try {
+    const { probabilities } = devig(
+      market.outcomes.map((o) => o.price),
+      options.devigMethod,
+    );
+    const fair: Record<string, number> = {};
+    market.outcomes.forEach((outcome, index) => {
+      fair[outcome.name] = 1 / probabilities[index]!;
+    });
+    return { fair, updatedAt: marketUpdatedAt(reference, market) };
+  } catch (error) {
+    if (error instanceof DevigError) return null;
+    throw error;
   }
-  return closing?.fairPrice ?? null;
 }

@@ -6,6 +6,10 @@
 import type { PickSnapshot } from '../domain/pick-view.js';
 import { OutboxEventEntity, type EventType } from './entities/outbox-event.js';
 import type { Em } from './orm.js';
+import { VISIBLE_STATUSES } from '../domain/pick.js';
+import { statusIn } from './sql.js';
+
+const VISIBLE_SQL = statusIn(VISIBLE_STATUSES);
 
 /** Advisory lock key held by transactions that append outbox events. */
 export const OUTBOX_WRITE_LOCK = 7_243_001;
@@ -112,7 +116,7 @@ export async function listReplayEvents(
        select e.id, e.seq, e.type, e.payload, e.created_at
          from outbox_events e join picks p on p.id = e.pick_id
         where e.type = ? and e.seq > ? and (e.created_at >= ? or e.seq > (select max(seq) - ? from outbox_events))
-          and p.status <> 'admin_review'
+          and p.${VISIBLE_SQL}
         order by e.seq desc
         limit ?
      ) recent order by seq`,

@@ -110,11 +110,127 @@ export function pickRecordFromEntity(pick: PickEntity): PickRecord {
 export type NewPick = Omit<PickRecord, 'result' | 'closingOdds' | 'settledAt' | 'publishedAt'> & {
   publishedAt: Date | null;
   createdAt: Date;
+  /** Engine picks: the feed event and how the pick was found. */
+  eventId?: string | null;
+  provenance?: Record<string, unknown> | null;
 };
 
 /** A new pick in the unit of work of `em` (flushed with the transaction). */
 export function insertPick(em: Em, fields: NewPick): PickEntity {
-  return em.create(PickEntity, { ...fields, result: null, closingOdds: null, settledAt: null, updatedAt: fields.createdAt });
+  return em.create(PickEntity, {
+    ...fields,
+    eventId: fields.eventId ?? null,
+    provenance: fields.provenance ?? null,
+    result: null,
+    closingOdds: null,
+    settledAt: null,
+    updatedAt: fields.createdAt,
+  });
+}
+
+/** `event \u0000 market \u0000 selection` of the engine picks that already exist for these events (any status). */
+export async function engineSelectionsOf(em: Em, eventIds: readonly string[]): Promise<Set<string>> {
+  if (eventIds.length === 0) return new Set();
+  const rows = await em.execute<Row[]>(
+    `select event_id, market, selection from picks where event_id in (select jsonb_array_elements_text(?::jsonb))`,
+    [JSON.stringify(eventIds)],
+  );
+  return new Set(rows.map((row) => engineSelectionKey(String(row.event_id), String(row.market), String(row.selection))));
+}
+
+export function engineSelectionKey(eventId: string, market: string, selection: string): string {
+  return `${eventId}\u0000${market}\u0000${selection}`;
+}
+
+/** The provenance of a pick (null for manual picks or unknown ids). */
+export async function findProvenance(em: Em, id: string): Promise<{ eventId: string; provenance: Record<string, unknown> } | null> {
+  const rows = await em.execute<Row[]>(`select event_id, provenance from picks where id = ? and event_id is not null`, [id]);
+  const row = rows[0];
+  if (!row || row.provenance == null) return null;
+  const provenance = typeof row.provenance === 'string' ? (JSON.parse(row.provenance) as Record<string, unknown>) : (row.provenance as Record<string, unknown>);
+  return { eventId: String(row.event_id), provenance };
+}
+
+/**
+ * A changed commence_time moves the kickoff of the event's open picks, while their kickoff is
+ * still ahead (a kickoff that has passed is history). Returns how many picks moved.
+ */
+export async function moveKickoffs(em: Em, events: readonly { eventId: string; commenceTime: Date }[], now: Date): Promise<number> {
+  if (events.length === 0) return 0;
+  const rows = await em.execute<Row[]>(
+    `update picks p set kickoff_at = v.commence_time, updated_at = ?::timestamptz
+       from jsonb_to_recordset(?::jsonb) as v (event_id text, commence_time timestamptz)
+      where p.event_id = v.event_id and p.status in ('published', 'admin_review')
+        and p.kickoff_at <> v.commence_time and p.kickoff_at > ?::timestamptz
+      returning p.id`,
+    [now.toISOString(), JSON.stringify(events.map((e) => ({ event_id: e.eventId, commence_time: e.commenceTime.toISOString() }))), now.toISOString()],
+  );
+  return rows.length;
+}
+
+/**
+ * The no-vig closing line: engine picks whose kickoff has come get the reference's last fair
+ * price from before kickoff (odds_events.reference_fair) as closing odds, once. Returns how many.
+ */
+export async function recordClosingLines(em: Em, now: Date): Promise<number> {
+  const rows = await em.execute<Row[]>(
+    `update picks p set closing_odds = round((e.reference_fair ->> p.selection)::numeric, 4), updated_at = ?::timestamptz
+       from odds_events e
+      where e.id = p.event_id and p.status in ('published', 'admin_review') and p.closing_odds is null
+        and p.kickoff_at <= ?::timestamptz and (e.reference_fair ->> p.selection) is not null
+      returning p.id`,
+    [now.toISOString(), now.toISOString()],
+  );
+  return rows.length;
+}
+
+export interface SettleablePick {
+  id: string;
+  selection: string;
+  homeTeam: string;
+  awayTeam: string;
+  referenceOutcomes: number;
+  homeScore: number;
+  awayScore: number;
+}
+
+/** Published engine picks whose event has a final score (the scores poll settles them). */
+export async function settleablePicks(em: Em, limit: number): Promise<SettleablePick[]> {
+  const rows = await em.execute<Row[]>(
+    `select p.id, p.selection, p.home_team, p.away_team, jsonb_array_length(coalesce(p.provenance -> 'referencePrices', '[]'::jsonb)) as reference_outcomes,
+            e.home_score, e.away_score
+       from picks p join odds_events e on e.id = p.event_id
+      where p.status = 'published' and e.completed and e.home_score is not null and e.away_score is not null
+      order by p.kickoff_at, p.id
+      limit ?`,
+    [limit],
+  );
+  return rows.map((row) => ({
+    id: String(row.id),
+    selection: String(row.selection),
+    homeTeam: String(row.home_team),
+    awayTeam: String(row.away_team),
+    referenceOutcomes: num(row.reference_outcomes),
+    homeScore: num(row.home_score),
+    awayScore: num(row.away_score),
+  }));
+}
+
+/** The review queue: held picks whose kickoff is ahead, oldest first, keyset on (created_at, id). */
+export function reviewQueueSql(now: Date, after: { at: Date; id: string } | null, limit: number): SqlQuery {
+  const conditions = [`status = 'admin_review'`, 'kickoff_at > ?'];
+  const params: unknown[] = [now];
+  if (after) {
+    conditions.push('(created_at, id) > (?, ?)');
+    params.push(after.at, after.id);
+  }
+  params.push(limit);
+  return { sql: `select ${PICK_COLUMNS}, created_at from picks where ${conditions.join(' and ')} order by created_at, id limit ?`, params };
+}
+
+/** Rows of reviewQueueSql with their creation time (the queue's cursor). */
+export async function readReviewQueue(em: Em, query: SqlQuery): Promise<{ pick: PickRecord; createdAt: Date }[]> {
+  return (await em.execute<Row[]>(query.sql, query.params)).map((row) => ({ pick: pickRecordFromRow(row), createdAt: date(row.created_at) }));
 }
 
 /** The pick with a row lock: concurrent transitions of one pick serialise. */

@@ -15,6 +15,9 @@ import { PickService } from './picks.js';
 import { StreamSlots } from './stream-slots.js';
 import { TrackRecordService } from './track-record.js';
 import { WebhookService } from './webhooks/subscriptions.js';
+import { ValueEngine } from './value-engine/engine.js';
+import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions } from '../domain/value-detection.js';
+import type { ServiceLog } from './log.js';
 import type { WebhookUrlGuard } from './webhooks/url-guard.js';
 
 export interface Services {
@@ -32,6 +35,8 @@ export interface Services {
   dashboardAuth: DashboardAuthService;
   /** API keys' concurrent subscriptions on this instance, every surface together. */
   streamSlots: StreamSlots;
+  /** Odds in, picks out; scores in, settlements out (docs/VALUE_ENGINE.md). */
+  valueEngine: ValueEngine;
 }
 
 export interface ServiceDeps {
@@ -49,14 +54,18 @@ export interface ServiceOptions {
   tierLimits: TierLimits;
   edgeTierThresholds?: EdgeTierThresholds;
   onVisibleChange?: () => void;
+  /** The value engine's detection rules (config VALUE_ENGINE variables); defaults when absent. */
+  detection?: DetectionOptions;
+  log?: ServiceLog;
 }
 
 export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(orm, clock);
   const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits });
   const accounts = new AccountService(orm, clock, { keysChanged: (keys) => auth.forgetKeys(keys) });
+  const picks = new PickService(orm, clock, options);
   return {
-    picks: new PickService(orm, clock, options),
+    picks,
     analyses: new MatchAnalysisService(orm, clock),
     trackRecord: new TrackRecordService(orm, clock),
     apiKeys,
@@ -66,5 +75,10 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     accounts,
     dashboardAuth: new DashboardAuthService(orm, clock, accounts),
     streamSlots: new StreamSlots(),
+    valueEngine: new ValueEngine(orm, clock, picks, {
+      detection: options.detection ?? { ...DEFAULT_DETECTION_OPTIONS, defaultTaxRate: options.defaultTaxRate },
+      log: options.log,
+      onVisibleChange: options.onVisibleChange,
+    }),
   };
 }

@@ -5,8 +5,9 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../domain/clock.js';
 import { PICKS_PAGE, TODAY_PAGE, withinBound } from '../domain/bounds.js';
-import { encodePickCursor } from '../domain/cursor.js';
-import { InvalidParameterError, NotFoundError } from '../domain/errors.js';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { CursorKind, decodeKeysetCursor, encodeKeysetCursor, encodePickCursor } from '../domain/cursor.js';
+import { InvalidParameterError, InvalidTransitionError, NotFoundError } from '../domain/errors.js';
 import { DEFAULT_MARKET, validateBookmaker, validateLeague, validateMarket, validateSelection } from '../domain/market.js';
 import {
   DEFAULT_EDGE_TIER_THRESHOLDS,
@@ -18,6 +19,7 @@ import {
 import {
   assertTransition,
   describePick,
+  isVisibleStatus,
   validateConfidence,
   validateTeamName,
   type PickResult,
@@ -33,12 +35,17 @@ import type { Em, Orm } from '../persistence/orm.js';
 import {
   findPick,
   findPickForUpdate,
+  findProvenance,
   insertPick,
   listPicksSql,
   pickRecordFromEntity,
   readPicks,
+  readReviewQueue,
+  reviewQueueSql,
   todayPicksSql,
 } from '../persistence/picks-repository.js';
+import { upsertMatchAnalysis } from '../persistence/match-analyses-repository.js';
+import { normalizeAnalysis } from './analyses.js';
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
 import { newId } from './ids.js';
 import { appendPickEvent } from './outbox.js';
@@ -67,8 +74,26 @@ export interface PublishPickInput {
 export interface SettlePickInput {
   id: string;
   result: PickResult;
-  closingOdds: number;
+  /** Absent: the closing line the value engine stored at kickoff; with neither, invalid_parameter. */
+  closingOdds?: number | null;
   settledAt?: string | null;
+}
+
+/** What the value engine adds to a publish: where the pick came from, and its generated analysis. */
+export interface EnginePickExtras {
+  eventId: string;
+  provenance: Record<string, unknown>;
+  analysis: string;
+}
+
+export interface ReviewQueueQuery {
+  first?: number | null;
+  after?: string | null;
+}
+
+export interface ReviewQueuePage extends PickPage {
+  /** The queue's own cursor of each pick (creation order), parallel to `picks`. */
+  cursors: string[];
 }
 
 export interface ListPicksQuery {
@@ -145,6 +170,19 @@ export class PickService {
   }
 
   async publish(input: PublishPickInput): Promise<PickRecord> {
+    return (await this.create(input, null))!;
+  }
+
+  /**
+   * An engine pick, through the same path as publish (outbox, stream, webhooks), with its
+   * analysis in the same transaction. Null when the (event, market, selection) slot is taken:
+   * the unique index decides, so two instances or a restart can never make a second one.
+   */
+  async publishFromEngine(input: PublishPickInput, extras: EnginePickExtras): Promise<PickRecord | null> {
+    return this.create(input, extras);
+  }
+
+  private async create(input: PublishPickInput, engine: EnginePickExtras | null): Promise<PickRecord | null> {
     checkPickTexts(input);
     const sport = requireSport('sport', input.sport);
     const league = validateLeague(input.league);
@@ -178,39 +216,59 @@ export class PickService {
       if (description === '' || description.length > 300) throw new InvalidParameterError('pick', 'pick must be 1 to 300 characters');
     }
     const pricing = priceEdges({ odds: input.odds, referenceFairOdds: input.referenceFairOdds, taxRate }, this.thresholds);
+    const analysis = engine ? normalizeAnalysis(engine.analysis) : null;
 
-    const pick = await this.orm.em.fork().transactional(async (em) => {
-      const created = insertPick(em, {
-        id: newId(),
-        sport,
-        league,
-        homeTeam,
-        awayTeam,
-        kickoffAt,
-        market,
-        selection,
-        description,
-        bookmakerName: bookmaker.name,
-        bookmakerSlug: bookmaker.slug,
-        odds: input.odds,
-        referenceFairOdds: input.referenceFairOdds,
-        taxRate,
-        ...pricing,
-        confidence: input.confidence,
-        status,
-        publishedAt,
-        createdAt: now,
+    let pick: PickEntity;
+    try {
+      pick = await this.orm.em.fork().transactional(async (em) => {
+        const created = insertPick(em, {
+          id: newId(),
+          sport,
+          league,
+          homeTeam,
+          awayTeam,
+          kickoffAt,
+          market,
+          selection,
+          description,
+          bookmakerName: bookmaker.name,
+          bookmakerSlug: bookmaker.slug,
+          odds: input.odds,
+          referenceFairOdds: input.referenceFairOdds,
+          taxRate,
+          ...pricing,
+          confidence: input.confidence,
+          status,
+          publishedAt,
+          createdAt: now,
+          eventId: engine?.eventId ?? null,
+          provenance: engine?.provenance ?? null,
+        });
+        if (analysis !== null) {
+          // The analysis exists before the pick's event leaves the outbox.
+          await em.flush();
+          await upsertMatchAnalysis(em, created.id, analysis, now);
+        }
+        if (status === 'published') await appendPickEvent(em, 'pick.published', created, now);
+        return created;
       });
-      if (status === 'published') await appendPickEvent(em, 'pick.published', created, now);
-      return created;
-    });
+    } catch (error) {
+      if (engine && error instanceof UniqueConstraintViolationException) return null;
+      throw error;
+    }
     if (status === 'published') this.options.onVisibleChange?.();
     return pickRecordFromEntity(pick);
   }
 
-  /** ADMIN_REVIEW -> PUBLISHED. The first time a pick becomes visible it emits pick.published. */
+  /**
+   * ADMIN_REVIEW -> PUBLISHED, while the kickoff is ahead (a pick published after kickoff
+   * would be a bet nobody could place). The first time a pick becomes visible it emits pick.published.
+   */
   async approve(id: string): Promise<PickRecord> {
     const pick = await this.transition(id, 'published', async (pick, em, now) => {
+      if (pick.kickoffAt.getTime() <= now.getTime()) {
+        throw new InvalidTransitionError(pick.status, 'published', 'the kickoff has passed; a pick cannot be approved after kickoff');
+      }
       if (pick.publishedAt == null) {
         pick.publishedAt = now;
         await appendPickEvent(em, 'pick.published', pick, now);
@@ -227,9 +285,38 @@ export class PickService {
     return pickRecordFromEntity(pick);
   }
 
+  /**
+   * ADMIN_REVIEW -> DISCARDED (final) for a held pick that was never visible: it leaves the
+   * review queue for good and keeps its (event, market, selection) slot.
+   */
+  async discard(id: string): Promise<PickRecord> {
+    const pick = await this.transition(id, 'discarded', (pick) => {
+      if (pick.publishedAt != null) {
+        throw new InvalidTransitionError(pick.status, 'discarded', 'the pick was visible once; hold it instead');
+      }
+    });
+    return pickRecordFromEntity(pick);
+  }
+
+  /** How the value engine found a pick; null for a manual pick or an unknown id. */
+  async provenance(id: string): Promise<Record<string, unknown> | null> {
+    if (!isUuid(id)) return null;
+    return (await findProvenance(this.orm.em.fork(), id))?.provenance ?? null;
+  }
+
+  /** Held picks whose kickoff is ahead, oldest first (the operators' review queue). */
+  async reviewQueue(query: ReviewQueueQuery): Promise<ReviewQueuePage> {
+    const first = withinBound(PICKS_PAGE, 'first', query.first);
+    const after = query.after == null ? null : decodeKeysetCursor(CursorKind.reviewQueue, query.after);
+    const rows = await readReviewQueue(this.orm.em.fork(), reviewQueueSql(this.clock.now(), after, first + 1));
+    const page = rows.slice(0, first);
+    const cursors = page.map((row) => encodeKeysetCursor(CursorKind.reviewQueue, { at: row.createdAt, id: row.pick.id }));
+    return { picks: page.map((row) => row.pick), cursors, nextCursor: rows.length > first ? (cursors.at(-1) ?? null) : null };
+  }
+
   /** PUBLISHED -> SETTLED (final); emits pick.settled. */
   async settle(input: SettlePickInput): Promise<PickRecord> {
-    validateDecimalOdds('closingOdds', input.closingOdds);
+    if (input.closingOdds != null) validateDecimalOdds('closingOdds', input.closingOdds);
     const now = this.clock.now();
     let settledAt = now;
     if (input.settledAt != null) {
@@ -240,8 +327,13 @@ export class PickService {
       if (pick.publishedAt && settledAt.getTime() < pick.publishedAt.getTime()) {
         throw new InvalidParameterError('settledAt', 'settledAt cannot be before the pick was published');
       }
+      // The operator's closing odds win; else the engine's stored no-vig closing line.
+      const closingOdds = input.closingOdds ?? pick.closingOdds ?? null;
+      if (closingOdds == null) {
+        throw new InvalidParameterError('closingOdds', 'closingOdds is required: this pick has no stored closing line');
+      }
       pick.result = input.result;
-      pick.closingOdds = input.closingOdds;
+      pick.closingOdds = closingOdds;
       pick.settledAt = settledAt;
       await appendPickEvent(em, 'pick.settled', pick, now);
       // The track record's day sums move with the settlement, in the same transaction.
@@ -276,7 +368,7 @@ export class PickService {
     if (!isUuid(id)) return null;
     const pick = await findPick(this.orm.em.fork(), id);
     if (!pick) return null;
-    if (!options.includeHidden && pick.status === 'admin_review') return null;
+    if (!options.includeHidden && !isVisibleStatus(pick.status)) return null;
     return pickRecordFromEntity(pick);
   }
 

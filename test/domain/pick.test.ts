@@ -25,14 +25,15 @@ function expectInvalidParameter(fn: () => unknown, parameter: string): void {
 
 describe('statuses and results', () => {
   it('have the documented values', () => {
-    expect(PICK_STATUSES).toEqual(['published', 'settled', 'admin_review']);
+    expect(PICK_STATUSES).toEqual(['published', 'settled', 'admin_review', 'discarded']);
     expect(PICK_RESULTS).toEqual(['won', 'lost', 'void', 'half_won', 'half_lost']);
     expect(VISIBLE_STATUSES).toEqual(['published', 'settled']);
   });
 });
 
 describe('assertTransition', () => {
-  const allowed = new Set(['published->settled', 'published->admin_review', 'admin_review->published']);
+  // discarded, like settled, is final; only a held pick can be discarded.
+  const allowed = new Set(['published->settled', 'published->admin_review', 'admin_review->published', 'admin_review->discarded']);
   const pairs = PICK_STATUSES.flatMap((from) => PICK_STATUSES.map((to) => [from, to] as [PickStatus, PickStatus]));
 
   it.each(pairs)('%s -> %s', (from, to) => {
@@ -53,8 +54,8 @@ describe('assertTransition', () => {
     }
   });
 
-  it('allows exactly three transitions', () => {
-    expect(pairs.filter(([from, to]) => canTransition(from, to))).toHaveLength(3);
+  it('allows exactly four transitions', () => {
+    expect(pairs.filter(([from, to]) => canTransition(from, to))).toHaveLength(4);
   });
 
   it('treats unknown statuses as invalid rather than crashing', () => {

@@ -8,9 +8,9 @@ import {
   type DetectionOutcome,
   type ValueCandidate,
   analysisText,
-  closingFairPrice,
   confidenceScore,
   detectValue,
+  referenceFairPrices,
 } from '../../src/domain/value-detection.js';
 
 const NOW = new Date('2026-11-24T10:00:00Z');
@@ -463,26 +463,21 @@ describe('analysisText', () => {
   });
 });
 
-describe('closingFairPrice', () => {
-  const kickoff = new Date('2026-11-24T15:00:00Z');
-  const at = (iso: string, fairPrice: number) => ({ fairPrice, feedUpdatedAt: new Date(iso) });
 
-  it('takes the last fair price whose feed time is before kickoff', () => {
-    const history = [
-      at('2026-11-24T14:00:00Z', 2.1),
-      at('2026-11-24T14:59:59Z', 2.05),
-      at('2026-11-24T15:00:00Z', 1.9), // at kickoff: not before it
-      at('2026-11-24T15:10:00Z', 1.5),
-    ];
-    expect(closingFairPrice(history, kickoff)).toBe(2.05);
+describe('referenceFairPrices (what the engine keeps for the closing line)', () => {
+  it("gives the reference's fair price per outcome by the chosen method, and its market's last_update", () => {
+    const fair = referenceFairPrices(event([pinnacle(45), book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power' });
+    expect(fair!.fair.Arsenal).toBeCloseTo(1 / 0.64, 9);
+    expect(fair!.fair.Chelsea).toBeCloseTo(1 / 0.36, 9);
+    expect(fair!.updatedAt).toEqual(new Date(NOW.getTime() - 45_000));
+    // Multiplicative on the same prices keeps more of the long shot's margin: a shorter fair price.
+    const multiplicative = referenceFairPrices(event([pinnacle(45)]), { referenceBookmaker: 'pinnacle', devigMethod: 'multiplicative' });
+    expect(multiplicative!.fair.Chelsea).toBeLessThan(1 / 0.36);
   });
 
-  it('goes by feed time, not by list order', () => {
-    expect(closingFairPrice([at('2026-11-24T14:59:00Z', 2.2), at('2026-11-24T12:00:00Z', 2.0)], kickoff)).toBe(2.2);
-  });
-
-  it('is null without a price before kickoff', () => {
-    expect(closingFairPrice([], kickoff)).toBeNull();
-    expect(closingFairPrice([at('2026-11-24T15:00:00Z', 2), at('2026-11-24T16:00:00Z', 2)], kickoff)).toBeNull();
+  it('is null without the reference or when the devig refuses its market', () => {
+    expect(referenceFairPrices(event([book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power' })).toBeNull();
+    // Booksum 1 / 1.2 + 1 / 1.3 = 1.60: outside the accepted range.
+    expect(referenceFairPrices(event([book('pinnacle', { Arsenal: 1.2, Chelsea: 1.3 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power' })).toBeNull();
   });
 });

@@ -38,7 +38,10 @@ export interface TestAppOptions {
   /** A second instance on the same database (and Redis, when configured): a scale-out test. */
   sameDatabaseAs?: TestApp;
   /** Runtime knobs: webhook DNS, attempt timeout, whether the dispatcher runs by itself. */
-  runtime?: Pick<RuntimeOptions, 'resolveWebhookHost' | 'webhookTimeoutMs' | 'startDispatcher'>;
+  runtime?: Pick<
+    RuntimeOptions,
+    'resolveWebhookHost' | 'webhookTimeoutMs' | 'startDispatcher' | 'feedSource' | 'feedRetryMinTimeoutMs' | 'feedTimeoutMs' | 'startPoller' | 'log'
+  >;
   /**
    * Keep the app's error logs in `TestApp.logs` instead of printing them: for a test that
    * provokes an unexpected error on purpose and asserts it was logged.

@@ -107,6 +107,44 @@ describe('log retention', () => {
     expect(result.events).toBeGreaterThan(0);
 
     // Idempotent: a second run finds nothing more to delete.
-    expect(await new RetentionJob(t.runtime.orm, clock).prune()).toEqual({ deliveries: 0, events: 0 });
+    expect(await new RetentionJob(t.runtime.orm, clock).prune()).toEqual({ deliveries: 0, events: 0, odds: 0 });
+  });
+
+  it('deletes odds history past ODDS_HISTORY_DAYS, and old feed events without an open pick with their last prices', async () => {
+    const em = t.runtime.orm.em.fork();
+    const event = (id: string, kickoff: Date) =>
+      em.execute(
+        `insert into odds_events (id, sport_key, sport, league, home_team, away_team, commence_time, created_at, updated_at)
+         values (?, 'soccer_epl', 'soccer', 'EPL', 'A', 'B', ?, ?, ?)`,
+        [id, kickoff, kickoff, kickoff],
+      );
+    const price = async (eventId: string, at: Date) => {
+      await em.execute(`insert into odds_history (event_id, bookmaker, outcome, price, at) values (?, 'tipico', 'A', 2.1, ?)`, [eventId, at]);
+      await em.execute(
+        `insert into odds_latest (event_id, bookmaker, outcome, price, at) values (?, 'tipico', 'A', 2.1, ?) on conflict do nothing`,
+        [eventId, at],
+      );
+    };
+    await event('old', daysAgo(20));
+    await event('old-open', daysAgo(20));
+    await event('recent', daysAgo(3));
+    await price('old', daysAgo(20));
+    await price('old-open', daysAgo(20));
+    await price('recent', daysAgo(3));
+    await price('recent', daysAgo(15));
+    // An open engine pick keeps its event (its closing line and settlement need it).
+    const pick = (await t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: 'Old FC', selection: 'Old FC' }) })).data!.publishPick.id;
+    await em.execute(`update picks set event_id = 'old-open' where id = ?`, [pick]);
+
+    const result = await new RetentionJob(t.runtime.orm, clock, { oddsHistoryDays: 14 }).prune();
+    // History: the three rows older than 14 days go; events: 'old' and its last price go.
+    expect(result.odds).toBe(5);
+    const history = await em.execute<{ event_id: string }[]>('select event_id from odds_history order by at');
+    expect(history.map((row) => row.event_id)).toEqual(['recent']);
+    const events = await em.execute<{ id: string }[]>('select id from odds_events order by id');
+    expect(events.map((row) => row.id)).toEqual(['old-open', 'recent']);
+    const latest = await em.execute<{ event_id: string }[]>('select event_id from odds_latest order by event_id');
+    expect(latest.map((row) => row.event_id)).toEqual(['old-open', 'recent']);
+    expect((await new RetentionJob(t.runtime.orm, clock, { oddsHistoryDays: 14 }).prune()).odds).toBe(0);
   });
 });

@@ -16,6 +16,10 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   track_record_days: 'pre-summed track record, maintained by one upsert in the settlement transaction (track-record-repository.ts)',
   login_failures: 'sign-in throttling rows, inserted and counted with SQL (accounts-repository.ts)',
   dashboard_secret: 'one row per deployment, insert-if-absent then read (accounts-repository.ts)',
+  odds_events: 'the feed events as last seen, batch-upserted from JSON in one statement per poll (odds-repository.ts)',
+  odds_latest: 'last price per (event, bookmaker, outcome), batch-upserted with the history in one statement (odds-repository.ts)',
+  odds_history: 'line movement rows, inserted by the same statement and pruned by the retention job (odds-repository.ts)',
+  engine_leases: 'one row per lease, taken and renewed with one upsert (lease-repository.ts)',
 };
 
 /**

@@ -26,6 +26,7 @@ export type PickResult =
 
 export type PickStatus =
   | 'ADMIN_REVIEW'
+  | 'DISCARDED'
   | 'PUBLISHED'
   | 'SETTLED';
 

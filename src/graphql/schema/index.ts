@@ -7,3 +7,4 @@ import './api-key.js';
 import './pick-events.js';
 import './webhook.js';
 import './account.js';
+import './value-engine.js';

@@ -45,7 +45,11 @@ export const PickRef = builder.objectRef<PickRecord>('Pick').implement({
     confidence: t.exposeInt('confidence', { description: 'Model confidence, 0 to 100.' }),
     status: t.field({ type: PickStatusEnum, resolve: (pick) => pick.status }),
     result: t.field({ type: PickResultEnum, nullable: true, resolve: (pick) => pick.result ?? null }),
-    closingOdds: t.float({ nullable: true, resolve: (pick) => pick.closingOdds ?? null }),
+    closingOdds: t.float({
+      nullable: true,
+      description: "Closing odds for CLV: the operator's at settlement, or for engine picks the reference's no-vig close, stored at kickoff.",
+      resolve: (pick) => pick.closingOdds ?? null,
+    }),
     publishedAt: t.field({ type: 'DateTime', nullable: true, resolve: (pick) => pick.publishedAt ?? null }),
     settledAt: t.field({ type: 'DateTime', nullable: true, resolve: (pick) => pick.settledAt ?? null }),
     analysis: t.field({
@@ -65,22 +69,29 @@ export const PageInfoRef = builder.objectRef<{ hasNextPage: boolean; endCursor: 
   }),
 });
 
-const PickEdgeRef = builder.objectRef<PickRecord>('PickEdge').implement({
+const PickEdgeRef = builder.objectRef<{ pick: PickRecord; cursor: string }>('PickEdge').implement({
   fields: (t) => ({
-    cursor: t.string({ resolve: (pick) => encodePickCursor({ kickoffAt: pick.kickoffAt, id: pick.id }) }),
-    node: t.field({ type: PickRef, resolve: (pick) => pick }),
+    cursor: t.exposeString('cursor'),
+    node: t.field({ type: PickRef, resolve: (edge) => edge.pick }),
   }),
 });
 
 interface PickConnectionShape {
   picks: PickRecord[];
   nextCursor: string | null;
+  /** The list's own cursor per pick when it is not ordered by kickoff (the review queue). */
+  cursors?: string[];
 }
 
-const PickConnectionRef = builder.objectRef<PickConnectionShape>('PickConnection').implement({
-  description: 'Visible picks, kickoff time descending then id descending.',
+export const PickConnectionRef = builder.objectRef<PickConnectionShape>('PickConnection').implement({
+  description: 'A page of picks: the visible list (kickoff time descending, then id descending) or the review queue (oldest first).',
   fields: (t) => ({
-    edges: t.field({ type: [PickEdgeRef], complexity: ITEMS_OF_PAGE, resolve: (page) => page.picks }),
+    edges: t.field({
+      type: [PickEdgeRef],
+      complexity: ITEMS_OF_PAGE,
+      resolve: (page) =>
+        page.picks.map((pick, index) => ({ pick, cursor: page.cursors?.[index] ?? encodePickCursor({ kickoffAt: pick.kickoffAt, id: pick.id }) })),
+    }),
     nodes: t.field({ type: [PickRef], complexity: ITEMS_OF_PAGE, resolve: (page) => page.picks }),
     pageInfo: t.field({
       type: PageInfoRef,
@@ -160,7 +171,10 @@ const SettlePickInput = builder.inputType('SettlePickInput', {
   fields: (t) => ({
     id: t.id({ required: true }),
     result: t.field({ type: PickResultEnum, required: true }),
-    closingOdds: t.float({ required: true, description: 'Closing decimal odds at the bookmaker, for CLV.' }),
+    closingOdds: t.float({
+      description:
+        "Closing decimal odds, for CLV. Absent: the closing line the value engine stored at kickoff (the reference's no-vig close); with neither, invalid_parameter.",
+    }),
     settledAt: t.field({ type: 'DateTime', description: 'Default: now.' }),
   }),
 });

@@ -36,6 +36,10 @@ export const PickSchema = defineEntity({
     settledAt: p.datetime().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
+    /** The odds feed's event id of an engine pick; null for a pick published by hand. */
+    eventId: p.text().nullable(),
+    /** How the engine found the pick (PickProvenance); null for a pick published by hand. */
+    provenance: p.json<Record<string, unknown>>().nullable(),
   },
   // The read paths' partial indexes (src/persistence/picks-repository.ts, track-record-repository.ts).
   indexes: [
@@ -45,7 +49,11 @@ export const PickSchema = defineEntity({
     { name: 'picks_visible_published_idx', properties: ['publishedAt'], where: VISIBLE },
     { name: 'picks_visible_sport_published_idx', properties: ['sport', 'publishedAt'], where: VISIBLE },
     { name: 'picks_settled_at_idx', properties: ['settledAt'], where: "status = 'settled'" },
+    { name: 'picks_review_queue_idx', properties: ['createdAt', 'id'], where: "status = 'admin_review'" },
+    { name: 'picks_open_event_idx', properties: ['eventId'], where: "event_id is not null and status in ('published', 'admin_review')" },
   ],
+  // At most one pick per (event, market, selection), ever: the engine's duplicate guard.
+  uniques: [{ name: 'picks_event_selection_unique', properties: ['eventId', 'market', 'selection'], where: 'event_id is not null' }],
   checks: [
     { name: 'picks_odds_check', expression: 'odds > 1' },
     { name: 'picks_reference_fair_odds_check', expression: 'reference_fair_odds > 1' },

@@ -1,0 +1,208 @@
+/**
+ * The value engine's operator surface (docs/VALUE_ENGINE.md): pushing odds and scores, the
+ * review queue, discarding a held pick, a pick's provenance and an event's line movement.
+ * Admin only, every field.
+ */
+import { describeBound, INGEST_EVENTS_MAX, PICKS_PAGE } from '../../domain/bounds.js';
+import { builder } from '../builder.js';
+import { pageComplexity } from '../limits.js';
+import { PickConnectionRef, PickRef } from './pick.js';
+
+interface IngestResultShape {
+  events: number;
+  picksCreated: number;
+  picksSettled: number;
+  skipped: { eventId: string | null; reason: string }[];
+}
+
+const IngestSkipRef = builder.objectRef<IngestResultShape['skipped'][number]>('IngestSkip').implement({
+  description: 'An event (or a bookmaker or market inside one) left out, and why.',
+  fields: (t) => ({
+    eventId: t.string({ nullable: true, resolve: (skip) => skip.eventId }),
+    reason: t.exposeString('reason'),
+  }),
+});
+
+const IngestResultRef = builder.objectRef<IngestResultShape>('IngestResult').implement({
+  fields: (t) => ({
+    events: t.exposeInt('events', { description: 'Events read (valid ones).' }),
+    picksCreated: t.exposeInt('picksCreated'),
+    picksSettled: t.exposeInt('picksSettled'),
+    skipped: t.field({ type: [IngestSkipRef], resolve: (result) => result.skipped }),
+  }),
+});
+
+const OutcomeInput = builder.inputType('OddsOutcomeInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    price: t.float({ required: true, description: 'Decimal odds.' }),
+  }),
+});
+
+const MarketInput = builder.inputType('OddsMarketInput', {
+  fields: (t) => ({
+    key: t.string({ required: true, description: 'Only "h2h" is read; other markets are ignored.' }),
+    lastUpdate: t.field({ type: 'DateTime' }),
+    outcomes: t.field({ type: [OutcomeInput], required: true }),
+  }),
+});
+
+const BookmakerOddsInput = builder.inputType('OddsBookmakerInput', {
+  fields: (t) => ({
+    key: t.string({ required: true, description: 'The feed key, e.g. betfair_ex_eu; becomes the pick bookmaker slug.' }),
+    title: t.string({ required: true }),
+    lastUpdate: t.field({ type: 'DateTime', required: true }),
+    markets: t.field({ type: [MarketInput], required: true }),
+  }),
+});
+
+const OddsEventInput = builder.inputType('OddsEventInput', {
+  description: "One event of The Odds API v4 /odds answer, in camelCase.",
+  fields: (t) => ({
+    id: t.string({ required: true }),
+    sportKey: t.string({ required: true }),
+    sportTitle: t.string({ required: true, description: 'The league.' }),
+    commenceTime: t.field({ type: 'DateTime', required: true }),
+    homeTeam: t.string({ required: true }),
+    awayTeam: t.string({ required: true }),
+    bookmakers: t.field({ type: [BookmakerOddsInput], required: true }),
+  }),
+});
+
+const TeamScoreInput = builder.inputType('TeamScoreInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    score: t.string({ required: true, description: 'Digits, as the feed sends them ("2").' }),
+  }),
+});
+
+const ScoreEventInput = builder.inputType('ScoreEventInput', {
+  description: "One event of The Odds API v4 /scores answer, in camelCase.",
+  fields: (t) => ({
+    id: t.string({ required: true }),
+    sportKey: t.string({ required: true }),
+    commenceTime: t.field({ type: 'DateTime', required: true }),
+    completed: t.boolean({ required: true }),
+    homeTeam: t.string({ required: true }),
+    awayTeam: t.string({ required: true }),
+    scores: t.field({ type: [TeamScoreInput], description: 'Null or absent before the start.' }),
+    lastUpdate: t.field({ type: 'DateTime' }),
+  }),
+});
+
+interface ProvenanceShape {
+  eventId: string;
+  detectedAt: string;
+  referenceBookmaker: string;
+  referencePrices: { name: string; price: number }[];
+  referenceUpdatedAt: string;
+  devigMethod: string;
+  fairProbabilities: Record<'multiplicative' | 'additive' | 'power' | 'shin' | 'oddsRatio', number | null>;
+  offeredPrices: { bookmaker: string; price: number; updatedAt: string }[];
+  engineVersion: string;
+}
+
+const PriceRef = builder.objectRef<{ name: string; price: number }>('ReferencePrice').implement({
+  fields: (t) => ({ name: t.exposeString('name'), price: t.exposeFloat('price') }),
+});
+
+const OfferedPriceRef = builder.objectRef<ProvenanceShape['offeredPrices'][number]>('OfferedPrice').implement({
+  fields: (t) => ({
+    bookmaker: t.exposeString('bookmaker', { description: 'Feed bookmaker key.' }),
+    price: t.exposeFloat('price'),
+    updatedAt: t.field({ type: 'DateTime', resolve: (offer) => new Date(offer.updatedAt) }),
+  }),
+});
+
+const FairProbabilitiesRef = builder.objectRef<ProvenanceShape['fairProbabilities']>('FairProbabilities').implement({
+  description: "Each devig method's fair probability of the selection; null where the method refuses the market.",
+  fields: (t) => ({
+    multiplicative: t.float({ nullable: true, resolve: (p) => p.multiplicative }),
+    additive: t.float({ nullable: true, resolve: (p) => p.additive }),
+    power: t.float({ nullable: true, resolve: (p) => p.power }),
+    shin: t.float({ nullable: true, resolve: (p) => p.shin }),
+    oddsRatio: t.float({ nullable: true, resolve: (p) => p.oddsRatio }),
+  }),
+});
+
+const PickProvenanceRef = builder.objectRef<ProvenanceShape>('PickProvenance').implement({
+  description: 'How the value engine found a pick (internal tools).',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId'),
+    detectedAt: t.field({ type: 'DateTime', resolve: (p) => new Date(p.detectedAt) }),
+    referenceBookmaker: t.exposeString('referenceBookmaker'),
+    referencePrices: t.field({ type: [PriceRef], resolve: (p) => p.referencePrices }),
+    referenceUpdatedAt: t.field({ type: 'DateTime', resolve: (p) => new Date(p.referenceUpdatedAt) }),
+    devigMethod: t.exposeString('devigMethod'),
+    fairProbabilities: t.field({ type: FairProbabilitiesRef, resolve: (p) => p.fairProbabilities }),
+    offeredPrices: t.field({ type: [OfferedPriceRef], resolve: (p) => p.offeredPrices }),
+    engineVersion: t.exposeString('engineVersion'),
+  }),
+});
+
+builder.objectField(PickRef, 'provenance', (t) =>
+  t.field({
+    type: PickProvenanceRef,
+    nullable: true,
+    description: 'Admin only. Null for picks published by hand.',
+    authScopes: { admin: true },
+    resolve: async (pick, _args, context) => (await context.services.picks.provenance(pick.id)) as ProvenanceShape | null,
+  }),
+);
+
+const OddsPointRef = builder.objectRef<{ bookmaker: string; outcome: string; price: number; at: Date }>('OddsPoint').implement({
+  description: 'One price change of one bookmaker for one outcome.',
+  fields: (t) => ({
+    bookmaker: t.exposeString('bookmaker', { description: 'Feed bookmaker key.' }),
+    outcome: t.exposeString('outcome'),
+    price: t.exposeFloat('price'),
+    at: t.expose('at', { type: 'DateTime', description: "The feed's last_update of the price." }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  reviewQueue: t.field({
+    type: PickConnectionRef,
+    description: 'Held (ADMIN_REVIEW) picks whose kickoff is ahead, oldest first. Admin only.',
+    authScopes: { admin: true },
+    complexity: (args) => pageComplexity(args.first, PICKS_PAGE.default, PICKS_PAGE.max),
+    args: {
+      first: t.arg.int({ description: `Page size, ${describeBound(PICKS_PAGE)}` }),
+      after: t.arg.string({ description: 'endCursor of the previous page.' }),
+    },
+    resolve: (_root, args, context) => context.services.picks.reviewQueue(args),
+  }),
+  oddsHistory: t.field({
+    type: [OddsPointRef],
+    description: 'Line movement of one feed event, oldest first (at most 10,000 points). Admin only.',
+    authScopes: { admin: true },
+    // One field of the cost model: a bounded admin read, not a customer page.
+    complexity: 100,
+    args: { eventId: t.arg.string({ required: true }) },
+    resolve: (_root, args, context) => context.services.valueEngine.oddsHistory(args.eventId),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  ingestOdds: t.field({
+    type: IngestResultRef,
+    description: `Pushes odds in The Odds API v4 shape (camelCase), at most ${INGEST_EVENTS_MAX} events; the same processing as a poll. Admin only.`,
+    authScopes: { admin: true },
+    args: { events: t.arg({ type: [OddsEventInput], required: true }) },
+    resolve: (_root, args, context) => context.services.valueEngine.ingestOddsInput(args.events),
+  }),
+  ingestScores: t.field({
+    type: IngestResultRef,
+    description: `Pushes results in The Odds API v4 /scores shape (camelCase), at most ${INGEST_EVENTS_MAX} events; completed events settle their published picks. Admin only.`,
+    authScopes: { admin: true },
+    args: { events: t.arg({ type: [ScoreEventInput], required: true }) },
+    resolve: (_root, args, context) => context.services.valueEngine.ingestScoresInput(args.events),
+  }),
+  discardPick: t.field({
+    type: PickRef,
+    description: 'ADMIN_REVIEW -> DISCARDED for a held pick that was never visible: it leaves the review queue for good. Admin only.',
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, context) => context.services.picks.discard(String(args.id)),
+  }),
+}));

@@ -1,0 +1,195 @@
+/**
+ * The value engine's tables (docs/VALUE_ENGINE.md): odds_events (the feed's events as last seen,
+ * the reference's latest pre-kickoff fair prices, the final score), odds_latest and odds_history
+ * (line movement). Every write is one statement per poll whatever the batch size: the rows travel
+ * as one JSON parameter read with jsonb_to_recordset, so names with commas or quotes need no
+ * escaping and 12,000 prices cost one round trip.
+ */
+import type { Em } from './orm.js';
+
+export interface OddsEventRow {
+  id: string;
+  sportKey: string;
+  sport: string;
+  league: string;
+  homeTeam: string;
+  awayTeam: string;
+  commenceTime: Date;
+}
+
+export interface PricePoint {
+  eventId: string;
+  bookmaker: string;
+  outcome: string;
+  price: number;
+  /** The feed's last_update of the market (else the bookmaker's). */
+  at: Date;
+}
+
+export interface ReferenceFairRow {
+  eventId: string;
+  /** Fair (no-vig) decimal price per outcome name. */
+  fair: Record<string, number>;
+  /** The reference market's feed last_update. */
+  updatedAt: Date;
+}
+
+export interface OddsPointRecord {
+  bookmaker: string;
+  outcome: string;
+  price: number;
+  at: Date;
+}
+
+type Row = Record<string, unknown>;
+const num = (value: unknown): number => (typeof value === 'number' ? value : Number(value));
+const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+
+/** Inserts new events and refreshes known ones (teams, league, kickoff) in one statement. */
+export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], now: Date): Promise<void> {
+  if (events.length === 0) return;
+  await em.execute(
+    `insert into odds_events (id, sport_key, sport, league, home_team, away_team, commence_time, created_at, updated_at)
+     select v.id, v.sport_key, v.sport, v.league, v.home_team, v.away_team, v.commence_time, ?::timestamptz, ?::timestamptz
+       from jsonb_to_recordset(?::jsonb) as v (id text, sport_key text, sport text, league text, home_team text, away_team text, commence_time timestamptz)
+     on conflict (id) do update set
+       sport_key = excluded.sport_key, sport = excluded.sport, league = excluded.league,
+       home_team = excluded.home_team, away_team = excluded.away_team,
+       commence_time = excluded.commence_time, updated_at = excluded.updated_at
+     where (odds_events.sport_key, odds_events.sport, odds_events.league, odds_events.home_team, odds_events.away_team, odds_events.commence_time)
+        is distinct from (excluded.sport_key, excluded.sport, excluded.league, excluded.home_team, excluded.away_team, excluded.commence_time)`,
+    [
+      now.toISOString(),
+      now.toISOString(),
+      JSON.stringify(
+        events.map((event) => ({
+          id: event.id,
+          sport_key: event.sportKey,
+          sport: event.sport,
+          league: event.league,
+          home_team: event.homeTeam,
+          away_team: event.awayTeam,
+          commence_time: event.commenceTime.toISOString(),
+        })),
+      ),
+    ],
+  );
+}
+
+/**
+ * Stores the prices that changed: odds_latest keeps the last price per (event, bookmaker,
+ * outcome); a price seen for the first time, or differing from the last one, also becomes an
+ * odds_history row. Returns how many history rows were written.
+ */
+export async function recordPriceChanges(em: Em, points: readonly PricePoint[]): Promise<number> {
+  if (points.length === 0) return 0;
+  const rows = await em.execute<{ written: string | number }[]>(
+    `with incoming as (
+       select distinct on (event_id, bookmaker, outcome) event_id, bookmaker, outcome, price, at
+         from jsonb_to_recordset(?::jsonb) as v (event_id text, bookmaker text, outcome text, price numeric(10,4), at timestamptz)
+        order by event_id, bookmaker, outcome, at desc
+     ), changed as (
+       insert into odds_latest as l (event_id, bookmaker, outcome, price, at)
+       select event_id, bookmaker, outcome, price, at from incoming
+       on conflict (event_id, bookmaker, outcome) do update set price = excluded.price, at = excluded.at
+       where l.price <> excluded.price and l.at <= excluded.at
+       returning l.event_id, l.bookmaker, l.outcome, l.price, l.at
+     ), written as (
+       insert into odds_history (event_id, bookmaker, outcome, price, at)
+       select event_id, bookmaker, outcome, price, at from changed
+       returning 1
+     )
+     select count(*) as written from written`,
+    [
+      JSON.stringify(
+        points.map((point) => ({
+          event_id: point.eventId,
+          bookmaker: point.bookmaker,
+          outcome: point.outcome,
+          price: point.price,
+          at: point.at.toISOString(),
+        })),
+      ),
+    ],
+  );
+  return num(rows[0]?.written ?? 0);
+}
+
+/**
+ * Keeps the reference's latest fair prices per event, only from markets updated before kickoff
+ * and never replacing a newer observation: at kickoff this is the no-vig closing line.
+ */
+export async function recordReferenceFair(em: Em, rows: readonly ReferenceFairRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await em.execute(
+    `update odds_events e set reference_fair = v.fair, reference_updated_at = v.updated_at
+       from jsonb_to_recordset(?::jsonb) as v (event_id text, fair jsonb, updated_at timestamptz)
+      where e.id = v.event_id
+        and v.updated_at < e.commence_time
+        and (e.reference_updated_at is null or e.reference_updated_at <= v.updated_at)`,
+    [JSON.stringify(rows.map((row) => ({ event_id: row.eventId, fair: row.fair, updated_at: row.updatedAt.toISOString() })))],
+  );
+}
+
+/** Marks events completed with their final score (idempotent). */
+export async function recordFinalScores(
+  em: Em,
+  rows: readonly { eventId: string; homeScore: number; awayScore: number }[],
+  now: Date,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await em.execute(
+    `update odds_events e set completed = true, home_score = v.home_score, away_score = v.away_score, updated_at = ?::timestamptz
+       from jsonb_to_recordset(?::jsonb) as v (event_id text, home_score integer, away_score integer)
+      where e.id = v.event_id
+        and (e.completed, e.home_score, e.away_score) is distinct from (true, v.home_score, v.away_score)`,
+    [now.toISOString(), JSON.stringify(rows.map((row) => ({ event_id: row.eventId, home_score: row.homeScore, away_score: row.awayScore })))],
+  );
+}
+
+/** Line movement of one event, oldest first (admin oddsHistory). */
+export async function listOddsHistory(em: Em, eventId: string, limit: number): Promise<OddsPointRecord[]> {
+  const rows = await em.execute<Row[]>(
+    `select bookmaker, outcome, price, at from odds_history where event_id = ? order by at, bookmaker, outcome limit ?`,
+    [eventId, limit],
+  );
+  return rows.map((row) => ({ bookmaker: String(row.bookmaker), outcome: String(row.outcome), price: num(row.price), at: date(row.at) }));
+}
+
+/**
+ * Events whose kickoff lies `overdueMs` or more in the past, that have an open (published)
+ * pick and no final score yet, and were not reported before: marks them reported and returns them.
+ */
+export async function takeOverdueEvents(em: Em, now: Date, overdueMs: number): Promise<{ id: string; commenceTime: Date; homeTeam: string; awayTeam: string }[]> {
+  const rows = await em.execute<Row[]>(
+    `update odds_events e set overdue_logged_at = ?::timestamptz
+      where e.completed = false and e.overdue_logged_at is null and e.commence_time <= ?::timestamptz
+        and exists (select 1 from picks p where p.event_id = e.id and p.status = 'published')
+      returning e.id, e.commence_time, e.home_team, e.away_team`,
+    [now.toISOString(), new Date(now.getTime() - overdueMs).toISOString()],
+  );
+  return rows.map((row) => ({ id: String(row.id), commenceTime: date(row.commence_time), homeTeam: String(row.home_team), awayTeam: String(row.away_team) }));
+}
+
+/** Retention: history rows older than `cutoff`, and finished events (with their last prices) that kicked off before it. */
+export async function deleteOldOdds(em: Em, cutoff: Date, batch: number): Promise<number> {
+  const history = await em.execute<{ n: string | number }[]>(
+    `with gone as (
+       delete from odds_history where ctid in (select ctid from odds_history where at < ?::timestamptz limit ?) returning 1
+     ) select count(*) as n from gone`,
+    [cutoff.toISOString(), batch],
+  );
+  const events = await em.execute<{ n: string | number }[]>(
+    `with old as (
+       select id from odds_events where commence_time < ?::timestamptz
+        and not exists (select 1 from picks p where p.event_id = odds_events.id and p.status in ('published', 'admin_review'))
+        limit ?
+     ), latest as (
+       delete from odds_latest where event_id in (select id from old) returning 1
+     ), gone as (
+       delete from odds_events where id in (select id from old) returning 1
+     ) select (select count(*) from gone) + (select count(*) from latest) as n`,
+    [cutoff.toISOString(), batch],
+  );
+  return num(history[0]?.n ?? 0) + num(events[0]?.n ?? 0);
+}

@@ -1,0 +1,167 @@
+/**
+ * A local odds feed on 127.0.0.1 speaking The Odds API v4: `/v4/sports/{key}/odds` and
+ * `/v4/sports/{key}/scores` answer what the test put there (JSON bodies in v4's snake_case),
+ * or a fault the test asked for (status, broken body, silence, 429 with Retry-After). Every
+ * request is recorded, so a test can check the query the engine sent.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FeedFault =
+  | { kind: 'status'; status: number }
+  | { kind: 'raw'; body: string }
+  | { kind: 'hang' }
+  | { kind: 'rate_limited'; retryAfterSeconds: number };
+
+export interface RecordedRequest {
+  path: string;
+  query: URLSearchParams;
+}
+
+export interface OddsFeedServer {
+  url: string;
+  requests: RecordedRequest[];
+  /** The body for GET /v4/sports/{key}/{odds|scores}. */
+  set(kind: 'odds' | 'scores', sportKey: string, body: unknown): void;
+  /** The next `times` answers of that endpoint are this fault instead of the body. */
+  fail(kind: 'odds' | 'scores', sportKey: string, fault: FeedFault, times?: number): void;
+  /** Extra headers on every 2xx answer (x-requests-remaining ...). */
+  headers: Record<string, string>;
+  /** Resolves when the feed has received `count` requests in all. */
+  waitForRequests(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startOddsFeedServer(): Promise<OddsFeedServer> {
+  const bodies = new Map<string, unknown>();
+  const faults = new Map<string, FeedFault[]>();
+  const requests: RecordedRequest[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const hanging = new Set<ServerResponse>();
+  const headers: Record<string, string> = {};
+
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    requests.push({ path: url.pathname, query: url.searchParams });
+    for (const waiter of [...waiters]) {
+      if (requests.length >= waiter.count) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+    const match = /^\/v4\/sports\/([^/]+)\/(odds|scores)$/.exec(url.pathname);
+    if (!match) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Unknown sport"}');
+      return;
+    }
+    const key = `${match[2]}:${decodeURIComponent(match[1]!)}`;
+    const fault = faults.get(key)?.shift();
+    if (fault?.kind === 'hang') {
+      hanging.add(res);
+      res.on('close', () => hanging.delete(res));
+      return;
+    }
+    if (fault?.kind === 'status') {
+      res.writeHead(fault.status, { 'content-type': 'application/json' }).end('{"message":"feed trouble"}');
+      return;
+    }
+    if (fault?.kind === 'rate_limited') {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(fault.retryAfterSeconds) }).end('{"message":"Too many requests"}');
+      return;
+    }
+    const body = fault?.kind === 'raw' ? fault.body : JSON.stringify(bodies.get(key) ?? []);
+    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    headers,
+    set(kind, sportKey, body) {
+      bodies.set(`${kind}:${sportKey}`, body);
+    },
+    fail(kind, sportKey, fault, times = 1) {
+      const key = `${kind}:${sportKey}`;
+      faults.set(key, [...(faults.get(key) ?? []), ...Array.from({ length: times }, () => fault)]);
+    },
+    waitForRequests(count, timeoutMs = 20_000) {
+      if (requests.length >= count) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the feed saw ${requests.length} of ${count} requests`)), timeoutMs);
+        waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+      });
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** v4 bookmaker JSON with one h2h market. */
+export function v4Bookmaker(key: string, title: string, prices: Record<string, number>, lastUpdate: Date): Record<string, unknown> {
+  return {
+    key,
+    title,
+    last_update: lastUpdate.toISOString(),
+    markets: [{ key: 'h2h', last_update: lastUpdate.toISOString(), outcomes: Object.entries(prices).map(([name, price]) => ({ name, price })) }],
+  };
+}
+
+/** A v4 /odds event. */
+export function v4OddsEvent(fields: {
+  id: string;
+  sportKey?: string;
+  sportTitle?: string;
+  commenceTime: Date;
+  homeTeam: string;
+  awayTeam: string;
+  bookmakers: Record<string, unknown>[];
+}): Record<string, unknown> {
+  return {
+    id: fields.id,
+    sport_key: fields.sportKey ?? 'soccer_epl',
+    sport_title: fields.sportTitle ?? 'EPL',
+    commence_time: fields.commenceTime.toISOString(),
+    home_team: fields.homeTeam,
+    away_team: fields.awayTeam,
+    bookmakers: fields.bookmakers,
+  };
+}
+
+/** A v4 /scores event; `scores` null before the start. */
+export function v4ScoreEvent(fields: {
+  id: string;
+  sportKey?: string;
+  commenceTime: Date;
+  completed: boolean;
+  homeTeam: string;
+  awayTeam: string;
+  scores: [number, number] | null;
+}): Record<string, unknown> {
+  return {
+    id: fields.id,
+    sport_key: fields.sportKey ?? 'soccer_epl',
+    sport_title: 'EPL',
+    commence_time: fields.commenceTime.toISOString(),
+    completed: fields.completed,
+    home_team: fields.homeTeam,
+    away_team: fields.awayTeam,
+    scores: fields.scores && [
+      { name: fields.homeTeam, score: String(fields.scores[0]) },
+      { name: fields.awayTeam, score: String(fields.scores[1]) },
+    ],
+    last_update: fields.commenceTime.toISOString(),
+  };
+}
+
+/**
+ * Prices whose power devig gives exactly `fair` (p = pi^k): pi = p^(1/k). With k > 1 the book
+ * carries a margin; the fair probabilities are then known by construction.
+ */
+export function powerPrices(fair: Record<string, number>, k: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(fair).map(([name, p]) => [name, 1 / p ** (1 / k)]));
+}
