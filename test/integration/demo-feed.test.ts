@@ -1,0 +1,71 @@
+/**
+ * The embedded demo's simulated feed (DEMO_FEED) drives the real engine: engine picks reach an
+ * SSE client, some are held for review, and matches settle after kickoff. The simulated feed
+ * reads the app's clock, so a manual clock replays half an hour of feed in a few polls.
+ */
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/domain/clock.js';
+import { SIMULATED_SOFT_BOOKMAKERS } from '../../src/seed/simulated-feed.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { CREATE_KEY } from '../helpers/fixtures.js';
+import { connectSse, type SseConnection } from '../helpers/sse.js';
+
+const MINUTE = 60_000;
+
+describe('the simulated demo feed', () => {
+  let t: TestApp;
+  let clock: ManualClock;
+  let stream: SseConnection;
+
+  beforeAll(async () => {
+    clock = new ManualClock('2026-11-24T18:00:00Z');
+    t = await createTestApp({ clock, env: { DEMO_FEED: 'true' }, runtime: { startPoller: false } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
+    stream = await connectSse((t.app.server.address() as AddressInfo).port, '/api/v1/picks/stream', { authorization: `Bearer ${key}` });
+  });
+  afterAll(async () => {
+    stream?.close();
+    await t?.close();
+  });
+
+  it('publishes engine picks on the stream within two minutes of feed time, holds some for review, and settles matches after kickoff', async () => {
+    expect(t.runtime.poller).not.toBeNull();
+    // Minute 0, 1, 2: the first engine pick reaches the stream.
+    for (let minute = 0; minute <= 2 && !/event: pick\.published/.test(stream.raw()); minute++) {
+      expect(await t.runtime.poller!.pollNow(['odds'])).toBe(true);
+      if (minute < 2) clock.advance(MINUTE);
+    }
+    const frame = await stream.waitFor(/event: pick\.published\ndata: .*\n/, 10_000);
+    const soft = SIMULATED_SOFT_BOOKMAKERS.map((book) => book.key);
+    const published = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+    expect(published.length).toBeGreaterThan(0);
+    for (const { id } of published) {
+      const pick = await t.graphql<{ pick: { bookmaker: { slug: string }; provenance: { referenceBookmaker: string } } }>(
+        `query($id: ID!) { pick(id: $id) { bookmaker { slug } provenance { referenceBookmaker } } }`,
+        { id },
+      );
+      expect(soft).toContain(pick.data!.pick.bookmaker.slug);
+      expect(pick.data!.pick.provenance.referenceBookmaker).toBe('pinnacle');
+    }
+
+    // Half an hour of feed, a poll a minute: held picks and settlements appear.
+    for (let minute = 0; minute < 40; minute++) {
+      clock.advance(MINUTE);
+      expect(await t.runtime.poller!.pollNow(['odds', 'scores'])).toBe(true);
+    }
+    const held = await t.graphql<{ reviewQueue: { nodes: unknown[] } }>(`query { reviewQueue(first: 200) { nodes { id } } }`);
+    const all = await t.runtime.orm.em.fork().execute<{ status: string; n: string }[]>(
+      `select status, count(*) as n from picks where event_id is not null group by status`,
+    );
+    const counts = Object.fromEntries(all.map((row) => [row.status, Number(row.n)]));
+    expect((counts.admin_review ?? 0) + (counts.published ?? 0) + (counts.settled ?? 0)).toBeGreaterThan(5);
+    expect(counts.admin_review ?? 0).toBeGreaterThan(0);
+    expect(held.data!.reviewQueue.nodes.length).toBeLessThanOrEqual(counts.admin_review ?? 0);
+    // Settled through the settlePick path: each settlement wrote its pick.settled event.
+    expect(counts.settled ?? 0).toBeGreaterThan(0);
+    const settledEvents = await t.runtime.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from outbox_events where type = 'pick.settled'`);
+    expect(Number(settledEvents[0]!.n)).toBe(counts.settled);
+  });
+});
