@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
 import { SIMULATED_SOFT_BOOKMAKERS } from '../../src/seed/simulated-feed.js';
+import { SimulatedFeedSource } from '../../src/services/value-engine/feed-source.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
 import { connectSse, type SseConnection } from '../helpers/sse.js';
@@ -67,5 +68,22 @@ describe('the simulated demo feed', () => {
     expect(counts.settled ?? 0).toBeGreaterThan(0);
     const settledEvents = await t.runtime.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from outbox_events where type = 'pick.settled'`);
     expect(Number(settledEvents[0]!.n)).toBe(counts.settled);
+  });
+
+  it('plays new fixtures after a restart: no event id of an earlier run comes back', async () => {
+    const ids = async (startedAt: string) => {
+      const at = new ManualClock(startedAt);
+      const source = new SimulatedFeedSource(at, ['soccer_epl']);
+      const seen = new Set<string>();
+      for (let minute = 0; minute < 30; minute++, at.advance(MINUTE)) {
+        for (const event of (await source.odds('soccer_epl')).body as { id: string }[]) seen.add(event.id);
+      }
+      return seen;
+    };
+    const first = await ids('2026-11-24T18:00:00Z');
+    const restarted = await ids('2026-11-24T18:10:00Z');
+    expect(first.size).toBeGreaterThan(3);
+    expect(restarted.size).toBeGreaterThan(3);
+    expect([...restarted].filter((id) => first.has(id))).toEqual([]);
   });
 });

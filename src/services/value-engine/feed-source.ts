@@ -160,7 +160,11 @@ export class SimulatedFeedSource implements FeedSource {
   private readonly feed: SimulatedFeed;
 
   constructor(private readonly clock: Clock, sportKeys: readonly string[]) {
-    this.feed = new SimulatedFeed({ startedAt: clock.now(), sportKeys: [...sportKeys] });
+    const startedAt = clock.now();
+    // Seeded by the start time: event ids are derived from the seed, so each start plays new
+    // fixtures instead of reusing the ids (and the engine's pick slots) of an earlier run.
+    const seed = Math.floor(startedAt.getTime() / 1000) % 2_147_483_647;
+    this.feed = new SimulatedFeed({ startedAt, seed, sportKeys: [...sportKeys] });
   }
 
   async odds(sportKey: string): Promise<FeedResponse> {
