@@ -6,6 +6,7 @@ import { Migration20261124000000Accounts } from './Migration20261124000000_accou
 import { Migration20261125000000TrackRecordDays } from './Migration20261125000000_track_record_days.js';
 import { Migration20261126000000LogRetention } from './Migration20261126000000_log_retention.js';
 import { Migration20261127000000ValueEngine } from './Migration20261127000000_value_engine.js';
+import { Migration20261127100000WebhookRotation } from './Migration20261127100000_webhook_rotation.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261125000000_track_record_days', class: Migration20261125000000TrackRecordDays },
   { name: 'Migration20261126000000_log_retention', class: Migration20261126000000LogRetention },
   { name: 'Migration20261127000000_value_engine', class: Migration20261127000000ValueEngine },
+  { name: 'Migration20261127100000_webhook_rotation', class: Migration20261127100000WebhookRotation },
 ];

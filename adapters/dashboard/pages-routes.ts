@@ -1,5 +1,6 @@
 /**
- * The dashboard's pages and actions (API keys: list, create, confirm and revoke) and its static
+ * The dashboard's pages and actions (API keys: list, create, confirm and revoke; webhook
+ * endpoints: add, send a test, rotate the secret, reactivate, confirm and delete) and its static
  * assets. Every piece of data shown or changed goes through one GraphQL document per page or
  * action, executed with the session's principal (the `dashboard` server context: nothing else
  * turns a cookie into a principal). The HTML itself is rendered by ./pages.ts.
@@ -12,10 +13,23 @@ import type { Clock } from '../../src/domain/clock.js';
 import { ErrorCode } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { errorPageHeaders, httpError, httpErrorOfGraphQL, type HttpError } from '../../src/server/http-errors.js';
-import { CreateMyApiKeyDocument, DashboardPageDocument, MyApiKeyDocument, RevokeMyApiKeyDocument } from '../shared/generated/graphql.js';
+import {
+  CreateMyApiKeyDocument,
+  CreateMyWebhookDocument,
+  DashboardPageDocument,
+  DeleteMyWebhookDocument,
+  MyApiKeyDocument,
+  MyWebhookDocument,
+  ReactivateMyWebhookDocument,
+  RevokeMyApiKeyDocument,
+  RotateMyWebhookSecretDocument,
+  TestMyWebhookDocument,
+  type WebhookEventType,
+} from '../shared/generated/graphql.js';
 import { domainValue } from '../shared/graphql-enums.js';
 import { openOperation, prepareOperation, type PreparedOperation } from '../shared/operations.js';
-import { confirmRevokePage, errorPage, keysPage, type AccountView } from './pages.js';
+import { confirmRevokePage, errorPage, keysPage, type AccountView, type WebhookFormState } from './pages.js';
+import { confirmDeleteWebhookPage, webhookSecretPage, webhookTestPage } from './webhook-pages.js';
 import { DASHBOARD_PREFIX, SESSION_COOKIE, STATUS_TITLES, csrfToken, sendPage, toLogin } from './setup.js';
 
 export interface PageRoutesOptions {
@@ -49,6 +63,17 @@ function outcomeOf<TData>(result: ExecutionResult<TData>): Outcome<TData> {
   return result.data ? { data: result.data } : { failure: httpError(ErrorCode.internalError) };
 }
 
+/** A form field sent once (a string) or repeated (an array, checkboxes); anything else is none. */
+function formValues(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+const WEBHOOK_EVENTS: readonly string[] = ['PICK_PUBLISHED', 'PICK_SETTLED'] satisfies WebhookEventType[];
+
+/** Refusals of the add-endpoint form shown on the keys page beside the form, with what was typed. */
+const WEBHOOK_FORM_ERRORS = new Set<string>([ErrorCode.invalidUrl, ErrorCode.invalidParameter, ErrorCode.duplicateUrl, ErrorCode.subscriptionLimit]);
+
 function baseUrl(req: FastifyRequest): string {
   return `${req.protocol}://${req.host}`;
 }
@@ -61,6 +86,12 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
     key: prepareOperation(schema, MyApiKeyDocument),
     create: prepareOperation(schema, CreateMyApiKeyDocument),
     revoke: prepareOperation(schema, RevokeMyApiKeyDocument),
+    webhook: prepareOperation(schema, MyWebhookDocument),
+    createWebhook: prepareOperation(schema, CreateMyWebhookDocument),
+    rotateWebhook: prepareOperation(schema, RotateMyWebhookSecretDocument),
+    testWebhook: prepareOperation(schema, TestMyWebhookDocument),
+    reactivateWebhook: prepareOperation(schema, ReactivateMyWebhookDocument),
+    deleteWebhook: prepareOperation(schema, DeleteMyWebhookDocument),
   };
   const assets = loadAssets();
   const protect = { preHandler: scope.csrfProtection };
@@ -94,7 +125,7 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
     req: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    extra: Pick<Parameters<typeof keysPage>[0], 'created' | 'error' | 'label'> & { revokedId?: string },
+    extra: Pick<Parameters<typeof keysPage>[0], 'created' | 'error' | 'label' | 'notice' | 'webhookForm'> & { revokedId?: string },
   ) {
     const { data, failure } = await run(req, reply, ops.page, {});
     if (failure) return failurePage(req, reply, failure);
@@ -112,6 +143,8 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
         created: extra.created,
         error: extra.error,
         label: extra.label,
+        notice: extra.notice,
+        webhookForm: extra.webhookForm,
         revoked,
       }),
     );
@@ -121,8 +154,10 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
 
   scope.get('/api-keys', async (req, reply) => {
     if (!req.cookies[SESSION_COOKIE]) return toLogin(reply, req, null);
-    const revokedId = (req.query as Record<string, unknown>).revoked;
-    return renderKeys(req, reply, 200, { revokedId: typeof revokedId === 'string' ? revokedId : undefined });
+    const query = req.query as Record<string, unknown>;
+    const revokedId = query.revoked;
+    const notice = query.webhook === 'deleted' ? 'Webhook endpoint deleted.' : query.webhook === 'reactivated' ? 'Webhook endpoint reactivated: new events are delivered again.' : undefined;
+    return renderKeys(req, reply, 200, { revokedId: typeof revokedId === 'string' ? revokedId : undefined, notice });
   });
 
   scope.post('/api-keys', protect, async (req, reply) => {
@@ -153,6 +188,77 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
     const { failure } = await run(req, reply, ops.revoke, { id });
     if (failure) return failurePage(req, reply, failure);
     return reply.redirect(`${DASHBOARD_PREFIX}/api-keys?revoked=${encodeURIComponent(id)}`, 303);
+  });
+
+  /** The account and the subscription for a webhook page; another account's subscription is not_found. */
+  async function webhookOf(req: FastifyRequest, reply: FastifyReply, id: string) {
+    return run(req, reply, ops.webhook, { id });
+  }
+
+  scope.post('/webhooks', protect, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const url = typeof body.url === 'string' ? body.url.trim() : '';
+    const apiKeyId = typeof body.apiKeyId === 'string' ? body.apiKeyId : '';
+    const events = formValues(body.events);
+    const form: WebhookFormState = { url: url.slice(0, 2048), apiKeyId, events };
+    // Unknown event names never reach GraphQL (an enum refusal there would not say which field).
+    if (events.length === 0 || events.some((event) => !WEBHOOK_EVENTS.includes(event))) {
+      reply.header('x-error-code', ErrorCode.invalidParameter);
+      return renderKeys(req, reply, 400, { webhookForm: { ...form, events: events.filter((event) => WEBHOOK_EVENTS.includes(event)), error: 'Choose at least one event.' } });
+    }
+    const created = await run(req, reply, ops.createWebhook, { input: { url, events: events as WebhookEventType[], apiKeyId } });
+    if (created.failure) {
+      if (WEBHOOK_FORM_ERRORS.has(created.failure.code)) {
+        reply.headers(errorPageHeaders(created.failure));
+        return renderKeys(req, reply, created.failure.status, { webhookForm: { ...form, error: created.failure.message } });
+      }
+      return failurePage(req, reply, created.failure);
+    }
+    const { secret, subscription } = created.data.createWebhookSubscription;
+    const { data, failure } = await webhookOf(req, reply, subscription.id);
+    if (failure) return failurePage(req, reply, failure);
+    return sendPage(reply, 201, webhookSecretPage({ csrfToken: csrfToken(req, reply), account: data.me, subscription: data.webhookSubscription, secret, rotated: false }));
+  });
+
+  scope.post('/webhooks/:id/rotate-secret', protect, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const rotated = await run(req, reply, ops.rotateWebhook, { id });
+    if (rotated.failure) return failurePage(req, reply, rotated.failure);
+    const { data, failure } = await webhookOf(req, reply, id);
+    if (failure) return failurePage(req, reply, failure);
+    const secret = rotated.data.rotateWebhookSecret.secret;
+    return sendPage(reply, 200, webhookSecretPage({ csrfToken: csrfToken(req, reply), account: data.me, subscription: data.webhookSubscription, secret, rotated: true }));
+  });
+
+  scope.post('/webhooks/:id/test', protect, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const tested = await run(req, reply, ops.testWebhook, { id });
+    if (tested.failure) return failurePage(req, reply, tested.failure);
+    const { data, failure } = await webhookOf(req, reply, id);
+    if (failure) return failurePage(req, reply, failure);
+    return sendPage(reply, 200, webhookTestPage({ csrfToken: csrfToken(req, reply), account: data.me, subscription: data.webhookSubscription, result: tested.data.testWebhookSubscription }));
+  });
+
+  scope.post('/webhooks/:id/reactivate', protect, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const { failure } = await run(req, reply, ops.reactivateWebhook, { id });
+    if (failure) return failurePage(req, reply, failure);
+    return reply.redirect(`${DASHBOARD_PREFIX}/api-keys?webhook=reactivated`, 303);
+  });
+
+  scope.get('/webhooks/:id/delete', async (req, reply) => {
+    if (!req.cookies[SESSION_COOKIE]) return toLogin(reply, req, null);
+    const { id } = req.params as { id: string };
+    const { data, failure } = await webhookOf(req, reply, id);
+    if (failure) return failurePage(req, reply, failure);
+    return sendPage(reply, 200, confirmDeleteWebhookPage({ csrfToken: csrfToken(req, reply), account: data.me, subscription: data.webhookSubscription }));
+  });
+
+  scope.post('/webhooks/:id/delete', protect, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const { failure } = await run(req, reply, ops.deleteWebhook, { id });
+    if (failure) return failurePage(req, reply, failure);
+    return reply.redirect(`${DASHBOARD_PREFIX}/api-keys?webhook=deleted`, 303);
   });
 
   scope.get('/assets/:name', async (req, reply) => {

@@ -75,7 +75,7 @@ function untilText(iso: string, now: Date): string {
 
 const LOGO = html`<svg class="logo" viewBox="0 0 32 32" aria-hidden="true" focusable="false"><rect width="32" height="32" rx="8" fill="currentColor"/><path d="M9 21.5l5-6 4 3.5 5.5-8" fill="none" stroke="#fff" stroke-width="2.6" stroke-linecap="round" stroke-linejoin="round"/><circle cx="23.5" cy="11" r="2.2" fill="#fff"/></svg>`;
 
-function csrfField(token: string): SafeHtml {
+export function csrfField(token: string): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${token}">`;
 }
 
@@ -176,7 +176,7 @@ function keyRow(key: KeyView, now: Date): SafeHtml {
 }
 
 /** GraphQL's PICK_PUBLISHED is pick.published everywhere customers look (REST, delivery headers). */
-function eventName(value: string): string {
+export function eventName(value: string): string {
   return value.toLowerCase().replace('_', '.');
 }
 
@@ -201,28 +201,80 @@ function deliveryItem(delivery: DeliveryView, now: Date): SafeHtml {
   </li>`;
 }
 
-function subscriptionBlock(subscription: SubscriptionView, keyActive: boolean, now: Date): SafeHtml {
+function subscriptionBlock(subscription: SubscriptionView, keyActive: boolean, now: Date, csrfToken: string): SafeHtml {
   const deliveries = subscription.deliveries.nodes;
   const status = !keyActive
     ? html`<span class="pill pill-stopped"><span class="dot" aria-hidden="true"></span>Stopped: key revoked</span>`
     : subscription.status === 'ACTIVE'
       ? html`<span class="pill pill-active"><span class="dot" aria-hidden="true"></span>Active</span>`
       : html`<span class="pill pill-exhausted"><span class="dot" aria-hidden="true"></span>Exhausted</span>`;
-  return html`<li class="subscription">
+  const action = (path: string, text: string, css = 'btn-secondary') =>
+    html`<form method="post" action="/dashboard/webhooks/${subscription.id}/${path}">${csrfField(csrfToken)}<button type="submit" class="btn ${css} btn-sm" aria-label="${text}: ${subscription.url}">${text}</button></form>`;
+  const actions = keyActive
+    ? html`<div class="button-row subscription-actions">
+        ${subscription.status === 'EXHAUSTED' ? action('reactivate', 'Reactivate', 'btn-primary') : null}
+        ${action('test', 'Send test')}
+        ${action('rotate-secret', 'Rotate secret')}
+        <a class="btn btn-danger-outline btn-sm" href="/dashboard/webhooks/${subscription.id}/delete" aria-label="Delete: ${subscription.url}">Delete</a>
+      </div>`
+    : html`<div class="button-row subscription-actions"><a class="btn btn-danger-outline btn-sm" href="/dashboard/webhooks/${subscription.id}/delete" aria-label="Delete: ${subscription.url}">Delete</a></div>`;
+  return html`<li class="subscription" id="webhook-${subscription.id}">
     <div class="subscription-head">
       <code class="subscription-url">${subscription.url}</code>
       ${status}
     </div>
     <div class="subscription-events">${subscription.events.map((event) => html`<span class="tag">${eventName(event)}</span>`)}</div>
     ${keyActive && subscription.status === 'EXHAUSTED'
-      ? html`<p class="small warning-text">Deliveries stopped after the last retry failed. Fix the endpoint, then reactivate it with <code>PATCH /api/v1/webhooks/${subscription.id}</code> and <code>{"status":"active"}</code>.</p>`
+      ? html`<p class="small warning-text">Deliveries stopped after the last retry failed. Fix the endpoint, send a test, then reactivate it: new events are delivered again (failed ones can be queued again with <code>POST /api/v1/webhooks/${subscription.id}/replay</code>).</p>`
       : null}
+    ${actions}
     <h4 class="small-heading">Latest deliveries</h4>
     ${deliveries.length === 0 ? html`<p class="muted small">No deliveries yet: the next published or settled pick is sent here.</p>` : html`<ul class="deliveries">${deliveries.map((delivery) => deliveryItem(delivery, now))}</ul>`}
   </li>`;
 }
 
-function webhooksSection(account: AccountView, keys: KeyView[], now: Date): SafeHtml {
+/** What the add-endpoint form shows again after a refusal (the typed url, the chosen key and events). */
+export interface WebhookFormState {
+  error?: string;
+  url?: string;
+  apiKeyId?: string;
+  events?: readonly string[];
+}
+
+const EVENT_CHOICES = [
+  { value: 'PICK_PUBLISHED', hint: 'a pick is published' },
+  { value: 'PICK_SETTLED', hint: 'a pick is settled (won, lost, void)' },
+] as const;
+
+function createWebhookForm(keys: KeyView[], csrfToken: string, form: WebhookFormState): SafeHtml {
+  const active = keys.filter((key) => key.active);
+  if (active.length === 0) return html`<p class="muted small">Create an API key first: every webhook endpoint belongs to one of your keys.</p>`;
+  const chosen = form.events ?? ['PICK_PUBLISHED'];
+  return html`<form method="post" action="/dashboard/webhooks" class="stack webhook-form" aria-labelledby="add-webhook-heading">
+    <h3 id="add-webhook-heading" class="webhook-key-title">Add an endpoint</h3>
+    ${csrfField(csrfToken)}
+    ${form.error ? html`<div class="alert alert-error" role="alert" id="webhook-error">${form.error}</div>` : null}
+    <div class="field">
+      <label for="webhook-url">Endpoint URL</label>
+      <input id="webhook-url" name="url" type="url" inputmode="url" required maxlength="2048" placeholder="https://example.com/hooks/picks" autocomplete="off" value="${form.url ?? ''}" aria-describedby="webhook-url-hint${form.error ? ' webhook-error' : ''}">
+      <span class="small muted" id="webhook-url-hint">HTTPS, on a publicly reachable host.</span>
+    </div>
+    <div class="field">
+      <label for="webhook-key">API key</label>
+      <select id="webhook-key" name="apiKeyId">${active.map((key) => html`<option value="${key.id}"${key.id === form.apiKeyId ? html` selected` : null}>${key.label ?? 'Untitled key'} (${key.prefix}…)</option>`)}</select>
+    </div>
+    <fieldset class="field event-choices">
+      <legend>Events</legend>
+      ${EVENT_CHOICES.map(
+        (choice) => html`<label class="checkbox"><input type="checkbox" name="events" value="${choice.value}"${chosen.includes(choice.value) ? html` checked` : null}> <code>${eventName(choice.value)}</code> <span class="muted small">${choice.hint}</span></label>`,
+      )}
+    </fieldset>
+    <div><button type="submit" class="btn btn-primary">Add endpoint</button></div>
+    <p class="small muted">At most 5 endpoints per key. The signing secret is shown once, right after you add the endpoint.</p>
+  </form>`;
+}
+
+function webhooksSection(account: AccountView, keys: KeyView[], now: Date, csrfToken: string, form: WebhookFormState): SafeHtml {
   const intro = html`<div class="card-head"><h2 id="webhooks-heading">Webhooks</h2></div>`;
   if (account.tier === 'STARTER') {
     return html`<section class="card" aria-labelledby="webhooks-heading">${intro}
@@ -230,16 +282,16 @@ function webhooksSection(account: AccountView, keys: KeyView[], now: Date): Safe
     </section>`;
   }
   const withSubscriptions = keys.filter((key) => key.webhookSubscriptions.length > 0);
-  const body =
+  const list =
     withSubscriptions.length === 0
-      ? html`<div class="empty"><p><strong>No webhook endpoints yet.</strong></p><p class="muted">Register one with <code>POST /api/v1/webhooks</code> and one of your keys; its status and latest deliveries appear here.</p></div>`
+      ? html`<div class="empty"><p><strong>No webhook endpoints yet.</strong></p><p class="muted">Add one below (or with <code>POST /api/v1/webhooks</code>); its status and latest deliveries appear here.</p></div>`
       : withSubscriptions.map(
           (key) => html`<div class="webhook-key">
             <h3 class="webhook-key-title">${keyName(key)} <code class="key-prefix">${key.prefix}…</code></h3>
-            <ul class="subscriptions">${key.webhookSubscriptions.map((subscription) => subscriptionBlock(subscription, key.active, now))}</ul>
+            <ul class="subscriptions">${key.webhookSubscriptions.map((subscription) => subscriptionBlock(subscription, key.active, now, csrfToken))}</ul>
           </div>`,
         );
-  return html`<section class="card" aria-labelledby="webhooks-heading">${intro}${body}</section>`;
+  return html`<section class="card" aria-labelledby="webhooks-heading">${intro}${list}${createWebhookForm(keys, csrfToken, form)}</section>`;
 }
 
 export interface KeysPageOptions {
@@ -254,6 +306,9 @@ export interface KeysPageOptions {
   revoked?: Pick<KeyView, 'label' | 'prefix'>;
   error?: string;
   label?: string;
+  /** A success notice (e.g. after deleting a webhook endpoint). */
+  notice?: string;
+  webhookForm?: WebhookFormState;
 }
 
 export function keysPage(options: KeysPageOptions): string {
@@ -277,6 +332,7 @@ export function keysPage(options: KeysPageOptions): string {
     ? html`<div class="alert alert-success" role="status"><strong>Key revoked.</strong> “${options.revoked.label ?? 'Untitled key'}” (${options.revoked.prefix}…) no longer works; requests with it get <code>401 invalid_api_key</code>.</div>`
     : null;
   const errorNotice = options.error ? html`<div class="alert alert-error" role="alert">${options.error}</div>` : null;
+  const notice = options.notice ? html`<div class="alert alert-success" role="status">${options.notice}</div>` : null;
   const table =
     keys.length === 0
       ? html`<div class="empty"><p><strong>No API keys yet.</strong></p><p class="muted">Create your first key below to start calling the API.</p></div>`
@@ -298,7 +354,7 @@ export function keysPage(options: KeysPageOptions): string {
     <span class="plan-limits"><span>${formatNumber(options.limits.hourly)} requests / hour</span><span>${formatNumber(options.limits.monthly)} requests / month</span><span class="plan-note">Limits apply to each key</span></span>
   </div>
 </div>
-${revokedNotice}${errorNotice}${created}
+${revokedNotice}${notice}${errorNotice}${created}
 <section class="card" aria-labelledby="keys-heading">
   <div class="card-head"><h2 id="keys-heading">Your keys</h2><span class="muted small">${active} active${revoked > 0 ? ` · ${revoked} revoked` : ''}</span></div>
   ${table}
@@ -315,7 +371,7 @@ ${revokedNotice}${errorNotice}${created}
   </form>
   <p class="small muted" id="label-hint">New keys get your ${tierName(account.tier)} plan. You can have up to 10 active keys; the full key is shown once.</p>
 </section>
-${webhooksSection(account, keys, now)}`,
+${webhooksSection(account, keys, now, options.csrfToken, options.webhookForm ?? {})}`,
   );
 }
 

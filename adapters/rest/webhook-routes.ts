@@ -1,6 +1,6 @@
 /**
  * The /api/v1/webhooks routes (spec 2.5 and 4.4; DESIGN section 3 "Webhooks" for list, get,
- * update, delete, rotate-secret and deliveries). Same shape as routes.ts: one GraphQL
+ * update, delete, rotate-secret and deliveries; docs/WEBHOOKS.md for test and replay). Same shape as routes.ts: one GraphQL
  * document per route, its parameters and body, the documented schemas, and the mapping of
  * the GraphQL data to snake_case JSON. The body translation only checks JSON types and maps
  * REST event names to the GraphQL enum; the rules (URL policy, 409 before 429, limits,
@@ -16,7 +16,9 @@ import {
   DeleteWebhookSubscriptionDocument,
   GetWebhookSubscriptionDocument,
   ListWebhookSubscriptionsDocument,
+  ReplayWebhookDeliveriesDocument,
   RotateWebhookSecretDocument,
+  TestWebhookSubscriptionDocument,
   UpdateWebhookSubscriptionDocument,
   WebhookDeliveriesDocument,
   type V1WebhookSubscriptionFragment,
@@ -108,6 +110,54 @@ function statusField(body: Record<string, unknown>): string {
   if (!status) throw new InvalidParameterError('status', 'status can only be set to "active" (to reactivate an exhausted subscription).');
   return status;
 }
+
+/** The replay's lower bound; its form and range are the service's rule (ISO 8601 with a zone, within the log retention). */
+function sinceField(body: Record<string, unknown>): string {
+  if (typeof body.since !== 'string') throw new InvalidParameterError('since', 'since must be a string: an ISO 8601 timestamp with a time zone.');
+  return checkText('since', body.since, 'line');
+}
+
+// The schemas of the test and replay routes (documentation; the served OpenAPI document carries them).
+const timestampSchema = { type: 'string', format: 'date-time' } as const;
+
+const webhookTestResultSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['delivery_id', 'event_type', 'test', 'succeeded', 'status_code', 'duration_ms', 'error_kind', 'error', 'response_body'],
+  properties: {
+    delivery_id: { type: 'string', format: 'uuid', description: 'X-Service-Delivery and webhook-id of the test delivery (not in the deliveries log).' },
+    event_type: { type: 'string', enum: ['pick.published'] },
+    test: { type: 'boolean', const: true },
+    succeeded: { type: 'boolean', description: 'A 2xx arrived within 10 s.' },
+    status_code: { type: ['integer', 'null'], description: 'HTTP status of the answer; null when none arrived.' },
+    duration_ms: { type: 'integer', minimum: 0 },
+    error_kind: {
+      type: ['string', 'null'],
+      enum: [null, 'http_status', 'timeout', 'connection', 'tls', 'redirect', 'invalid_url'],
+      description: 'null on success.',
+    },
+    error: { type: ['string', 'null'], description: 'What went wrong (as last_error of a delivery); null on success.' },
+    response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer.' },
+  },
+} as const;
+
+const replayBodySchema = {
+  type: 'object',
+  required: ['since'],
+  properties: {
+    since: { ...timestampSchema, description: 'ISO 8601 with a time zone; not earlier than 30 days ago (the deliveries log retention).' },
+  },
+} as const;
+
+const replayResultSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['queued', 'since'],
+  properties: {
+    queued: { type: 'integer', minimum: 0, description: 'How many failed or cancelled deliveries were queued again.' },
+    since: timestampSchema,
+  },
+} as const;
 
 const has = (body: Record<string, unknown>, field: string) => Object.hasOwn(body, field) && body[field] !== undefined;
 
@@ -218,13 +268,65 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     method: 'POST',
     url: `${ITEM}/rotate-secret`,
     summary: 'Replace the signing secret',
-    description: 'Returns the subscription with its new hmac_secret, shown only now. The old secret stops at once, for retries too. No body needed; any body is ignored.',
+    description:
+      'Returns the subscription with its new hmac_secret, shown only now; every later attempt (retries included) is signed with it. ' +
+      'For 24 h the replaced secret still signs too: webhook-signature carries both Standard Webhooks signatures (new first, space-separated), ' +
+      'while X-Service-Signature carries only sha256=<hex> under the new secret. No body needed; any body is ignored.',
     minimumTier: TIER,
     document: RotateWebhookSecretDocument,
     params: [idParam],
     responseSchema: webhookSubscriptionWithSecretSchema,
     errors: [401, 403, 404, 429],
     toBody: ({ rotateWebhookSecret: rotated }) => v1Subscription(rotated.subscription, rotated.secret),
+  }),
+  restRoute({
+    operationId: 'testWebhookSubscription',
+    method: 'POST',
+    url: `${ITEM}/test`,
+    summary: 'Send a signed test delivery now',
+    description:
+      'Sends a sample pick.published to the url at once, whatever the status: body field "test": true, header X-Service-Test: true, ' +
+      'every signature as usual (including the overlap after a rotation). Answers the outcome of that one attempt; ' +
+      'it is never retried and not written to the deliveries log. Counts one request. No body needed; any body is ignored.',
+    minimumTier: TIER,
+    document: TestWebhookSubscriptionDocument,
+    params: [idParam],
+    responseSchema: webhookTestResultSchema,
+    errors: [401, 403, 404, 429],
+    toBody: ({ testWebhookSubscription: result }) => ({
+      delivery_id: result.deliveryId,
+      event_type: restEvent(result.eventType),
+      test: true,
+      succeeded: result.succeeded,
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+      error_kind: result.errorKind,
+      error: result.error,
+      response_body: result.responseBody,
+    }),
+  }),
+  restRoute({
+    operationId: 'replayWebhookDeliveries',
+    method: 'POST',
+    url: `${ITEM}/replay`,
+    summary: 'Queue failed and cancelled deliveries again',
+    description:
+      'Body {"since": "<ISO 8601>"}: the failed and cancelled deliveries of this subscription created at or after since are queued again, ' +
+      'due now, with the retry schedule from its start (their log keeps the earlier attempts). since may not be earlier than 30 days ago ' +
+      '(the log retention): 400 invalid_parameter. Those of an exhausted subscription are sent once it is reactivated. Answers how many were queued.',
+    minimumTier: TIER,
+    document: ReplayWebhookDeliveriesDocument,
+    params: [idParam],
+    body: {
+      schema: replayBodySchema,
+      toVariables: (body) => {
+        if (!has(body, 'since')) throw missing('since');
+        return { since: sinceField(body) };
+      },
+    },
+    responseSchema: replayResultSchema,
+    errors: [400, 401, 403, 404, 413, 429],
+    toBody: ({ replayWebhookDeliveries: replay }) => ({ queued: replay.queued, since: replay.since }),
   }),
   restRoute({
     operationId: 'listWebhookDeliveries',

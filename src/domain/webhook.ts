@@ -16,7 +16,16 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
 export const WEBHOOK_RESPONSE_BODY_LIMIT = 4_096;
 /** Stored per delivery: the last error, in UTF-8 bytes (it may quote the receiver, e.g. a Location). */
 export const WEBHOOK_ERROR_TEXT_LIMIT = 500;
-export const WEBHOOK_USER_AGENT = 'PicksService-Webhooks/1.0 (+https://picks.example/docs/webhooks)';
+/** Names the service and the delivery format's version; no URL, since the service has no fixed public address. */
+export const WEBHOOK_USER_AGENT = 'PicksAPI-Webhooks/1.0';
+/**
+ * After a secret rotation the previous secret still signs (beside the new one, in
+ * webhook-signature only) for this long, so Standard Webhooks receivers switch without losing
+ * deliveries.
+ */
+export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** A test delivery (POST /api/v1/webhooks/:id/test) is always this type, with a sample pick. */
+export const WEBHOOK_TEST_EVENT_TYPE = 'pick.published' satisfies WebhookEventType;
 
 /** The statuses of subscriptions and deliveries: the one list the database checks, GraphQL enums and OpenAPI read. */
 export const WEBHOOK_SUBSCRIPTION_STATUSES = ['active', 'exhausted'] as const;
@@ -61,30 +70,81 @@ export interface WebhookEvent {
   pick: PickSnapshot;
 }
 
-/** The delivery body: the same bytes on every attempt of a delivery. */
-export function webhookBody(event: WebhookEvent): string {
-  return JSON.stringify({ id: event.id, type: event.type, created_at: event.createdAt, data: v1PickJson(event.pick) });
+/** The delivery body: the same bytes on every attempt of a delivery. A test delivery adds `"test": true`. */
+export function webhookBody(event: WebhookEvent, options: { test?: boolean } = {}): string {
+  const body = { id: event.id, type: event.type, created_at: event.createdAt, data: v1PickJson(event.pick) };
+  return JSON.stringify(options.test ? { ...body, test: true } : body);
+}
+
+/**
+ * The pick a test delivery carries: obviously a sample (teams and league say so), published,
+ * kicking off a day after `now`, with the fields of a real pick so receivers parse it as one.
+ */
+export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
+  const kickoff = new Date(now.getTime() + 24 * 60 * 60 * 1000);
+  kickoff.setUTCMinutes(0, 0, 0);
+  return {
+    id,
+    sport: 'soccer',
+    league: 'Sample League',
+    homeTeam: 'Sample Home FC',
+    awayTeam: 'Sample Away FC',
+    kickoffAt: kickoff.toISOString(),
+    description: 'Sample Home FC to win (test delivery)',
+    odds: 2.1,
+    edgePct: 4.2,
+    confidence: 0.62,
+    status: 'published',
+    settledAt: null,
+    result: null,
+    market: 'h2h',
+    selection: 'Sample Home FC',
+    bookmakerName: 'Sample Bookmaker',
+    bookmakerSlug: 'sample',
+    referenceFairOdds: 2.01,
+    taxRate: 0,
+    edgePctPostTax: 4.2,
+    kellyFraction: 0.02,
+    edgeTier: 'standard',
+    publishedAt: now.toISOString(),
+    closingOdds: null,
+  };
+}
+
+/** Until when the secret replaced by a rotation at `rotatedAt` still signs (beside the new one). */
+export function previousSecretExpiry(rotatedAt: Date): Date {
+  return new Date(rotatedAt.getTime() + WEBHOOK_SECRET_OVERLAP_MS);
 }
 
 export interface AttemptHeaderInput {
   deliveryId: string;
   eventType: WebhookEventType;
   secret: string;
+  /**
+   * The secret before the last rotation, while its overlap lasts: webhook-signature then carries
+   * both signatures, new first, space-separated (Standard Webhooks). X-Service-Signature keeps
+   * the one documented value, under the new secret.
+   */
+  previousSecret?: string | null;
   body: string;
   timestampSeconds: number;
+  /** A test delivery: X-Service-Test: true. */
+  test?: boolean;
 }
 
 /** Headers of one attempt; signatures cover exactly `body` as sent. */
 export function webhookHeaders(input: AttemptHeaderInput): Record<string, string> {
+  const secrets = input.previousSecret ? [input.secret, input.previousSecret] : [input.secret];
   return {
     'content-type': 'application/json',
     'user-agent': WEBHOOK_USER_AGENT,
     'x-service-signature': signWebhookBody(input.secret, input.body),
     'x-service-event': input.eventType,
     'x-service-delivery': input.deliveryId,
+    ...(input.test ? { 'x-service-test': 'true' } : {}),
     'webhook-id': input.deliveryId,
     'webhook-timestamp': String(input.timestampSeconds),
-    'webhook-signature': standardWebhookSignature(input.secret, input.deliveryId, input.timestampSeconds, input.body),
+    'webhook-signature': secrets.map((secret) => standardWebhookSignature(secret, input.deliveryId, input.timestampSeconds, input.body)).join(' '),
   };
 }
 

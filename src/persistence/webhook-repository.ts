@@ -100,22 +100,81 @@ export async function deleteSubscription(em: Em, id: string): Promise<void> {
   await em.execute('delete from webhook_subscriptions where id = ?', [id]);
 }
 
-export async function replaceSubscriptionSecret(em: Em, id: string, secretCiphertext: string, at: Date): Promise<WebhookSubscription> {
+/**
+ * A new secret; the one it replaces keeps signing (beside it) until `previousExpiresAt`. Both
+ * ciphertexts are bound to the subscription id, so the current one moves over unchanged.
+ */
+export async function rotateSubscriptionSecret(
+  em: Em,
+  id: string,
+  values: { secretCiphertext: string; previousExpiresAt: Date; at: Date },
+): Promise<WebhookSubscription> {
   const rows = await em.execute<SubscriptionRow[]>(
-    `update webhook_subscriptions set secret_ciphertext = ?, updated_at = ? where id = ? returning ${COLUMNS}`,
-    [secretCiphertext, at, id],
+    `update webhook_subscriptions
+        set previous_secret_ciphertext = secret_ciphertext, previous_secret_expires_at = ?, secret_ciphertext = ?, updated_at = ?
+      where id = ? returning ${COLUMNS}`,
+    [values.previousExpiresAt, values.secretCiphertext, values.at, id],
   );
   return toSubscription(rows[0]!);
 }
 
-/** Every subscription's encrypted secret (key rotation). */
-export function listSubscriptionSecrets(em: Em): Promise<{ id: string; secret_ciphertext: string }[]> {
-  return em.execute<{ id: string; secret_ciphertext: string }[]>('select id, secret_ciphertext from webhook_subscriptions');
+/** What an attempt of the subscription needs now: its url and secrets (the previous one only while it still signs). */
+export async function findSubscriptionTarget(
+  em: Em,
+  id: string,
+  now: Date,
+): Promise<{ url: string; secretCiphertext: string; previousSecretCiphertext: string | null } | null> {
+  const rows = await em.execute<{ url: string; secret_ciphertext: string; previous_secret_ciphertext: string | null }[]>(
+    `select url, secret_ciphertext,
+            case when previous_secret_expires_at > ? then previous_secret_ciphertext end as previous_secret_ciphertext
+       from webhook_subscriptions where id = ?`,
+    [now, id],
+  );
+  const row = rows[0];
+  return row ? { url: row.url, secretCiphertext: row.secret_ciphertext, previousSecretCiphertext: row.previous_secret_ciphertext } : null;
+}
+
+/** Every subscription's encrypted secrets (key rotation). */
+export function listSubscriptionSecrets(em: Em): Promise<{ id: string; secret_ciphertext: string; previous_secret_ciphertext: string | null }[]> {
+  return em.execute<{ id: string; secret_ciphertext: string; previous_secret_ciphertext: string | null }[]>(
+    'select id, secret_ciphertext, previous_secret_ciphertext from webhook_subscriptions',
+  );
 }
 
 /** Swaps the ciphertext only if it is still `previous` (a concurrent rotation wins). */
 export async function reencryptSubscriptionSecret(em: Em, id: string, previous: string, next: string): Promise<void> {
   await em.execute('update webhook_subscriptions set secret_ciphertext = ? where id = ? and secret_ciphertext = ?', [next, id, previous]);
+}
+
+/** The same for the secret a rotation replaced. */
+export async function reencryptPreviousSubscriptionSecret(em: Em, id: string, previous: string, next: string): Promise<void> {
+  await em.execute('update webhook_subscriptions set previous_secret_ciphertext = ? where id = ? and previous_secret_ciphertext = ?', [next, id, previous]);
+}
+
+/** The API key of a subscription that belongs to one of the account's keys, or null. */
+export async function findSubscriptionKeyOfAccount(em: Em, accountId: string, id: string): Promise<string | null> {
+  const rows = await em.execute<{ api_key_id: string }[]>(
+    `select s.api_key_id from webhook_subscriptions s join api_keys k on k.id = s.api_key_id
+      where s.id = ? and k.account_id = ?`,
+    [id, accountId],
+  );
+  return rows[0]?.api_key_id ?? null;
+}
+
+/**
+ * Replay: the subscription's failed and cancelled deliveries created at or after `since` become
+ * pending again, due at `now`, with the retry schedule counted afresh from their current attempt
+ * count (attempt_base); their log keeps every earlier attempt. Returns how many.
+ */
+export async function requeueFinishedDeliveries(em: Em, subscriptionId: string, since: Date, now: Date): Promise<number> {
+  const rows = await em.execute<{ id: string }[]>(
+    `update webhook_deliveries
+        set status = 'pending', attempt_base = attempt_count, next_attempt_at = ?, locked_until = null, lease_token = null, updated_at = ?
+      where subscription_id = ? and status in ('failed', 'cancelled') and created_at >= ?
+      returning id`,
+    [now, now, subscriptionId, since],
+  );
+  return rows.length;
 }
 
 /** A page of a subscription's deliveries, newest first, after the keyset `after`; `limit` rows at most. */
@@ -222,9 +281,13 @@ export interface ClaimedDelivery {
   leaseToken: string;
   subscriptionId: string;
   attemptCount: number;
+  /** The attempt count the retry schedule counts from (a replay sets it). */
+  attemptBase: number;
   event: OutboxEventRecord;
   url: string;
   secretCiphertext: string;
+  /** The secret a rotation replaced, while it still signs; null otherwise. */
+  previousSecretCiphertext: string | null;
 }
 
 interface ClaimedRow {
@@ -239,6 +302,8 @@ interface ClaimedRow {
   payload: OutboxRow['payload'];
   url: string;
   secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  attempt_base: number;
 }
 
 /**
@@ -289,10 +354,11 @@ export async function claimDueDeliveries(
      leased as (
        update webhook_deliveries d set locked_until = ?, lease_token = ?, updated_at = ?
          from locked where d.id = locked.id
-       returning d.id, d.subscription_id, d.attempt_count, d.event_id
+       returning d.id, d.subscription_id, d.attempt_count, d.attempt_base, d.event_id
      )
-     select l.id, l.subscription_id, l.attempt_count, l.event_id, e.seq as event_seq, e.type as event_type, e.created_at as event_created_at,
-            e.payload, s.url, s.secret_ciphertext, ? as lease_token
+     select l.id, l.subscription_id, l.attempt_count, l.attempt_base, l.event_id, e.seq as event_seq, e.type as event_type, e.created_at as event_created_at,
+            e.payload, s.url, s.secret_ciphertext, ? as lease_token,
+            case when s.previous_secret_expires_at > ? then s.previous_secret_ciphertext end as previous_secret_ciphertext
        from leased l
        join outbox_events e on e.id = l.event_id
        join webhook_subscriptions s on s.id = l.subscription_id`,
@@ -307,6 +373,7 @@ export async function claimDueDeliveries(
       claim.leaseToken,
       now,
       claim.leaseToken,
+      now,
     ],
   );
   return rows.map((row) => ({
@@ -314,9 +381,11 @@ export async function claimDueDeliveries(
     leaseToken: row.lease_token,
     subscriptionId: row.subscription_id,
     attemptCount: row.attempt_count,
+    attemptBase: row.attempt_base,
     event: outboxRecordFromRow({ id: row.event_id, seq: row.event_seq, type: row.event_type, payload: row.payload, created_at: row.event_created_at }),
     url: row.url,
     secretCiphertext: row.secret_ciphertext,
+    previousSecretCiphertext: row.previous_secret_ciphertext,
   }));
 }
 

@@ -5,7 +5,9 @@
  *
  *   admin creates the account (one mutation) -> sign-in (a wrong password first) -> create a
  *   key (shown once, copy button) -> call /api/v1/picks with it -> see usage and webhook
- *   deliveries -> revoke with confirmation -> the key gets 401 within 1 s -> a POST without
+ *   deliveries -> manage a webhook endpoint (add it, the secret shown once, send a test,
+ *   rotate the secret, delete it after a confirmation; a webhook form without a CSRF token is
+ *   refused) -> revoke with confirmation -> the key gets 401 within 1 s -> a POST without
  *   a CSRF token is refused -> sign out.
  *
  * Screenshots of every page, desktop (1280 px) and phone (390 px), go to
@@ -209,6 +211,71 @@ describe('customer dashboard in Chromium', () => {
     await expect(webhooks.getByText(receiver.url('hooks.test', '/picks-webhook')).isVisible()).resolves.toBe(true);
     await expect(webhooks.locator('.delivery-ok').first().textContent()).resolves.toContain('Delivered');
     await screenshots('05-api-keys-usage-webhooks');
+  });
+
+  it('manages a webhook endpoint: add (secret shown once, copied), send a test, rotate the secret, delete after a confirmation', async () => {
+    const url = receiver.url('hooks.test', '/managed');
+    await page.goto(`${base}/dashboard/api-keys`);
+    await expectLabelledControls();
+    await page.getByLabel('Endpoint URL').fill(url);
+    await page.getByLabel('API key').selectOption({ label: (await page.locator('#webhook-key option', { hasText: 'Production server' }).textContent())! });
+    await page.getByLabel('pick.settled').check();
+    const [created] = await Promise.all([
+      page.waitForResponse((response) => response.url() === `${base}/dashboard/webhooks` && response.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Add endpoint' }).click(),
+    ]);
+    expect(created.status()).toBe(201);
+    await page.waitForSelector('#webhook-secret-value');
+    const secret = await page.locator('#webhook-secret-value').inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await screenshots('05a-webhook-added');
+
+    const before = receiver.requests.length;
+    await Promise.all([page.waitForURL(/\/test$/), page.getByRole('button', { name: 'Send a test delivery' }).click()]);
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain('Test delivered.');
+    const sample = receiver.requests.slice(before).find((request) => request.path === '/managed')!;
+    expect(sample.headers['x-service-test']).toBe('true');
+    expect(JSON.parse(sample.body.toString()).test).toBe(true);
+    await screenshots('05b-webhook-test');
+
+    await page.goto(`${base}/dashboard/api-keys`);
+    expect(await page.content()).not.toContain(secret);
+    await Promise.all([page.waitForURL(/\/rotate-secret$/), page.getByRole('button', { name: `Rotate secret: ${url}` }).click()]);
+    const rotated = await page.locator('#webhook-secret-value').inputValue();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    await expect(page.getByText('For the next 24 hours the previous secret still signs too').isVisible()).resolves.toBe(true);
+    await screenshots('05c-webhook-rotated');
+
+    // A webhook form without its CSRF token is refused, and nothing is sent.
+    const sent = receiver.requests.length;
+    await page.goto(`${base}/dashboard/api-keys`);
+    const subscriptionId = (await page.locator('li.subscription', { hasText: url }).getAttribute('id'))!.replace('webhook-', '');
+    const [refused] = await Promise.all([
+      page.waitForResponse((candidate) => candidate.url().endsWith(`/dashboard/webhooks/${subscriptionId}/test`)),
+      page.evaluate((id) => {
+        const form = document.createElement('form');
+        form.method = 'post';
+        form.action = `/dashboard/webhooks/${id}/test`;
+        document.body.append(form);
+        form.submit();
+      }, subscriptionId),
+    ]);
+    expect(refused.status()).toBe(403);
+    expect(refused.headers()['x-error-code']).toBe('invalid_csrf_token');
+    await page.getByRole('heading', { name: 'This form has expired' }).waitFor();
+    expect(receiver.requests.length).toBe(sent);
+
+    await page.goto(`${base}/dashboard/api-keys`);
+    await Promise.all([page.waitForURL(/\/delete$/), page.getByRole('link', { name: `Delete: ${url}` }).click()]);
+    await expect(page.getByRole('heading', { name: 'Delete this webhook endpoint?' }).isVisible()).resolves.toBe(true);
+    await screenshots('05d-webhook-delete-confirm');
+    await Promise.all([page.waitForURL(/webhook=deleted/), page.getByRole('button', { name: 'Delete endpoint' }).click()]);
+    await expect(page.getByText('Webhook endpoint deleted.').isVisible()).resolves.toBe(true);
+    expect(await page.locator('li.subscription', { hasText: url }).count()).toBe(0);
   });
 
   it('revokes the key after a confirmation step; the key gets 401 within 1 s', async () => {

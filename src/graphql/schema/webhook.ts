@@ -1,10 +1,17 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { DELIVERIES_PAGE, describeBound } from '../../domain/bounds.js';
-import { InvalidParameterError, NotFoundError } from '../../domain/errors.js';
+import { NotFoundError } from '../../domain/errors.js';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../domain/webhook.js';
-import type { Principal } from '../../domain/principal.js';
-import type { DeliveryAttempt, SubscriptionWithSecret, WebhookDelivery, WebhookSubscription } from '../../services/webhooks/subscriptions.js';
+import type {
+  DeliveryAttempt,
+  ReplayResult,
+  SubscriptionWithSecret,
+  WebhookDelivery,
+  WebhookSubscription,
+  WebhookTestResult,
+} from '../../services/webhooks/subscriptions.js';
 import { builder } from '../builder.js';
+import type { Context } from '../context.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
 import { upperEnumValues } from './enums.js';
 import { PageInfoRef } from './pick.js';
@@ -18,16 +25,29 @@ const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', { values: u
 
 /**
  * Subscriptions belong to an API key. A key acts on its own; an admin names the key
- * (apiKeyId). Another key's subscription is not_found: its existence is not revealed.
+ * (apiKeyId); a dashboard session names one of its account's keys to create, and acts on
+ * its keys' subscriptions by id. Another owner's subscription is not_found: its existence is
+ * not revealed.
  */
-function ownerOf(principal: Principal, apiKeyId: string | number | null | undefined): string {
-  if (principal.kind === 'apiKey') {
-    if (apiKeyId != null && String(apiKeyId) !== principal.apiKeyId) throw new NotFoundError('No such API key.');
-    return principal.apiKeyId;
-  }
-  if (apiKeyId == null) throw new InvalidParameterError('apiKeyId', 'Admin calls name the API key whose subscriptions they manage (apiKeyId).');
-  return String(apiKeyId);
+function ownerOf(context: Context, apiKeyId: string | number | null | undefined): Promise<string> {
+  return context.services.webhooks.ownerKey(context.principal, apiKeyId == null ? null : String(apiKeyId), (accountId, id) =>
+    context.services.apiKeys.getForAccount(accountId, id),
+  );
 }
+
+/** The key owning subscription `id` as the caller may see it (see ownerOf). */
+function ownerOfSubscription(context: Context, id: string, apiKeyId: string | number | null | undefined): Promise<string> {
+  const { principal } = context;
+  if (principal.kind !== 'account') return ownerOf(context, apiKeyId);
+  return context.services.webhooks.accountSubscriptionKey(principal, id).then((owner) => {
+    if (apiKeyId != null && String(apiKeyId) !== owner) throw new NotFoundError(`No webhook subscription with id ${id}.`);
+    return owner;
+  });
+}
+
+/** API keys of Growth and up, the admin, and (dashboard) signed-in accounts, whose tier the resolvers check. */
+const webhookScope = (_parent: unknown, _args: unknown, context: Context) =>
+  context.principal.kind === 'account' ? { account: true } : { tier: MINIMUM_TIER.webhooks };
 
 const AttemptRef = builder.objectRef<DeliveryAttempt>('WebhookDeliveryAttempt').implement({
   description: 'One HTTP attempt of a delivery.',
@@ -99,11 +119,35 @@ const WithSecretRef = builder.objectRef<SubscriptionWithSecret>('WebhookSubscrip
   }),
 });
 
+const TestResultRef = builder.objectRef<WebhookTestResult>('WebhookTestResult').implement({
+  description: 'The one attempt of a test delivery.',
+  fields: (t) => ({
+    deliveryId: t.exposeID('deliveryId', { description: 'X-Service-Delivery and webhook-id of the test.' }),
+    eventType: t.field({ type: WebhookEventTypeEnum, resolve: (result) => result.eventType }),
+    succeeded: t.exposeBoolean('succeeded', { description: 'A 2xx arrived within 10 s.' }),
+    statusCode: t.exposeInt('statusCode', { nullable: true, description: 'HTTP status of the answer; null when none arrived.' }),
+    durationMs: t.exposeInt('durationMs'),
+    errorKind: t.exposeString('errorKind', {
+      nullable: true,
+      description: 'null on success; otherwise http_status, timeout, connection, tls, redirect or invalid_url.',
+    }),
+    error: t.exposeString('error', { nullable: true, description: 'What went wrong, as lastError of a delivery says it.' }),
+    responseBody: t.exposeString('responseBody', { nullable: true, description: 'The first 4 KiB of the answer.' }),
+  }),
+});
+
+const ReplayResultRef = builder.objectRef<ReplayResult>('WebhookReplayResult').implement({
+  fields: (t) => ({
+    queued: t.exposeInt('queued', { description: 'How many failed or cancelled deliveries were queued again.' }),
+    since: t.expose('since', { type: 'DateTime' }),
+  }),
+});
+
 const CreateInput = builder.inputType('CreateWebhookSubscriptionInput', {
   fields: (t) => ({
     url: t.string({ required: true, description: 'https URL of a publicly reachable host.' }),
     events: t.field({ type: [WebhookEventTypeEnum], required: true }),
-    apiKeyId: t.id({ description: 'Admin only: the API key the subscription belongs to.' }),
+    apiKeyId: t.id({ description: 'Admin, or a dashboard session (one of its keys): the API key the subscription belongs to.' }),
   }),
 });
 
@@ -115,21 +159,19 @@ const UpdateInput = builder.inputType('UpdateWebhookSubscriptionInput', {
   }),
 });
 
-const webhookScope = { tier: MINIMUM_TIER.webhooks } as const;
-
 builder.queryFields((t) => ({
   webhookSubscriptions: t.field({
     type: [WebhookSubscriptionRef],
     description: "The calling API key's webhook subscriptions, oldest first (admin: name the key).",
     authScopes: webhookScope,
     args: { apiKeyId: t.arg.id() },
-    resolve: (_root, args, context) => context.services.webhooks.list(ownerOf(context.principal, args.apiKeyId)),
+    resolve: async (_root, args, context) => context.services.webhooks.list(await ownerOf(context, args.apiKeyId)),
   }),
   webhookSubscription: t.field({
     type: WebhookSubscriptionRef,
     authScopes: webhookScope,
     args: { id: t.arg.id({ required: true }), apiKeyId: t.arg.id() },
-    resolve: (_root, args, context) => context.services.webhooks.get(ownerOf(context.principal, args.apiKeyId), String(args.id)),
+    resolve: async (_root, args, context) => context.services.webhooks.get(await ownerOfSubscription(context, String(args.id), args.apiKeyId), String(args.id)),
   }),
 }));
 
@@ -139,15 +181,15 @@ builder.mutationFields((t) => ({
     description: 'At most 5 per API key, one per URL (duplicate_url is checked before subscription_limit).',
     authScopes: webhookScope,
     args: { input: t.arg({ type: CreateInput, required: true }) },
-    resolve: (_root, { input }, context) =>
-      context.services.webhooks.create(ownerOf(context.principal, input.apiKeyId), { url: input.url, events: input.events }),
+    resolve: async (_root, { input }, context) =>
+      context.services.webhooks.create(await ownerOf(context, input.apiKeyId), { url: input.url, events: input.events }),
   }),
   updateWebhookSubscription: t.field({
     type: WebhookSubscriptionRef,
     authScopes: webhookScope,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateInput, required: true }), apiKeyId: t.arg.id() },
-    resolve: (_root, args, context) =>
-      context.services.webhooks.update(ownerOf(context.principal, args.apiKeyId), String(args.id), {
+    resolve: async (_root, args, context) =>
+      context.services.webhooks.update(await ownerOfSubscription(context, String(args.id), args.apiKeyId), String(args.id), {
         url: args.input.url,
         events: args.input.events,
         status: args.input.status,
@@ -158,13 +200,36 @@ builder.mutationFields((t) => ({
     description: 'Deletes the subscription, its pending deliveries and its delivery log.',
     authScopes: webhookScope,
     args: { id: t.arg.id({ required: true }), apiKeyId: t.arg.id() },
-    resolve: (_root, args, context) => context.services.webhooks.delete(ownerOf(context.principal, args.apiKeyId), String(args.id)),
+    resolve: async (_root, args, context) => context.services.webhooks.delete(await ownerOfSubscription(context, String(args.id), args.apiKeyId), String(args.id)),
   }),
   rotateWebhookSecret: t.field({
     type: WithSecretRef,
-    description: 'A new secret, used for every attempt from now on (retries included); the old one stops at once.',
+    description:
+      'A new secret, used for every attempt from now on (retries included). For 24 h the replaced secret still signs too: ' +
+      'webhook-signature carries both signatures (new first, space-separated); X-Service-Signature carries the new one only.',
     authScopes: webhookScope,
     args: { id: t.arg.id({ required: true }), apiKeyId: t.arg.id() },
-    resolve: (_root, args, context) => context.services.webhooks.rotateSecret(ownerOf(context.principal, args.apiKeyId), String(args.id)),
+    resolve: async (_root, args, context) =>
+      context.services.webhooks.rotateSecret(await ownerOfSubscription(context, String(args.id), args.apiKeyId), String(args.id)),
+  }),
+  testWebhookSubscription: t.field({
+    type: TestResultRef,
+    description:
+      'Sends a signed sample pick.published (body "test": true, header X-Service-Test: true) to the url now, whatever the status, ' +
+      'and returns the outcome of that one attempt. Never retried, not in the deliveries log.',
+    authScopes: webhookScope,
+    args: { id: t.arg.id({ required: true }), apiKeyId: t.arg.id() },
+    resolve: async (_root, args, context) =>
+      context.services.webhooks.sendTest(await ownerOfSubscription(context, String(args.id), args.apiKeyId), String(args.id)),
+  }),
+  replayWebhookDeliveries: t.field({
+    type: ReplayResultRef,
+    description:
+      'Queues again the failed and cancelled deliveries created at or after `since` (within the 30-day log retention), due now, ' +
+      'with the retry schedule from its start. Those of an exhausted subscription are sent once it is reactivated.',
+    authScopes: webhookScope,
+    args: { id: t.arg.id({ required: true }), since: t.arg({ type: 'DateTime', required: true }), apiKeyId: t.arg.id() },
+    resolve: async (_root, args, context) =>
+      context.services.webhooks.replay(await ownerOfSubscription(context, String(args.id), args.apiKeyId), String(args.id), args.since),
   }),
 }));

@@ -21,6 +21,9 @@ export const WebhookSubscriptionSchema = defineEntity({
     url: p.text(),
     events: p.json<EventType[]>(),
     secretCiphertext: p.text(),
+    /** The secret a rotation replaced, still signing beside the new one until previousSecretExpiresAt. */
+    previousSecretCiphertext: p.text().nullable(),
+    previousSecretExpiresAt: p.datetime().nullable(),
     status: p.text().$type<WebhookSubscriptionStatus>(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
@@ -42,6 +45,8 @@ export const WebhookDeliverySchema = defineEntity({
     eventId: p.uuid(),
     status: p.text().$type<WebhookDeliveryStatus>(),
     attemptCount: p.integer().default(0),
+    /** attemptCount when the delivery was last replayed: the retry schedule counts from here. */
+    attemptBase: p.integer().default(0),
     nextAttemptAt: p.datetime().nullable(),
     lockedUntil: p.datetime().nullable(),
     leaseToken: p.uuid().nullable(),

@@ -180,10 +180,12 @@ export class WebhookDispatcher {
     const body = webhookBody(delivery.event);
     const attemptedAt = this.clock.now();
     const secret = decryptSecret(delivery.secretCiphertext, this.keyring, delivery.subscriptionId);
+    const previous = delivery.previousSecretCiphertext;
     const headers = webhookHeaders({
       deliveryId: delivery.id,
       eventType: delivery.event.type,
       secret,
+      previousSecret: previous === null ? null : decryptSecret(previous, this.keyring, delivery.subscriptionId),
       body,
       timestampSeconds: Math.floor(attemptedAt.getTime() / 1000),
     });
@@ -262,7 +264,8 @@ export class WebhookDispatcher {
         errorKind: outcome.errorKind,
         responseBody: outcome.responseBody === null ? null : storedResponseBody(outcome.responseBody),
         lastError,
-        next: outcome.ok ? null : afterFailedAttempt(attemptNumber, this.options.retryScheduleMs, finishedAt),
+        // A replayed delivery runs the schedule from its start; its log numbers keep counting.
+        next: outcome.ok ? null : afterFailedAttempt(attemptNumber - delivery.attemptBase, this.options.retryScheduleMs, finishedAt),
       };
     });
   }
