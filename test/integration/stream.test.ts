@@ -118,7 +118,9 @@ describe('GET /api/v1/picks/stream', () => {
 
   it('never shows admin_review picks; an approved pick appears at approval', async () => {
     const connection = await stream(keys.enterprise!);
-    const held = await publish({ status: 'ADMIN_REVIEW', homeTeam: 'Held FC', selection: 'Held FC' });
+    // Kickoff a week ahead of the real clock: a held pick can be approved only before kickoff.
+    const kickoffAt = new Date(Date.now() + 7 * 24 * 3_600_000).toISOString();
+    const held = await publish({ status: 'ADMIN_REVIEW', homeTeam: 'Held FC', selection: 'Held FC', kickoffAt });
     const visible = await publish({ homeTeam: 'Visible FC', selection: 'Visible FC' });
     await connection.waitFor(visible.id, 3_000);
     expect(connection.raw()).not.toContain(held.id);
