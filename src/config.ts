@@ -175,17 +175,23 @@ function parseUrl(name: string, raw: string, protocols: string[]): string {
   return raw;
 }
 
-export function parseTierLimits(raw: string | undefined): TierLimits {
-  const limits: TierLimits = structuredClone(DEFAULT_TIER_LIMITS);
-  if (raw === undefined) return limits;
-  const problem = 'must be JSON like {"starter":{"hourly":25},"enterprise":{"monthly":40}} with tiers starter, growth, enterprise and positive integer hourly/monthly';
+/** A JSON object variable, or a ConfigError naming it with `problem`. */
+function parseJsonObject(name: string, raw: string, problem: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new ConfigError('TIER_LIMITS', problem);
+    throw new ConfigError(name, problem);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('TIER_LIMITS', problem);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(name, problem);
+  return parsed as Record<string, unknown>;
+}
+
+export function parseTierLimits(raw: string | undefined): TierLimits {
+  const limits: TierLimits = structuredClone(DEFAULT_TIER_LIMITS);
+  if (raw === undefined) return limits;
+  const problem = 'must be JSON like {"starter":{"hourly":25},"enterprise":{"monthly":40}} with tiers starter, growth, enterprise and positive integer hourly/monthly';
+  const parsed = parseJsonObject('TIER_LIMITS', raw, problem);
   for (const [tier, override] of Object.entries(parsed)) {
     if (!(TIERS as readonly string[]).includes(tier)) throw new ConfigError('TIER_LIMITS', `${problem} (unknown tier "${tier}")`);
     if (typeof override !== 'object' || override === null || Array.isArray(override)) throw new ConfigError('TIER_LIMITS', problem);
@@ -255,13 +261,7 @@ function parseList(raw: string): string[] {
 export function parseTaxRates(raw: string | undefined): Record<string, number> {
   if (raw === undefined) return {};
   const problem = 'must be JSON like {"tipico":0.053,"betfair_ex_eu":0.02}: feed bookmaker keys to tax fractions from 0 up to (not including) 1';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError('BOOKMAKER_TAX_RATES', problem);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('BOOKMAKER_TAX_RATES', problem);
+  const parsed = parseJsonObject('BOOKMAKER_TAX_RATES', raw, problem);
   const rates: Record<string, number> = {};
   for (const [key, rate] of Object.entries(parsed)) {
     if (!BOOKMAKER_KEY.test(key)) throw new ConfigError('BOOKMAKER_TAX_RATES', `${problem} (bad bookmaker key "${key}")`);

@@ -438,4 +438,42 @@ describe('value engine against a local v4 feed', () => {
     );
     expect(again.data!.ingestScores.picksSettled).toBe(0);
   });
+
+  it('ingestOdds: pushed events go through the same rules, bad ones skipped with camelCase reasons; over 500 events is invalid_parameter', async () => {
+    const INGEST = `mutation($events: [OddsEventInput!]!) { ingestOdds(events: $events) { events picksCreated picksSettled skipped { eventId reason } } }`;
+    const good = {
+      id: 'push-1',
+      sportKey: 'soccer_epl',
+      sportTitle: 'EPL',
+      commenceTime: KICKOFF.toISOString(),
+      homeTeam: 'Arsenal p',
+      awayTeam: 'Chelsea p',
+      bookmakers: [
+        { key: 'pinnacle', title: 'Pinnacle', lastUpdate: FRESH.toISOString(), markets: [{ key: 'h2h', lastUpdate: FRESH.toISOString(), outcomes: Object.entries(PINNACLE).map(([name, price]) => ({ name: name === 'Draw' ? name : `${name} p`, price })) }] },
+        { key: 'tipico', title: 'Tipico', lastUpdate: FRESH.toISOString(), markets: [{ key: 'h2h', outcomes: [{ name: 'Arsenal p', price: 1.9 }, { name: 'Chelsea p', price: 4.6 }, { name: 'Draw', price: 3.8 }] }] },
+      ],
+    };
+    const result = await t.graphql<{ ingestOdds: { events: number; picksCreated: number; skipped: { eventId: string | null; reason: string }[] } }>(INGEST, {
+      events: [
+        good,
+        { ...good, id: 'push-1', homeTeam: 'Other' },
+        { ...good, id: 'push-2', commenceTime: '2026-11-24T15:00:00' },
+        { ...good, id: 'push-3', awayTeam: 'Arsenal p' },
+        { ...good, id: 'push-4', sportKey: 'golf_masters' },
+      ],
+    });
+    expect(result.errors).toBeUndefined();
+    expect(result.data!.ingestOdds).toMatchObject({ events: 1, picksCreated: 1 });
+    const reasons = Object.fromEntries(result.data!.ingestOdds.skipped.map((skip) => [skip.eventId, skip.reason]));
+    expect(reasons['push-1']).toMatch(/repeats/);
+    expect(reasons['push-2']).toMatch(/commenceTime/);
+    expect(reasons['push-3']).toMatch(/awayTeam/);
+    expect(reasons['push-4']).toMatch(/golf_masters/);
+
+    const tooMany = await t.graphql(INGEST, { events: Array.from({ length: 501 }, (_, i) => ({ ...good, id: `bulk-${i}`, bookmakers: [] })) });
+    expect(tooMany.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_parameter', parameter: 'events' });
+
+    const asKey = await t.graphql(INGEST, { events: [good] }, `Bearer ${(await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key}`);
+    expect(asKey.errors?.[0]?.extensions?.code).toBe('admin_required');
+  });
 });

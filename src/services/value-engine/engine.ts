@@ -15,6 +15,7 @@ import {
   type FeedSkip,
   type OddsEvent,
   type ScoreEvent,
+  type ValidatedEvent,
 } from '../../domain/odds-feed.js';
 import { h2hResult } from '../../domain/settlement.js';
 import { checkText } from '../../domain/text.js';
@@ -78,28 +79,14 @@ export class ValueEngine {
 
   /** ingestOdds: camelCase events, each validated like a feed event; bad ones are skipped, never the batch. */
   async ingestOddsInput(inputs: readonly unknown[]): Promise<IngestResult> {
-    checkBatchSize(inputs);
-    const events: OddsEvent[] = [];
-    const skipped: FeedSkip[] = [];
-    for (const input of inputs) {
-      const validated = validateOddsEvent(input, 'input');
-      skipped.push(...validated.skipped);
-      if (validated.event) events.push(validated.event);
-    }
-    return this.ingestOdds(dropRepeatedIds(events, skipped), skipped);
+    const { events, skipped } = validateBatch(inputs, validateOddsEvent);
+    return this.ingestOdds(events, skipped);
   }
 
   /** ingestScores: camelCase score events, validated like the feed's. */
   async ingestScoresInput(inputs: readonly unknown[]): Promise<IngestResult> {
-    checkBatchSize(inputs);
-    const events: ScoreEvent[] = [];
-    const skipped: FeedSkip[] = [];
-    for (const input of inputs) {
-      const validated = validateScoreEvent(input, 'input');
-      skipped.push(...validated.skipped);
-      if (validated.event) events.push(validated.event);
-    }
-    return this.ingestScores(dropRepeatedIds(events, skipped), skipped);
+    const { events, skipped } = validateBatch(inputs, validateScoreEvent);
+    return this.ingestScores(events, skipped);
   }
 
   /**
@@ -278,15 +265,29 @@ function roundedPrices(fair: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(fair).map(([name, price]) => [name, roundTo(price, 4)]));
 }
 
-/** A repeated id in one pushed batch contradicts itself: the first is kept, like the feed parser does. */
-function dropRepeatedIds<T extends { id: string }>(events: T[], skipped: FeedSkip[]): T[] {
+/**
+ * A pushed batch through the feed's own event rules (camelCase names). A repeated id in one batch
+ * contradicts itself: the first is kept, as the feed parser does.
+ */
+function validateBatch<T extends { id: string }>(
+  inputs: readonly unknown[],
+  validate: (input: unknown, naming: 'input') => ValidatedEvent<T>,
+): { events: T[]; skipped: FeedSkip[] } {
+  checkBatchSize(inputs);
+  const events: T[] = [];
+  const skipped: FeedSkip[] = [];
   const seen = new Set<string>();
-  return events.filter((event) => {
+  for (const input of inputs) {
+    const validated = validate(input, 'input');
+    skipped.push(...validated.skipped);
+    const event = validated.event;
+    if (!event) continue;
     if (seen.has(event.id)) {
       skipped.push({ eventId: event.id, reason: 'id repeats an earlier event of this batch; skipped' });
-      return false;
+      continue;
     }
     seen.add(event.id);
-    return true;
-  });
+    events.push(event);
+  }
+  return { events, skipped };
 }
