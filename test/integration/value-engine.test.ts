@@ -476,4 +476,31 @@ describe('value engine against a local v4 feed', () => {
     const asKey = await t.graphql(INGEST, { events: [good] }, `Bearer ${(await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key}`);
     expect(asKey.errors?.[0]?.extensions?.code).toBe('admin_required');
   });
+
+  it('refuses wrong forms of the operator arguments with documented codes', async () => {
+    const code = async (query: string, variables: Record<string, unknown>) => (await t.graphql(query, variables)).errors?.[0]?.extensions;
+    expect(await code(`query($e: String!) { oddsHistory(eventId: $e) { price } }`, { e: 'a\u0000b' })).toMatchObject({ code: 'invalid_parameter', parameter: 'eventId' });
+    expect(await code(`query($a: String) { reviewQueue(after: $a) { nodes { id } } }`, { a: 'not-a-cursor' })).toMatchObject({ code: 'invalid_cursor' });
+    // A cursor of the picks list is not a review queue cursor.
+    feed.set('odds', 'soccer_epl', [match('x1', books('x1', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 } }))]);
+    await poll();
+    const listed = await t.graphql<{ picks: { edges: { cursor: string }[] } }>(`query { picks(first: 1) { edges { cursor } } }`);
+    expect(await code(`query($a: String) { reviewQueue(after: $a) { nodes { id } } }`, { a: listed.data!.picks.edges[0]!.cursor })).toMatchObject({ code: 'invalid_cursor' });
+    expect(await code(`query { reviewQueue(first: 0) { nodes { id } } }`, {})).toMatchObject({ code: 'invalid_parameter', parameter: 'first' });
+    expect(await code(`query { reviewQueue(first: 201) { nodes { id } } }`, {})).toMatchObject({ code: 'invalid_parameter', parameter: 'first' });
+    expect(await code(`mutation { discardPick(id: "nope") { id } }`, {})).toMatchObject({ code: 'not_found' });
+    expect(await code(`mutation { discardPick(id: "00000000-0000-4000-8000-000000000000") { id } }`, {})).toMatchObject({ code: 'not_found' });
+    // An unknown event has no history: an empty list, not an error.
+    expect((await t.graphql<{ oddsHistory: unknown[] }>(`query { oddsHistory(eventId: "unknown") { price } }`)).data!.oddsHistory).toEqual([]);
+    const history = (await t.graphql<{ oddsHistory: { bookmaker: string; outcome: string; price: number; at: string }[] }>(`query { oddsHistory(eventId: "x1") { bookmaker outcome price at } }`)).data!.oddsHistory;
+    expect(history).toHaveLength(6);
+    expect(history).toContainEqual({ bookmaker: 'tipico', outcome: 'Chelsea x1', price: 4.6, at: FRESH.toISOString() });
+    // A second poll with the same prices stores nothing more; a changed price stores one row.
+    await poll();
+    feed.set('odds', 'soccer_epl', [match('x1', books('x1', { tipico: { Arsenal: 1.9, Chelsea: 4.5, Draw: 3.8 } }, NOW))]);
+    await poll();
+    const after = (await t.graphql<{ oddsHistory: { bookmaker: string; outcome: string; price: number; at: string }[] }>(`query { oddsHistory(eventId: "x1") { bookmaker outcome price at } }`)).data!.oddsHistory;
+    expect(after).toHaveLength(7);
+    expect(after.at(-1)).toEqual({ bookmaker: 'tipico', outcome: 'Chelsea x1', price: 4.5, at: NOW.toISOString() });
+  });
 });
