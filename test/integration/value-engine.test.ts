@@ -503,4 +503,20 @@ describe('value engine against a local v4 feed', () => {
     expect(after).toHaveLength(7);
     expect(after.at(-1)).toEqual({ bookmaker: 'tipico', outcome: 'Chelsea x1', price: 4.5, at: NOW.toISOString() });
   });
+
+  it('reports an event with published picks still not completed 72 h after kickoff once, and settles nothing', async () => {
+    feed.set('odds', 'soccer_epl', [match('o1', books('o1', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 } }))]);
+    await poll();
+    const overdue = () => engineLogs.filter((entry) => entry.level === 'warn' && /72 h after kickoff/.test(entry.msg));
+    clock.set(new Date(KICKOFF.getTime() + 71 * 3_600_000));
+    await poll(['scores']);
+    expect(overdue()).toHaveLength(0);
+    clock.set(new Date(KICKOFF.getTime() + 72 * 3_600_000));
+    feed.set('scores', 'soccer_epl', [v4ScoreEvent({ id: 'o1', commenceTime: KICKOFF, completed: false, homeTeam: 'Arsenal o1', awayTeam: 'Chelsea o1', scores: [1, 1] })]);
+    await poll(['scores']);
+    await poll(['scores']);
+    expect(overdue()).toHaveLength(1);
+    expect(overdue()[0]!.fields).toMatchObject({ eventId: 'o1', kickoffAt: KICKOFF.toISOString(), match: 'Arsenal o1 v Chelsea o1' });
+    expect((await visiblePicks())[0]).toMatchObject({ status: 'PUBLISHED', result: null });
+  });
 });
