@@ -18,6 +18,14 @@ export function hostOverridesWarning(config: Pick<Config, 'webhookHostOverrides'
   return `WEBHOOK_HOST_OVERRIDES is a test-only setting: webhooks for ${names} are delivered to loopback addresses. Unset it outside tests.`;
 }
 
+/** Where the value engine's odds come from (never the feed's URL query: it carries the apiKey). */
+function valueEngineLine(config: Config): string {
+  const engine = config.valueEngine;
+  if (engine.feed) return `polling ${new URL(engine.feed.url).origin} every ${engine.oddsPollSeconds} s (${engine.sportKeys.join(', ')})`;
+  if (engine.demoFeed) return `simulated demo feed every ${engine.oddsPollSeconds} s (DEMO_FEED): new picks within a minute or two`;
+  return 'no odds feed (ODDS_FEED_URL unset): picks come from publishPick and ingestOdds';
+}
+
 export function startBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null): string {
   const lines = [
     '',
@@ -25,6 +33,7 @@ export function startBanner(config: Config, url: string, adminToken: string, dem
     `  database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`}`,
     `  limits/events: ${config.redisUrl ? 'Redis' : 'in-memory'}`,
     `  GraphQL: ${url}/graphql`,
+    `  value engine: ${valueEngineLine(config)}`,
   ];
   const adminTokenFile = path.join(config.dataDir, ADMIN_TOKEN_FILE);
   const demoKeysFile = path.join(config.dataDir, DEMO_KEYS_FILE);
@@ -45,6 +54,9 @@ export function startBanner(config: Config, url: string, adminToken: string, dem
           `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/api/v1/picks?limit=3'`,
           `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/api/v1/usage'`,
         );
+        if (config.valueEngine.demoFeed && demoKeys.enterprise) {
+          lines.push(`    curl -sN -H 'Authorization: Bearer ${demoKeys.enterprise}' '${url}/api/v1/picks/stream'   # engine picks as they are found`);
+        }
       }
     }
   }

@@ -24,4 +24,21 @@ describe('start banner', () => {
     }
     expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys)).not.toContain('WEBHOOK_HOST_OVERRIDES');
   });
+
+  it('says where the value engine reads odds from, never printing the feed key', () => {
+    const withEnterprise = { ...demoKeys, enterprise: `service_${'3'.repeat(64)}` };
+    const demo = startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, withEnterprise);
+    expect(demo).toContain('value engine: simulated demo feed every 60 s (DEMO_FEED)');
+    expect(demo).toContain(`curl -sN -H 'Authorization: Bearer ${withEnterprise.enterprise}' '${url}/api/v1/picks/stream'`);
+    const polling = startBanner(
+      loadConfig({ DATA_DIR: '/srv/picks', ODDS_FEED_URL: 'https://feed.example/odds-api/', ODDS_FEED_API_KEY: 'secret-feed-key', ODDS_FEED_SPORTS: 'soccer_epl,basketball_nba' }),
+      url,
+      adminToken,
+      null,
+    );
+    expect(polling).toContain('value engine: polling https://feed.example every 60 s (soccer_epl, basketball_nba)');
+    expect(polling).not.toContain('secret-feed-key');
+    expect(polling).not.toContain('/api/v1/picks/stream');
+    expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks', DEMO_FEED: 'false' }), url, adminToken, demoKeys)).toContain('value engine: no odds feed');
+  });
 });
