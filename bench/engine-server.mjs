@@ -1,0 +1,282 @@
+/**
+ * The value engine benchmark's server (forked by bench/engine-run.mjs; control over IPC).
+ *
+ * The real app from dist/ as src/main.ts builds it (loadConfig -> createRuntime -> buildApp,
+ * logger off, NODE_ENV=production, 127.0.0.1, a free port) with ODDS_FEED_URL pointing at the
+ * bench feed (bench/engine-feed.mjs), ODDS_FEED_SPORTS=soccer_epl, the poller's timers off
+ * (startPoller: false): every poll is runtime.poller.pollNow(['odds']), the same code the
+ * timers run. Its dispatcher and outbox relay run as in production; one enterprise key (it
+ * may stream) holds a webhook subscription to https://hooks.test:<receiver port>/engine
+ * (WEBHOOK_HOST_OVERRIDES maps hooks.test to 127.0.0.1; the test CA is trusted through
+ * NODE_EXTRA_CA_CERTS, set by the orchestrator).
+ *
+ * Where a poll's time goes, measured on this instance without touching the engine's code
+ * (wrappers on the objects the runtime built, like bench/webhooks-server.mjs does):
+ *   fetch     the feed source's odds(): HTTP request, body read, JSON.parse
+ *   validate  from odds() resolving to ingestOdds() being called: parseOddsEvents
+ *   store     the engine's write transaction (events, odds_latest/odds_history, reference
+ *             fair prices, kickoff moves, closing lines): its transactional() call
+ *   lookup    the engine's other queries outside picks (picks already made for the events)
+ *   picks     creating the picks (publish path: pick, analysis, outbox event), each in its
+ *             own transaction
+ *   compute   the rest of ingestOdds: building the price rows, devigging the reference
+ *             (referenceFairPrices) and detectValue for every event
+ * and, for a cross-check, the pure steps (parse, devig, detect) timed again on the same body
+ * after the poll.
+ *
+ * IPC commands:
+ *   poll    {}  one odds poll; its wall time (from pollNow() and from the feed request's
+ *               start to pollNow() resolving: every write committed) and the parts above
+ *   pickFor { eventId, selection }  the id of the engine's pick for that outcome, or null
+ *   storage {}  rows and sizes of odds_history, odds_latest, odds_events
+ *   stop    {}
+ *
+ * Environment (set by engine-run.mjs): ENGINE_MODE embedded|services, ENGINE_DATA_DIR
+ * (embedded), ENGINE_DB_URL + ENGINE_REDIS_URL (services), ENGINE_FEED_URL,
+ * ENGINE_RECEIVER_PORT.
+ */
+import { randomBytes } from 'node:crypto';
+import { buildApp } from '../dist/src/app.js';
+import { loadConfig } from '../dist/src/config.js';
+import { parseOddsEvents } from '../dist/src/domain/odds-feed.js';
+import { detectValue, referenceFairPrices } from '../dist/src/domain/value-detection.js';
+import { createRuntime } from '../dist/src/runtime.js';
+import { HOST, serveCommands, wallNow } from './common.mjs';
+import { dropLimiterCounters, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
+
+if (!process.send) {
+  process.stderr.write('bench/engine-server.mjs is started by bench/engine-run.mjs (npm run bench:engine), not directly.\n');
+  process.exit(2);
+}
+
+const mode = process.env.ENGINE_MODE;
+const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
+const TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
+
+const problems = { count: 0, byMessage: {}, samples: [] };
+const note = (level) => (details, message) => {
+  problems.count += 1;
+  const key = `${level}: ${message}`;
+  problems.byMessage[key] = (problems.byMessage[key] ?? 0) + 1;
+  if (problems.samples.length < 5) problems.samples.push({ level, message, details: JSON.parse(JSON.stringify(details ?? {}, (_k, v) => (v instanceof Error ? v.message : v))) });
+};
+const log = { info() {}, warn: note('warn'), error: note('error') };
+
+const em0 = (runtime) => runtime.orm.em.fork();
+
+/** Wraps `target[name]` (an async method) so each call adds its wall time to `onDone`. */
+function timeMethod(target, name, onDone) {
+  const original = target[name].bind(target);
+  target[name] = async (...args) => {
+    const t0 = wallNow();
+    try {
+      return await original(...args);
+    } finally {
+      onDone(t0, wallNow(), args);
+    }
+  };
+}
+
+/**
+ * The engine's own ORM handle, wrapped: the forks it takes time their transactional() (the
+ * write transaction) and execute() (lookups) calls. Only the engine sees this handle; the
+ * pick service, relay and dispatcher keep the real one.
+ */
+function instrumentEngineOrm(engine, current) {
+  const orm = engine.orm;
+  const em = new Proxy(orm.em, {
+    get(target, prop) {
+      if (prop !== 'fork') return Reflect.get(target, prop, target);
+      return (...args) => {
+        const fork = target.fork(...args);
+        timeMethod(fork, 'transactional', (t0, t1) => current().store.push([t0, t1]));
+        // Each statement of the write transaction, named by the table it writes.
+        const transactional = fork.transactional;
+        fork.transactional = (callback, ...rest) =>
+          transactional((txEm, ...more) => {
+            timeMethod(txEm, 'execute', (t0, t1, [sql]) => current().statements.push([statementName(sql), t1 - t0]));
+            return callback(txEm, ...more);
+          }, ...rest);
+        timeMethod(fork, 'execute', (t0, t1) => current().lookup.push([t0, t1]));
+        return fork;
+      };
+    },
+  });
+  engine.orm = new Proxy(orm, { get: (target, prop) => (prop === 'em' ? em : Reflect.get(target, prop, target)) });
+}
+
+/** A write statement's name for the breakdown: its first verb and table (`insert odds_latest`). */
+function statementName(sql) {
+  const text = String(sql).replace(/\s+/g, ' ').trim();
+  const first = /^(?:with .*?\b)?(insert into|update|delete from|select)\s+(\w+)/i.exec(text);
+  if (/^with incoming/i.test(text)) return 'prices (odds_latest + odds_history)';
+  if (/^update picks .*kickoff_at =/i.test(text)) return 'update picks (kickoffs)';
+  if (/^update picks .*closing_odds =/i.test(text)) return 'update picks (closing lines)';
+  if (/^update odds_events .*reference_fair =/i.test(text)) return 'update odds_events (reference fair)';
+  return first ? `${first[1].split(' ')[0].toLowerCase()} ${first[2]}` : text.slice(0, 40);
+}
+
+async function main() {
+  const receiverPort = Number(process.env.ENGINE_RECEIVER_PORT);
+  if (!Number.isInteger(receiverPort) || receiverPort <= 0) throw new Error('ENGINE_RECEIVER_PORT is required');
+  const env = await serverEnv({
+    mode,
+    modeVar: 'ENGINE_MODE',
+    adminToken,
+    dataDir: process.env.ENGINE_DATA_DIR,
+    dbUrl: process.env.ENGINE_DB_URL,
+    redisUrl: process.env.ENGINE_REDIS_URL,
+    extra: {
+      ODDS_FEED_URL: process.env.ENGINE_FEED_URL,
+      ODDS_FEED_API_KEY: 'bench-feed-key',
+      ODDS_FEED_SPORTS: 'soccer_epl',
+      ODDS_POLL_SECONDS: '60',
+      WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1',
+      TIER_LIMITS: JSON.stringify(TIER_LIMITS),
+    },
+  });
+  const config = loadConfig(env);
+  const runtime = await createRuntime(config, { adminToken, migrate: true, log, startPoller: false });
+  // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
+  await truncateTables(runtime.orm, [
+    'odds_history',
+    'odds_latest',
+    'odds_events',
+    'engine_leases',
+    'webhook_delivery_attempts',
+    'webhook_deliveries',
+    'webhook_subscriptions',
+    'outbox_events',
+    'match_analyses',
+    'picks',
+    'api_keys',
+    'monthly_usage',
+  ]);
+  // The table statistics (updates, HOT updates) then count this run only.
+  await em0(runtime).execute('select pg_stat_reset()').catch(() => undefined);
+  const { key, apiKey } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: 'engine-bench' });
+  await runtime.services.webhooks.create(apiKey.id, { url: `https://hooks.test:${receiverPort}/engine`, events: ['pick.published'] });
+  const app = await buildApp(runtime, { logger: false });
+  await app.listen({ port: 0, host: HOST });
+
+  const { poller } = runtime;
+  const engine = runtime.services.valueEngine;
+  let parts = null;
+  const current = () => parts ?? { store: [], lookup: [], picks: [], statements: [] };
+  let lastBody = null;
+  timeMethod(poller.source, 'odds', (t0, t1) => {
+    if (parts) parts.fetch = [t0, t1];
+  });
+  const fetchOdds = poller.source.odds;
+  poller.source.odds = async (...args) => {
+    const response = await fetchOdds(...args);
+    lastBody = response.body;
+    return response;
+  };
+  timeMethod(engine, 'ingestOdds', (t0, t1) => {
+    if (parts) parts.ingest = [t0, t1];
+  });
+  timeMethod(engine, 'createPick', (t0, t1) => current().picks.push([t0, t1]));
+  instrumentEngineOrm(engine, current);
+  const em = () => runtime.orm.em.fork();
+  const count = async (table) => Number((await em().execute(`select count(*)::bigint as n from ${table}`))[0].n);
+  const spanMs = (spans) => spans.reduce((sum, [a, b]) => sum + (b - a), 0);
+
+  serveCommands({
+    async poll() {
+      const historyBefore = await count('odds_history');
+      const pickIds = async () => new Set((await em().execute('select id from picks')).map((row) => String(row.id)));
+      const picksBefore = await pickIds();
+      parts = { store: [], lookup: [], picks: [], statements: [] };
+      const startedAt = wallNow();
+      const polled = await poller.pollNow(['odds']);
+      const endedAt = wallNow();
+      const p = parts;
+      parts = null;
+      if (!polled) throw new Error('pollNow: another holder has the feed lease');
+      if (!p.fetch || !p.ingest) throw new Error(`the poll did not reach the engine (see problems: ${JSON.stringify(problems.samples)})`);
+      const ingestMs = p.ingest[1] - p.ingest[0];
+      // Inside ingestOdds, only the engine's own lookups count (the write transaction's statements run inside store).
+      const lookup = p.lookup.filter(([a]) => a >= p.ingest[0] && !p.store.some(([s, e]) => a >= s && a <= e));
+      const storeMs = spanMs(p.store);
+      const lookupMs = spanMs(lookup);
+      const picksMs = spanMs(p.picks);
+      // The pure steps again on the same body, for a cross-check of the parts.
+      const t0 = performance.now();
+      const parsed = parseOddsEvents(lastBody);
+      const t1 = performance.now();
+      let fair = 0;
+      let candidates = 0;
+      for (const event of parsed.events) if (referenceFairPrices(event, config.valueEngine.detection)) fair += 1;
+      const t2 = performance.now();
+      const now = new Date();
+      for (const event of parsed.events) candidates += detectValue(event, config.valueEngine.detection, now).candidates.length;
+      const t3 = performance.now();
+      return {
+        startedAt,
+        fetchStartedAt: p.fetch[0],
+        endedAt,
+        totalMs: endedAt - startedAt,
+        fromRequestMs: endedAt - p.fetch[0],
+        parts: {
+          leaseMs: p.fetch[0] - startedAt,
+          fetchMs: p.fetch[1] - p.fetch[0],
+          validateMs: p.ingest[0] - p.fetch[1],
+          storeMs,
+          lookupMs,
+          picksMs,
+          computeMs: ingestMs - storeMs - lookupMs - picksMs,
+          afterMs: endedAt - p.ingest[1],
+        },
+        pure: { parseMs: t1 - t0, devigMs: t2 - t1, detectMs: t3 - t2, events: parsed.events.length, skipped: parsed.skipped.length, fairMarkets: fair, candidates },
+        statements: p.statements.map(([name, ms]) => ({ name, ms })),
+        historyRows: (await count('odds_history')) - historyBefore,
+        pickIds: [...(await pickIds())].filter((id) => !picksBefore.has(id)),
+        picksTimed: p.picks.length,
+      };
+    },
+    async pickFor({ eventId, selection }) {
+      const rows = await em().execute('select id from picks where event_id = ? and selection = ?', [eventId, selection]);
+      return rows[0] ? String(rows[0].id) : null;
+    },
+    async storage({ compact }) {
+      // VACUUM FULL rewrites each table without its dead row versions: the compact size per live row.
+      if (compact) for (const table of ['odds_history', 'odds_latest', 'odds_events']) await em().execute(`vacuum full ${table}`);
+      const out = {};
+      for (const table of ['odds_history', 'odds_latest', 'odds_events']) {
+        const [row] = await em().execute(
+          `select (select count(*) from ${table})::bigint as rows,
+                  pg_relation_size('${table}')::bigint as heap,
+                  pg_indexes_size('${table}')::bigint as indexes,
+                  pg_total_relation_size('${table}')::bigint as total,
+                  (select coalesce(avg(pg_column_size(t.*)), 0) from ${table} t)::float8 as tuple_bytes`,
+        );
+        out[table] = { rows: Number(row.rows), heapBytes: Number(row.heap), indexBytes: Number(row.indexes), totalBytes: Number(row.total), avgTupleBytes: Number(row.tuple_bytes) };
+        // Row versions left by updates (the statistics may lag a little, and PGlite may keep none).
+        const stats = await em()
+          .execute(`select n_tup_upd::bigint as upd, n_tup_hot_upd::bigint as hot, n_dead_tup::bigint as dead from pg_stat_user_tables where relname = '${table}'`)
+          .catch(() => []);
+        if (stats[0]) Object.assign(out[table], { updates: Number(stats[0].upd), hotUpdates: Number(stats[0].hot), deadTuples: Number(stats[0].dead) });
+      }
+      out.version = String((await em().execute('select version() as v'))[0].v);
+      return out;
+    },
+    problems() {
+      return problems;
+    },
+    async stop() {
+      return shutdownSoon('engine server', async () => {
+        await app.close();
+        if (mode === 'services') await dropLimiterCounters(config.redisUrl, [apiKey.id]);
+        await runtime.close();
+      });
+    },
+  });
+
+  process.send({ type: 'ready', pid: process.pid, port: app.server.address().port, streamPath: '/api/v1/picks/stream', apiKey: key });
+}
+
+main().catch((error) => {
+  process.stderr.write(`engine server failed: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});
