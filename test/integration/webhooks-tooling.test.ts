@@ -9,9 +9,13 @@ import addFormats from 'ajv-formats';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/domain/clock.js';
+import { createKeyring, decryptSecret } from '../../src/domain/secrets.js';
 import { verifyWebhookSignature } from '../../src/domain/signature.js';
 import { WEBHOOK_USER_AGENT } from '../../src/domain/webhook.js';
-import { createTestApp, ManualClock, type TestApp, type TestAppOptions } from '../helpers/app.js';
+import { WebhookService } from '../../src/services/webhooks/subscriptions.js';
+import { WebhookUrlGuard } from '../../src/services/webhooks/url-guard.js';
+import { createTestApp, ManualClock, WEBHOOK_SECRET_KEY, type TestApp, type TestAppOptions } from '../helpers/app.js';
 import { CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js';
 
@@ -250,6 +254,27 @@ describe('secret rotation overlap', () => {
     const [request] = hooks.requests;
     expect(header(request!, 'webhook-signature')).toBe(`${standardSignatureOf(third, request!)} ${standardSignatureOf(second, request!)}`);
     expect(() => new Webhook(first).verify(request!.body.toString('utf8'), standardHeaders(request!))).toThrow();
+  });
+});
+
+describe('secrets in their overlap at rest', () => {
+  it('the replaced secret is stored encrypted too, and an encryption-key rotation (webhooks:reencrypt) moves it to the new key', async () => {
+    const testApp = await app({ runtime: { startDispatcher: false } });
+    const key = await createKey(testApp);
+    const { id, secret: oldSecret } = await subscribe(testApp, key, 'https://hooks.test:9/at-rest');
+    expect((await call(testApp, 'POST', `${BASE}/${id}/rotate-secret`, key)).statusCode).toBe(200);
+    const stored = async () =>
+      (await testApp.runtime.orm.em.fork().execute<{ previous_secret_ciphertext: string }[]>('select previous_secret_ciphertext from webhook_subscriptions where id = ?', [id]))[0]!
+        .previous_secret_ciphertext;
+    const sealed = await stored();
+    expect(sealed).not.toContain(oldSecret.slice('whsec_'.length, 20));
+    expect(decryptSecret(sealed, createKeyring(Buffer.from(WEBHOOK_SECRET_KEY, 'hex')), id)).toBe(oldSecret);
+
+    const newKey = Buffer.alloc(32, 9);
+    const service = new WebhookService(testApp.runtime.orm, systemClock, new WebhookUrlGuard({ hostOverrides: new Map() }), createKeyring(newKey, [Buffer.from(WEBHOOK_SECRET_KEY, 'hex')]));
+    await service.reencryptSecrets();
+    expect(decryptSecret(await stored(), createKeyring(newKey), id)).toBe(oldSecret);
+    expect(() => decryptSecret(sealed, createKeyring(newKey), id)).toThrow(/not configured/);
   });
 });
 

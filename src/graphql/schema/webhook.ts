@@ -76,7 +76,7 @@ const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implem
     lastStatusCode: t.exposeInt('lastStatusCode', { nullable: true }),
     lastError: t.exposeString('lastError', { nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    // The first attempt and at most 5 retries (WEBHOOK_RETRY_SCHEDULE has exactly 5).
+    // Cost estimate: the first attempt and at most 5 retries (WEBHOOK_RETRY_SCHEDULE has exactly 5); each replay adds at most as many again.
     attempts: t.field({ type: [AttemptRef], complexity: { field: 1, multiplier: 6 }, resolve: (delivery) => delivery.attempts }),
   }),
 });
