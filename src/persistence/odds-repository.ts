@@ -6,6 +6,7 @@
  * escaping and 12,000 prices cost one round trip.
  */
 import type { Em } from './orm.js';
+import { executeBound } from './sql.js';
 
 export interface OddsEventRow {
   id: string;
@@ -48,10 +49,11 @@ const date = (value: unknown): Date => (value instanceof Date ? value : new Date
 /** Inserts new events and refreshes known ones (teams, league, kickoff) in one statement. */
 export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], now: Date): Promise<void> {
   if (events.length === 0) return;
-  await em.execute(
+  await executeBound(
+    em,
     `insert into odds_events (id, sport_key, sport, league, home_team, away_team, commence_time, created_at, updated_at)
-     select v.id, v.sport_key, v.sport, v.league, v.home_team, v.away_team, v.commence_time, ?::timestamptz, ?::timestamptz
-       from jsonb_to_recordset(?::jsonb) as v (id text, sport_key text, sport text, league text, home_team text, away_team text, commence_time timestamptz)
+     select v.id, v.sport_key, v.sport, v.league, v.home_team, v.away_team, v.commence_time, $1::timestamptz, $1::timestamptz
+       from jsonb_to_recordset($2::jsonb) as v (id text, sport_key text, sport text, league text, home_team text, away_team text, commence_time timestamptz)
      on conflict (id) do update set
        sport_key = excluded.sport_key, sport = excluded.sport, league = excluded.league,
        home_team = excluded.home_team, away_team = excluded.away_team,
@@ -59,7 +61,6 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
      where (odds_events.sport_key, odds_events.sport, odds_events.league, odds_events.home_team, odds_events.away_team, odds_events.commence_time)
         is distinct from (excluded.sport_key, excluded.sport, excluded.league, excluded.home_team, excluded.away_team, excluded.commence_time)`,
     [
-      now.toISOString(),
       now.toISOString(),
       JSON.stringify(
         events.map((event) => ({
@@ -83,14 +84,21 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
  */
 export async function recordPriceChanges(em: Em, points: readonly PricePoint[]): Promise<number> {
   if (points.length === 0) return 0;
-  const rows = await em.execute<{ written: string | number }[]>(
+  // Unchanged prices (most of a poll) are dropped before the upsert; its own guard still decides
+  // between concurrent writers.
+  const rows = await executeBound<{ written: string | number }>(
+    em,
     `with incoming as (
        select distinct on (event_id, bookmaker, outcome) event_id, bookmaker, outcome, price, at
-         from jsonb_to_recordset(?::jsonb) as v (event_id text, bookmaker text, outcome text, price numeric(10,4), at timestamptz)
+         from jsonb_to_recordset($1::jsonb) as v (event_id text, bookmaker text, outcome text, price numeric(10,4), at timestamptz)
         order by event_id, bookmaker, outcome, at desc
+     ), moved as (
+       select i.* from incoming i
+         left join odds_latest l on l.event_id = i.event_id and l.bookmaker = i.bookmaker and l.outcome = i.outcome
+        where l.price is null or (l.price <> i.price and l.at <= i.at)
      ), changed as (
        insert into odds_latest as l (event_id, bookmaker, outcome, price, at)
-       select event_id, bookmaker, outcome, price, at from incoming
+       select event_id, bookmaker, outcome, price, at from moved
        on conflict (event_id, bookmaker, outcome) do update set price = excluded.price, at = excluded.at
        where l.price <> excluded.price and l.at <= excluded.at
        returning l.event_id, l.bookmaker, l.outcome, l.price, l.at
@@ -121,12 +129,16 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
  */
 export async function recordReferenceFair(em: Em, rows: readonly ReferenceFairRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await em.execute(
+  // Only fair prices that changed are written: the reference's last_update moves on every poll,
+  // its prices far less often, and a rewritten row is a dead row until a vacuum.
+  await executeBound(
+    em,
     `update odds_events e set reference_fair = v.fair, reference_updated_at = v.updated_at
-       from jsonb_to_recordset(?::jsonb) as v (event_id text, fair jsonb, updated_at timestamptz)
+       from jsonb_to_recordset($1::jsonb) as v (event_id text, fair jsonb, updated_at timestamptz)
       where e.id = v.event_id
         and v.updated_at < e.commence_time
-        and (e.reference_updated_at is null or e.reference_updated_at <= v.updated_at)`,
+        and (e.reference_updated_at is null or e.reference_updated_at <= v.updated_at)
+        and e.reference_fair is distinct from v.fair`,
     [JSON.stringify(rows.map((row) => ({ event_id: row.eventId, fair: row.fair, updated_at: row.updatedAt.toISOString() })))],
   );
 }

@@ -11,7 +11,7 @@ import type { PickRecord } from '../domain/pick-view.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
 import { addDays, startOfUtcDay } from '../domain/time.js';
 import { PickEntity } from './entities/pick.js';
-import { statusIn } from './sql.js';
+import { executeBound, statusIn } from './sql.js';
 import type { Em } from './orm.js';
 
 export const PICK_COLUMNS = [
@@ -131,8 +131,9 @@ export function insertPick(em: Em, fields: NewPick): PickEntity {
 /** `event \u0000 market \u0000 selection` of the engine picks that already exist for these events (any status). */
 export async function engineSelectionsOf(em: Em, eventIds: readonly string[]): Promise<Set<string>> {
   if (eventIds.length === 0) return new Set();
-  const rows = await em.execute<Row[]>(
-    `select event_id, market, selection from picks where event_id in (select jsonb_array_elements_text(?::jsonb))`,
+  const rows = await executeBound<Row>(
+    em,
+    `select event_id, market, selection from picks where event_id in (select jsonb_array_elements_text($1::jsonb))`,
     [JSON.stringify(eventIds)],
   );
   return new Set(rows.map((row) => engineSelectionKey(String(row.event_id), String(row.market), String(row.selection))));
@@ -157,13 +158,14 @@ export async function findProvenance(em: Em, id: string): Promise<{ eventId: str
  */
 export async function moveKickoffs(em: Em, events: readonly { eventId: string; commenceTime: Date }[], now: Date): Promise<number> {
   if (events.length === 0) return 0;
-  const rows = await em.execute<Row[]>(
-    `update picks p set kickoff_at = v.commence_time, updated_at = ?::timestamptz
-       from jsonb_to_recordset(?::jsonb) as v (event_id text, commence_time timestamptz)
+  const rows = await executeBound<Row>(
+    em,
+    `update picks p set kickoff_at = v.commence_time, updated_at = $1::timestamptz
+       from jsonb_to_recordset($2::jsonb) as v (event_id text, commence_time timestamptz)
       where p.event_id = v.event_id and p.status in ('published', 'admin_review')
-        and p.kickoff_at <> v.commence_time and p.kickoff_at > ?::timestamptz
+        and p.kickoff_at <> v.commence_time and p.kickoff_at > $1::timestamptz
       returning p.id`,
-    [now.toISOString(), JSON.stringify(events.map((e) => ({ event_id: e.eventId, commence_time: e.commenceTime.toISOString() }))), now.toISOString()],
+    [now.toISOString(), JSON.stringify(events.map((e) => ({ event_id: e.eventId, commence_time: e.commenceTime.toISOString() })))],
   );
   return rows.length;
 }

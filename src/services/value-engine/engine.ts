@@ -90,9 +90,9 @@ export class ValueEngine {
   }
 
   /**
-   * One batch of odds: stores the events, the price changes and the reference's fair prices in
-   * one transaction, moves kickoffs, records closing lines whose kickoff has come, then creates
-   * the picks detection finds (each in its own transaction, through the publish path).
+   * One batch of odds: creates the picks detection finds (each in its own transaction, through
+   * the publish path), then stores the events, the price changes and the reference's fair prices
+   * in one transaction, moves kickoffs and records closing lines whose kickoff has come.
    */
   async ingestOdds(parsed: readonly OddsEvent[], skipped: FeedSkip[] = []): Promise<IngestResult> {
     const now = this.clock.now();
@@ -117,6 +117,18 @@ export class ValueEngine {
       if (fair) fairRows.push({ eventId: event.id, fair: roundedPrices(fair.fair), updatedAt: fair.updatedAt });
     }
 
+    // New picks first: an edge reaches the stream without waiting for the poll's bulk writes.
+    let picksCreated = 0;
+    const existing = await engineSelectionsOf(this.orm.em.fork(), events.map((event) => event.id));
+    for (const event of events) {
+      const outcome = detectValue(event, detection, now);
+      for (const candidate of outcome.candidates) {
+        // The unique index is the guard; this only saves a doomed transaction per poll.
+        if (existing.has(engineSelectionKey(event.id, candidate.market, candidate.selection))) continue;
+        if (await this.createPick(event, candidate, now)) picksCreated += 1;
+      }
+    }
+
     const { moved, closed } = await this.orm.em.fork().transactional(async (em) => {
       await upsertOddsEvents(
         em,
@@ -139,16 +151,6 @@ export class ValueEngine {
     });
     if (moved > 0 || closed > 0) this.options.onVisibleChange?.();
 
-    let picksCreated = 0;
-    const existing = await engineSelectionsOf(this.orm.em.fork(), events.map((event) => event.id));
-    for (const event of events) {
-      const outcome = detectValue(event, detection, now);
-      for (const candidate of outcome.candidates) {
-        // The unique index is the guard; this only saves a doomed transaction per poll.
-        if (existing.has(engineSelectionKey(event.id, candidate.market, candidate.selection))) continue;
-        if (await this.createPick(event, candidate, now)) picksCreated += 1;
-      }
-    }
     return { events: events.length, picksCreated, picksSettled: 0, skipped };
   }
 
