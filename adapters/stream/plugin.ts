@@ -136,7 +136,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       },
       successDescription: 'The event stream; it stays open until the client closes it.',
       successMediaType: 'text/event-stream',
-      successExample: `: stream open\nretry: 3000\n\nid: 1042\nevent: pick.published\ndata: {"id":"0b7f3c9e-5d2a-4e61-9a8b-3c4d5e6f7a81","sport":"soccer","league":"Premier League","home_team":"Arsenal","away_team":"Chelsea","kickoff_at":"2026-12-01T15:00:00.000Z","pick":"Arsenal to win @ 2.2","odds":2.2,"edge_pct":10,"confidence":70,"status":"published","settled_at":null,"result":null}\n\n: heartbeat\n\n`,
+      successExample: `: stream open\nretry: ${STREAM_RETRY_MS}\n\nid: 1042\nevent: pick.published\ndata: {"id":"0b7f3c9e-5d2a-4e61-9a8b-3c4d5e6f7a81","sport":"soccer","league":"Premier League","home_team":"Arsenal","away_team":"Chelsea","kickoff_at":"2026-12-01T15:00:00.000Z","pick":"Arsenal to win @ 2.2","odds":2.2,"edge_pct":10,"confidence":70,"status":"published","settled_at":null,"result":null}\n\n: heartbeat\n\n`,
       successHeaders: {
         'Cache-Control': { description: 'The stream is never cached.', schema: { type: 'string', const: 'no-cache' }, required: true },
       },
