@@ -52,7 +52,8 @@ export const USAGE_ROUTE: UsageMeteredRoute = {
     document: UsageDocument,
     params: [],
     responseSchema: usageSchema,
-    errors: [401, 404, 429],
+    // Its own window's 429 only: it is never counted against the monthly cap.
+    errors: [401, 404, 'rate_limit_exceeded'],
     toBody: ({ apiKeyUsage: usage }) => ({
       tier: usage.tier.toLowerCase(),
       hourly: { limit: usage.hourly.limit, used: usage.hourly.used, remaining: usage.hourly.remaining, resets_at: usage.hourly.resetsAt },

@@ -136,7 +136,9 @@ export function routeErrorCodes(route: DocumentedRoute): Map<number, ErrorCode[]
     }
   }
   if (route.params.length > 0 || route.requestHeaders) codes.add('invalid_parameter');
-  if (!route.anonymous) for (const code of ['invalid_api_key', 'rate_limit_exceeded', 'monthly_quota_exceeded'] as const) codes.add(code);
+  if (!route.anonymous) codes.add('invalid_api_key').add('rate_limit_exceeded');
+  // The usage endpoint is never counted against the monthly cap: it cannot answer monthly_quota_exceeded.
+  if (!route.anonymous && !('usageEndpoint' in route && route.usageEndpoint)) codes.add('monthly_quota_exceeded');
   codes.add('internal_error');
   codes.add('service_unavailable');
   const byStatus = new Map<number, ErrorCode[]>();

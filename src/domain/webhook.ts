@@ -93,7 +93,7 @@ export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
     description: 'Sample Home FC to win (test delivery)',
     odds: 2.1,
     edgePct: 4.2,
-    confidence: 0.62,
+    confidence: 62,
     status: 'published',
     settledAt: null,
     result: null,

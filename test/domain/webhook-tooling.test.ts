@@ -68,6 +68,8 @@ describe('sample pick, overlap, User-Agent', () => {
     const pick = sampleWebhookPick('01890000-0000-7000-8000-000000000003', NOW);
     expect(pick.kickoffAt).toBe('2026-11-23T12:00:00.000Z');
     expect(`${pick.homeTeam} ${pick.awayTeam} ${pick.league}`).toMatch(/Sample/);
+    // The documented Pick: confidence is an integer from 0 to 100.
+    expect(Number.isInteger(pick.confidence) && pick.confidence >= 0 && pick.confidence <= 100).toBe(true);
   });
 
   it('the previous secret signs for exactly 24 h after the rotation', () => {

@@ -137,6 +137,10 @@ describe('GET /api/v1/usage', () => {
     const operation = openapi.paths['/api/v1/usage']?.get;
     expect(operation?.operationId).toBe('getUsage');
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '401', '429']));
+    // Never counted against the monthly cap, so its 429 is only ever rate_limit_exceeded.
+    const codes = JSON.stringify(operation.responses['429'].content);
+    expect(codes).toContain('rate_limit_exceeded');
+    expect(codes).not.toContain('monthly_quota_exceeded');
   });
 
   it('on /graphql, apiKeyUsage is an ordinary query: the request is counted like any other', async () => {
