@@ -37,6 +37,7 @@ import {
   findPickForUpdate,
   findProvenance,
   insertPick,
+  type NewPick,
   listPicksSql,
   pickRecordFromEntity,
   readPicks,
@@ -84,6 +85,12 @@ export interface EnginePickExtras {
   eventId: string;
   provenance: Record<string, unknown>;
   analysis: string;
+}
+
+/** A new pick that passed every rule: the row, and an engine pick's analysis. */
+interface PreparedPick {
+  fields: NewPick;
+  analysis: string | null;
 }
 
 export interface ReviewQueueQuery {
@@ -170,19 +177,58 @@ export class PickService {
   }
 
   async publish(input: PublishPickInput): Promise<PickRecord> {
-    return (await this.create(input, null))!;
+    const prepared = this.prepare(input, null);
+    const pick = await this.orm.em.fork().transactional((em) => this.write(em, prepared));
+    if (prepared.fields.status === 'published') this.options.onVisibleChange?.();
+    return pickRecordFromEntity(pick);
   }
 
   /**
-   * An engine pick, through the same path as publish (outbox, stream, webhooks), with its
-   * analysis in the same transaction. Null when the (event, market, selection) slot is taken:
-   * the unique index decides, so two instances or a restart can never make a second one.
+   * Engine picks, through the same rules and writes as publish (outbox, stream, webhooks), each
+   * with its analysis, all in one transaction. Per input: the pick, null when its (event, market,
+   * selection) slot is taken (the unique index decides, so two instances or a restart can never
+   * make a second one), or the error that refused it. When another writer took a slot meanwhile,
+   * the batch is retried one pick per transaction, so one taken slot never costs the others.
    */
-  async publishFromEngine(input: PublishPickInput, extras: EnginePickExtras): Promise<PickRecord | null> {
-    return this.create(input, extras);
+  async publishFromEngine(items: readonly { input: PublishPickInput; extras: EnginePickExtras }[]): Promise<(PickRecord | null | Error)[]> {
+    const results: (PickRecord | null | Error)[] = [];
+    const prepared: { index: number; pick: PreparedPick }[] = [];
+    items.forEach((item, index) => {
+      try {
+        prepared.push({ index, pick: this.prepare(item.input, item.extras) });
+        results.push(null);
+      } catch (error) {
+        results.push(error as Error);
+      }
+    });
+    if (prepared.length === 0) return results;
+    try {
+      const written = await this.orm.em.fork().transactional(async (em) => {
+        const picks: PickEntity[] = [];
+        for (const item of prepared) picks.push(await this.write(em, item.pick));
+        return picks;
+      });
+      written.forEach((pick, i) => (results[prepared[i]!.index] = pickRecordFromEntity(pick)));
+    } catch (error) {
+      if (!(error instanceof UniqueConstraintViolationException)) throw error;
+      for (const item of prepared) {
+        try {
+          results[item.index] = pickRecordFromEntity(await this.orm.em.fork().transactional((em) => this.write(em, item.pick)));
+        } catch (single) {
+          results[item.index] = single instanceof UniqueConstraintViolationException ? null : (single as Error);
+        }
+      }
+    }
+    const published = (item: (typeof prepared)[number]) => {
+      const result = results[item.index];
+      return item.pick.fields.status === 'published' && result !== null && !(result instanceof Error);
+    };
+    if (prepared.some(published)) this.options.onVisibleChange?.();
+    return results;
   }
 
-  private async create(input: PublishPickInput, engine: EnginePickExtras | null): Promise<PickRecord | null> {
+  /** Every rule of a new pick, before any I/O: the row to insert and, for engine picks, its analysis. */
+  private prepare(input: PublishPickInput, engine: EnginePickExtras | null): PreparedPick {
     checkPickTexts(input);
     const sport = requireSport('sport', input.sport);
     const league = validateLeague(input.league);
@@ -216,48 +262,45 @@ export class PickService {
       if (description === '' || description.length > 300) throw new InvalidParameterError('pick', 'pick must be 1 to 300 characters');
     }
     const pricing = priceEdges({ odds: input.odds, referenceFairOdds: input.referenceFairOdds, taxRate }, this.thresholds);
-    const analysis = engine ? normalizeAnalysis(engine.analysis) : null;
+    return {
+      fields: {
+        id: newId(),
+        sport,
+        league,
+        homeTeam,
+        awayTeam,
+        kickoffAt,
+        market,
+        selection,
+        description,
+        bookmakerName: bookmaker.name,
+        bookmakerSlug: bookmaker.slug,
+        odds: input.odds,
+        referenceFairOdds: input.referenceFairOdds,
+        taxRate,
+        ...pricing,
+        confidence: input.confidence,
+        status,
+        publishedAt,
+        createdAt: now,
+        eventId: engine?.eventId ?? null,
+        provenance: engine?.provenance ?? null,
+      },
+      analysis: engine ? normalizeAnalysis(engine.analysis) : null,
+    };
+  }
 
-    let pick: PickEntity;
-    try {
-      pick = await this.orm.em.fork().transactional(async (em) => {
-        const created = insertPick(em, {
-          id: newId(),
-          sport,
-          league,
-          homeTeam,
-          awayTeam,
-          kickoffAt,
-          market,
-          selection,
-          description,
-          bookmakerName: bookmaker.name,
-          bookmakerSlug: bookmaker.slug,
-          odds: input.odds,
-          referenceFairOdds: input.referenceFairOdds,
-          taxRate,
-          ...pricing,
-          confidence: input.confidence,
-          status,
-          publishedAt,
-          createdAt: now,
-          eventId: engine?.eventId ?? null,
-          provenance: engine?.provenance ?? null,
-        });
-        if (analysis !== null) {
-          // The analysis exists before the pick's event leaves the outbox.
-          await em.flush();
-          await upsertMatchAnalysis(em, created.id, analysis, now);
-        }
-        if (status === 'published') await appendPickEvent(em, 'pick.published', created, now);
-        return created;
-      });
-    } catch (error) {
-      if (engine && error instanceof UniqueConstraintViolationException) return null;
-      throw error;
+  /** Inserts a prepared pick, its analysis and (when published) its pick.published event. */
+  private async write(em: Em, prepared: PreparedPick): Promise<PickEntity> {
+    const { fields, analysis } = prepared;
+    const created = insertPick(em, fields);
+    if (analysis !== null) {
+      // The analysis exists before the pick's event leaves the outbox.
+      await em.flush();
+      await upsertMatchAnalysis(em, created.id, analysis, fields.createdAt);
     }
-    if (status === 'published') this.options.onVisibleChange?.();
-    return pickRecordFromEntity(pick);
+    if (fields.status === 'published') await appendPickEvent(em, 'pick.published', created, fields.createdAt);
+    return created;
   }
 
   /**

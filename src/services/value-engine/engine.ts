@@ -46,7 +46,7 @@ import {
   settleablePicks,
 } from '../../persistence/picks-repository.js';
 import type { ServiceLog } from '../log.js';
-import type { PickService } from '../picks.js';
+import type { EnginePickExtras, PickService, PublishPickInput } from '../picks.js';
 
 /** Stored in every engine pick's provenance: which rules found it. */
 export const ENGINE_VERSION = 'value-engine/1';
@@ -117,17 +117,17 @@ export class ValueEngine {
       if (fair) fairRows.push({ eventId: event.id, fair: roundedPrices(fair.fair), updatedAt: fair.updatedAt });
     }
 
-    // New picks first: an edge reaches the stream without waiting for the poll's bulk writes.
-    let picksCreated = 0;
+    // New picks first, in one transaction: an edge reaches the stream without waiting for the
+    // poll's bulk writes.
     const existing = await engineSelectionsOf(this.orm.em.fork(), events.map((event) => event.id));
+    const found: { event: OddsEvent & { sport: string }; candidate: ValueCandidate }[] = [];
     for (const event of events) {
-      const outcome = detectValue(event, detection, now);
-      for (const candidate of outcome.candidates) {
-        // The unique index is the guard; this only saves a doomed transaction per poll.
-        if (existing.has(engineSelectionKey(event.id, candidate.market, candidate.selection))) continue;
-        if (await this.createPick(event, candidate, now)) picksCreated += 1;
+      for (const candidate of detectValue(event, detection, now).candidates) {
+        // The unique index is the guard; this only keeps known slots out of the batch.
+        if (!existing.has(engineSelectionKey(event.id, candidate.market, candidate.selection))) found.push({ event, candidate });
       }
     }
+    const picksCreated = await this.createPicks(found, now);
 
     const { moved, closed } = await this.orm.em.fork().transactional(async (em) => {
       await upsertOddsEvents(
@@ -213,48 +213,59 @@ export class ValueEngine {
     }
   }
 
-  private async createPick(event: OddsEvent & { sport: string }, candidate: ValueCandidate, now: Date): Promise<boolean> {
-    const { provenance } = candidate;
-    try {
-      const pick = await this.picks.publishFromEngine(
-        {
-          sport: event.sport,
-          league: event.sportTitle,
-          homeTeam: event.homeTeam,
-          awayTeam: event.awayTeam,
-          kickoffAt: event.commenceTime.toISOString(),
-          market: candidate.market,
-          selection: candidate.selection,
-          bookmaker: { name: candidate.bookmakerTitle, slug: candidate.bookmakerKey, taxRate: candidate.taxRate },
-          odds: candidate.price,
-          // Stored to 4 decimals: the stored edge is then the one a reader recomputes from the stored prices.
-          referenceFairOdds: roundTo(candidate.fairOdds, 4),
-          confidence: candidate.confidence,
-          status: candidate.held ? 'admin_review' : 'published',
-        },
-        {
-          eventId: event.id,
-          analysis: analysisText(candidate, event),
-          provenance: {
-            eventId: event.id,
-            detectedAt: now.toISOString(),
-            referenceBookmaker: provenance.referenceBookmaker,
-            referencePrices: provenance.referencePrices,
-            referenceUpdatedAt: provenance.referenceUpdatedAt.toISOString(),
-            devigMethod: provenance.devigMethod,
-            fairProbabilities: provenance.fairProbabilities,
-            offeredPrices: provenance.offeredPrices.map((offer) => ({ ...offer, updatedAt: offer.updatedAt.toISOString() })),
-            engineVersion: ENGINE_VERSION,
-          },
-        },
-      );
-      return pick !== null;
-    } catch (error) {
-      // A candidate the pick rules refuse (a name too long for a pick, say) is skipped, never the poll.
-      this.options.log?.warn({ eventId: event.id, selection: candidate.selection, err: (error as Error).message }, 'value engine: a detected pick was refused');
-      return false;
-    }
+  /** Creates the detected picks through the publish path; returns how many were created. */
+  private async createPicks(found: readonly { event: OddsEvent & { sport: string }; candidate: ValueCandidate }[], now: Date): Promise<number> {
+    if (found.length === 0) return 0;
+    const results = await this.picks.publishFromEngine(found.map(({ event, candidate }) => enginePick(event, candidate, now)));
+    let created = 0;
+    results.forEach((result, index) => {
+      if (result instanceof Error) {
+        // A candidate the pick rules refuse (a name too long for a pick, say) is skipped, never the poll.
+        const { event, candidate } = found[index]!;
+        this.options.log?.warn({ eventId: event.id, selection: candidate.selection, err: result.message }, 'value engine: a detected pick was refused');
+      } else if (result !== null) {
+        created += 1;
+      }
+    });
+    return created;
   }
+}
+
+/** What the publish path needs for one detected pick: the pick, its provenance and its analysis. */
+function enginePick(event: OddsEvent & { sport: string }, candidate: ValueCandidate, now: Date): { input: PublishPickInput; extras: EnginePickExtras } {
+  const { provenance } = candidate;
+  return {
+    input: {
+      sport: event.sport,
+      league: event.sportTitle,
+      homeTeam: event.homeTeam,
+      awayTeam: event.awayTeam,
+      kickoffAt: event.commenceTime.toISOString(),
+      market: candidate.market,
+      selection: candidate.selection,
+      bookmaker: { name: candidate.bookmakerTitle, slug: candidate.bookmakerKey, taxRate: candidate.taxRate },
+      odds: candidate.price,
+      // Stored to 4 decimals: the stored edge is then the one a reader recomputes from the stored prices.
+      referenceFairOdds: roundTo(candidate.fairOdds, 4),
+      confidence: candidate.confidence,
+      status: candidate.held ? 'admin_review' : 'published',
+    },
+    extras: {
+      eventId: event.id,
+      analysis: analysisText(candidate, event),
+      provenance: {
+        eventId: event.id,
+        detectedAt: now.toISOString(),
+        referenceBookmaker: provenance.referenceBookmaker,
+        referencePrices: provenance.referencePrices,
+        referenceUpdatedAt: provenance.referenceUpdatedAt.toISOString(),
+        devigMethod: provenance.devigMethod,
+        fairProbabilities: provenance.fairProbabilities,
+        offeredPrices: provenance.offeredPrices.map((offer) => ({ ...offer, updatedAt: offer.updatedAt.toISOString() })),
+        engineVersion: ENGINE_VERSION,
+      },
+    },
+  };
 }
 
 function checkBatchSize(inputs: readonly unknown[]): void {
