@@ -176,7 +176,8 @@ async function main() {
   timeMethod(engine, 'ingestOdds', (t0, t1) => {
     if (parts) parts.ingest = [t0, t1];
   });
-  timeMethod(engine, 'createPick', (t0, t1) => current().picks.push([t0, t1]));
+  // One span: the poll's picks are created together, in one transaction.
+  timeMethod(engine, 'createPicks', (t0, t1) => current().picks.push([t0, t1]));
   instrumentEngineOrm(engine, current);
   const em = () => runtime.orm.em.fork();
   const count = async (table) => Number((await em().execute(`select count(*)::bigint as n from ${table}`))[0].n);
