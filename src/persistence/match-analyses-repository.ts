@@ -21,3 +21,8 @@ export async function upsertMatchAnalysis(em: Em, matchId: string, text: string,
   }
   return em.create(MatchAnalysisEntity, { matchId, analysis: text, createdAt: at, updatedAt: at });
 }
+
+/** The analysis of a pick created in this transaction (it cannot have one yet: no lookup). */
+export function createMatchAnalysis(em: Em, matchId: string, text: string, at: Date): MatchAnalysisEntity {
+  return em.create(MatchAnalysisEntity, { matchId, analysis: text, createdAt: at, updatedAt: at });
+}

@@ -45,7 +45,7 @@ import {
   reviewQueueSql,
   todayPicksSql,
 } from '../persistence/picks-repository.js';
-import { upsertMatchAnalysis } from '../persistence/match-analyses-repository.js';
+import { createMatchAnalysis } from '../persistence/match-analyses-repository.js';
 import { normalizeAnalysis } from './analyses.js';
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
 import { newId } from './ids.js';
@@ -178,9 +178,9 @@ export class PickService {
 
   async publish(input: PublishPickInput): Promise<PickRecord> {
     const prepared = this.prepare(input, null);
-    const pick = await this.orm.em.fork().transactional((em) => this.write(em, prepared));
+    const [pick] = await this.orm.em.fork().transactional((em) => this.write(em, [prepared]));
     if (prepared.fields.status === 'published') this.options.onVisibleChange?.();
-    return pickRecordFromEntity(pick);
+    return pickRecordFromEntity(pick!);
   }
 
   /**
@@ -203,17 +203,14 @@ export class PickService {
     });
     if (prepared.length === 0) return results;
     try {
-      const written = await this.orm.em.fork().transactional(async (em) => {
-        const picks: PickEntity[] = [];
-        for (const item of prepared) picks.push(await this.write(em, item.pick));
-        return picks;
-      });
+      const written = await this.orm.em.fork().transactional((em) => this.write(em, prepared.map((item) => item.pick)));
       written.forEach((pick, i) => (results[prepared[i]!.index] = pickRecordFromEntity(pick)));
     } catch (error) {
       if (!(error instanceof UniqueConstraintViolationException)) throw error;
       for (const item of prepared) {
         try {
-          results[item.index] = pickRecordFromEntity(await this.orm.em.fork().transactional((em) => this.write(em, item.pick)));
+          const [pick] = await this.orm.em.fork().transactional((em) => this.write(em, [item.pick]));
+          results[item.index] = pickRecordFromEntity(pick!);
         } catch (single) {
           results[item.index] = single instanceof UniqueConstraintViolationException ? null : (single as Error);
         }
@@ -290,18 +287,23 @@ export class PickService {
     };
   }
 
-  /** Inserts a prepared pick, its analysis and (when published) its pick.published event. */
-  private async write(em: Em, prepared: PreparedPick): Promise<PickEntity> {
-    const { fields, analysis } = prepared;
-    const created = insertPick(em, fields);
-    if (analysis !== null) {
-      // The analysis exists before the pick's event leaves the outbox.
-      await em.flush();
-      await upsertMatchAnalysis(em, created.id, analysis, fields.createdAt);
+  /**
+   * Inserts prepared picks, their analyses and (when published) their pick.published events, in
+   * the caller's transaction: one flush for the picks and one for the rest, whatever the count.
+   */
+  private async write(em: Em, prepared: readonly PreparedPick[]): Promise<PickEntity[]> {
+    const created = prepared.map(({ fields }) => insertPick(em, fields));
+    // The picks exist before their analyses, and both before their events leave the outbox.
+    await em.flush();
+    prepared.forEach(({ fields, analysis }, i) => {
+      if (analysis !== null) createMatchAnalysis(em, created[i]!.id, analysis, fields.createdAt);
+    });
+    for (const [i, { fields }] of prepared.entries()) {
+      if (fields.status === 'published') await appendPickEvent(em, 'pick.published', created[i]!, fields.createdAt);
     }
-    if (fields.status === 'published') await appendPickEvent(em, 'pick.published', created, fields.createdAt);
     return created;
   }
+
 
   /**
    * ADMIN_REVIEW -> PUBLISHED, while the kickoff is ahead (a pick published after kickoff
