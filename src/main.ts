@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   const hostOverrides = hostOverridesWarning(config);
   if (hostOverrides) logger.warn({ setting: 'WEBHOOK_HOST_OVERRIDES' }, hostOverrides);
   const webhookSecretKey = config.webhookSecretKey ?? (config.databaseUrl ? undefined : embeddedWebhookSecretKey(config.dataDir));
-  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey });
+  // The feed poller starts after the banner: its first poll's log lines follow it.
+  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey, startPoller: false });
 
   let demoKeys: DemoKeys | null = config.databaseUrl ? null : loadDemoKeys(config.dataDir);
   if (config.demoSeed) {
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   process.stdout.write(startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys));
+  if (!stopping) runtime.poller?.start();
 }
 
 main().catch((error: unknown) => {
