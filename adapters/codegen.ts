@@ -1,6 +1,6 @@
 /**
  * GraphQL Code Generator configuration (`npm run codegen`): the adapters' documents, checked
- * against schema.graphql, become typed documents in shared/generated/graphql.ts. Each document's
+ * against schema.graphql, become typed documents in common/generated/graphql.ts. Each document's
  * result and variables types come from there, so adapters never describe results by hand.
  * test/integration/server.test.ts fails when the committed file is not what this produces.
  */
@@ -9,12 +9,12 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-export const GENERATED_DOCUMENTS = here('./shared/generated/graphql.ts');
+export const GENERATED_DOCUMENTS = here('./common/generated/graphql.ts');
 
 const config: CodegenConfig = {
   schema: here('../schema.graphql'),
   // The shared fragments are documents too: every operation that spreads one gets its definition.
-  documents: [here('./*/documents/*.graphql'), here('./shared/*.graphql')],
+  documents: [here('./*/documents/*.graphql'), here('./common/*.graphql')],
   generates: {
     [GENERATED_DOCUMENTS]: {
       plugins: [

@@ -8,7 +8,7 @@ import { registerPublicRoutes } from '../adapters/public/plugin.js';
 import { registerRestRoutes } from '../adapters/rest/plugin.js';
 import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
-import { registerOpenApi } from '../adapters/shared/openapi.js';
+import { registerOpenApi } from '../adapters/common/openapi.js';
 import { registerApiReference } from '../adapters/docs/plugin.js';
 import { getSchema } from './graphql/schema.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';

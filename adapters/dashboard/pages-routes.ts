@@ -25,9 +25,9 @@ import {
   RotateMyWebhookSecretDocument,
   TestMyWebhookDocument,
   type WebhookEventType,
-} from '../shared/generated/graphql.js';
-import { domainValue } from '../shared/graphql-enums.js';
-import { openOperation, prepareOperation, type PreparedOperation } from '../shared/operations.js';
+} from '../common/generated/graphql.js';
+import { domainValue } from '../common/graphql-enums.js';
+import { openOperation, prepareOperation, type PreparedOperation } from '../common/operations.js';
 import { confirmRevokePage, errorPage, keysPage, type AccountView, type WebhookFormState } from './pages.js';
 import { confirmDeleteWebhookPage, webhookSecretPage, webhookTestPage } from './webhook-pages.js';
 import { DASHBOARD_PREFIX, SESSION_COOKIE, STATUS_TITLES, csrfToken, sendPage, toLogin } from './setup.js';

@@ -3,12 +3,12 @@
  * goes through html`` (escaped). Styles and the one script are files served by the app
  * (assets/), so the Content-Security-Policy can forbid anything inline.
  */
-import type { DashboardPageQuery, MyApiKeyQuery, Tier } from '../shared/generated/graphql.js';
+import type { DashboardPageQuery, MyApiKeyQuery, Tier } from '../common/generated/graphql.js';
 import { html, type SafeHtml } from './html.js';
 
 export const ASSET_PATH = '/dashboard/assets';
 
-/** What the pages show is what their documents select (adapters/shared/generated/graphql.ts). */
+/** What the pages show is what their documents select (adapters/common/generated/graphql.ts). */
 export type KeyView = DashboardPageQuery['myApiKeys'][number];
 type SubscriptionView = KeyView['webhookSubscriptions'][number];
 type DeliveryView = SubscriptionView['deliveries']['nodes'][number];

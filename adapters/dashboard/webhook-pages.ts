@@ -3,7 +3,7 @@
  * creation or rotation), the outcome of a test delivery, and the delete confirmation. The
  * webhook list with its forms is part of the keys page (./pages.ts).
  */
-import type { MyWebhookQuery, TestMyWebhookMutation } from '../shared/generated/graphql.js';
+import type { MyWebhookQuery, TestMyWebhookMutation } from '../common/generated/graphql.js';
 import { html } from './html.js';
 import { csrfField, eventName, layout, type AccountView } from './pages.js';
 

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import scalarApiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
-import { OPENAPI_PATH } from '../shared/openapi.js';
+import { OPENAPI_PATH } from '../common/openapi.js';
 
 export const DOCS_PREFIX = '/docs';
 const NONCE_PLACEHOLDER = 'docs-csp-nonce-placeholder';

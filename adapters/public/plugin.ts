@@ -16,12 +16,12 @@ import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { utcDateString } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { httpError, httpErrorOf, httpErrorOfGraphQL, sendHttpError, type HttpError } from '../../src/server/http-errors.js';
-import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
-import { TodayPicksDocument, type TodayPicksQuery } from '../shared/generated/graphql.js';
-import { openOperation, prepareOperation } from '../shared/operations.js';
-import { openApiRouteSchema } from '../shared/openapi.js';
-import { pageParam, parseParams, type ParamSpec } from '../shared/params.js';
-import { publicEnvelopeSchema } from '../shared/schemas.js';
+import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
+import { TodayPicksDocument, type TodayPicksQuery } from '../common/generated/graphql.js';
+import { openOperation, prepareOperation } from '../common/operations.js';
+import { openApiRouteSchema } from '../common/openapi.js';
+import { pageParam, parseParams, type ParamSpec } from '../common/params.js';
+import { publicEnvelopeSchema } from '../common/schemas.js';
 
 export const PUBLIC_PATH = '/api/public/picks/today';
 export const PUBLIC_CACHE_CONTROL = 'public, s-maxage=300, stale-while-revalidate=600';

@@ -14,10 +14,10 @@ import { AppError, ErrorCode, isAppError, NotFoundError } from '../../src/domain
 import { assertTier } from '../../src/graphql/auth.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { sendGraphQLError } from '../../src/server/http-errors.js';
-import { registerMethodNotAllowed } from '../shared/method-not-allowed.js';
-import { openOperation, prepareOperation } from '../shared/operations.js';
-import { parseParams, type ParsedParams } from '../shared/params.js';
-import { openApiRouteSchema } from '../shared/openapi.js';
+import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
+import { openOperation, prepareOperation } from '../common/operations.js';
+import { parseParams, type ParsedParams } from '../common/params.js';
+import { openApiRouteSchema } from '../common/openapi.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { USAGE_ROUTE, type UsageMeteredRoute } from './usage-route.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';

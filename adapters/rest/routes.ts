@@ -10,10 +10,10 @@ import { DAYS_BACK, PICKS_PAGE } from '../../src/domain/bounds.js';
 import type { Tier } from '../../src/domain/api-key.js';
 import { NotFoundError, type ErrorCode } from '../../src/domain/errors.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
-import { pageParam, type ParamSpec } from '../shared/params.js';
-import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../shared/schemas.js';
-import { ListPicksDocument, MatchAnalysisDocument, TrackRecordDocument } from '../shared/generated/graphql.js';
-import { v1Pick } from '../shared/v1-json.js';
+import { pageParam, type ParamSpec } from '../common/params.js';
+import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../common/schemas.js';
+import { ListPicksDocument, MatchAnalysisDocument, TrackRecordDocument } from '../common/generated/graphql.js';
+import { v1Pick } from '../common/v1-json.js';
 
 export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -43,7 +43,7 @@ export interface RestRoute<TData = unknown> {
   summary: string;
   description: string;
   minimumTier: Tier;
-  /** The route's typed document (adapters/shared/generated/graphql.ts, `npm run codegen`). */
+  /** The route's typed document (adapters/common/generated/graphql.ts, `npm run codegen`). */
   document: TypedDocumentNode<TData, RuntimeVariables>;
   params: readonly ParamSpec[];
   /** Routes without one ignore whatever body is sent. */
@@ -53,7 +53,7 @@ export interface RestRoute<TData = unknown> {
   responseSchema: object;
   /**
    * Documented error codes of this route (docs/API.md): codes, or an HTTP status for its usual
-   * codes; the ones every route can answer are added by adapters/shared/openapi.ts.
+   * codes; the ones every route can answer are added by adapters/common/openapi.ts.
    */
   errors: readonly (ErrorCode | number)[];
   toBody(data: TData): unknown;

@@ -4,7 +4,7 @@
  * src/services/limits/usage-window.ts), never against the limits it reports, so it still
  * answers when they are exhausted (docs/RATE_LIMITING.md).
  */
-import { UsageDocument } from '../shared/generated/graphql.js';
+import { UsageDocument } from '../common/generated/graphql.js';
 import { restRoute, type RestRoute } from './routes.js';
 
 /** A route counted against the usage endpoint's own window instead of the key's limits. */

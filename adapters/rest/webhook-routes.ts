@@ -24,8 +24,8 @@ import {
   type V1WebhookSubscriptionFragment,
   type WebhookDeliveriesQuery,
   type WebhookEventType as WebhookEventEnum,
-} from '../shared/generated/graphql.js';
-import { pageParam, type ParamSpec } from '../shared/params.js';
+} from '../common/generated/graphql.js';
+import { pageParam, type ParamSpec } from '../common/params.js';
 import {
   createWebhookBodySchema,
   noContentSchema,
@@ -34,7 +34,7 @@ import {
   webhookSubscriptionListSchema,
   webhookSubscriptionSchema,
   webhookSubscriptionWithSecretSchema,
-} from '../shared/schemas.js';
+} from '../common/schemas.js';
 import { restRoute, type RestRoute } from './routes.js';
 
 /** REST `pick.published` <-> GraphQL PICK_PUBLISHED. */

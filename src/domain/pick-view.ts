@@ -2,7 +2,7 @@
  * The documented JSON shapes of a pick (spec 2.1 and 2.6), built from the stored fields.
  * Events carry a PickSnapshot; webhook bodies build the spec 2.1 Pick from it with v1PickJson,
  * and the REST adapters build it with the same function from GraphQL results
- * (adapters/shared/v1-json.ts), so there is one spec 2.1 Pick.
+ * (adapters/common/v1-json.ts), so there is one spec 2.1 Pick.
  */
 import type { EdgeTier } from './odds.js';
 import type { PickResult, PickStatus } from './pick.js';

@@ -39,7 +39,7 @@ function graphqlFiles(dir: URL): URL[] {
 /** Every document the repository ships or documents: adapters, README examples, GraphiQL's introspection. */
 function repositoryDocuments(): [string, string][] {
   const files = graphqlFiles(new URL('adapters/', ROOT));
-  // Shared fragments live next to the documents (adapters/shared/*.graphql) and are appended when spread.
+  // Shared fragments live next to the documents (adapters/common/*.graphql) and are appended when spread.
   const fragments = files.filter((file) => !file.pathname.includes('/documents/'));
   const documents: [string, string][] = [];
   for (const file of files.filter((f) => f.pathname.includes('/documents/'))) {
@@ -194,8 +194,8 @@ describe('/graphql refuses documents over the limits', () => {
   });
 });
 
-/** The REST list's field set (adapters/shared/v1-pick.graphql) as GraphQL asks it. */
-const V1_PICK = readFileSync(new URL('adapters/shared/v1-pick.graphql', ROOT), 'utf8');
+/** The REST list's field set (adapters/common/v1-pick.graphql) as GraphQL asks it. */
+const V1_PICK = readFileSync(new URL('adapters/common/v1-pick.graphql', ROOT), 'utf8');
 const pageOfPicks = (alias: string) => `${alias}: picks(first: $n) { count pageInfo { endCursor } nodes { ...V1Pick } }`;
 /** 15 aliases (the alias limit) of a page whose size is a variable: invisible to a cost model of literals. */
 const FIFTEEN_PAGES = `query($n: Int) { ${Array.from({ length: 15 }, (_, i) => pageOfPicks(`p${i}`)).join(' ')} }\n${V1_PICK}`;

@@ -1,7 +1,7 @@
 /**
  * SOFA's idea, not its code: each adapter route owns one hand-written GraphQL document
- * (adapters/<surface>/documents/, shared fragments in adapters/shared/), compiled by
- * `npm run codegen` into typed documents (adapters/shared/generated/graphql.ts: the AST with
+ * (adapters/<surface>/documents/, shared fragments in adapters/common/), compiled by
+ * `npm run codegen` into typed documents (adapters/common/generated/graphql.ts: the AST with
  * the fragments it spreads, plus its result and variables types). Each is validated against
  * the schema once at start-up; per request only variables are built and the operation is
  * executed through yoga.getEnveloped, so the same context (auth, limits), plugins and error

@@ -57,6 +57,10 @@ export type WebhookSubscriptionStatus =
   | 'ACTIVE'
   | 'EXHAUSTED';
 
+export type V1PickFragment = { id: string, sport: string, league: string, homeTeam: string, awayTeam: string, kickoffAt: string, pick: string, odds: number, edgePct: number, confidence: number, status: PickStatus, settledAt: string | null, result: PickResult | null };
+
+export type V1WebhookSubscriptionFragment = { id: string, url: string, events: Array<WebhookEventType>, status: WebhookSubscriptionStatus, createdAt: string };
+
 export type CreateMyApiKeyMutationVariables = Exact<{
   label?: string | null | undefined;
 }>;
@@ -228,10 +232,6 @@ export type WebhookDeliveriesQueryVariables = Exact<{
 
 
 export type WebhookDeliveriesQuery = { webhookSubscription: { deliveries: { pageInfo: { endCursor: string | null }, nodes: Array<{ id: string, eventId: string, eventType: WebhookEventType, status: WebhookDeliveryStatus, attemptCount: number, nextAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null, createdAt: string, attempts: Array<{ attemptNumber: number, attemptedAt: string, durationMs: number, statusCode: number | null, errorKind: string | null, responseBody: string | null }> }> } } };
-
-export type V1PickFragment = { id: string, sport: string, league: string, homeTeam: string, awayTeam: string, kickoffAt: string, pick: string, odds: number, edgePct: number, confidence: number, status: PickStatus, settledAt: string | null, result: PickResult | null };
-
-export type V1WebhookSubscriptionFragment = { id: string, url: string, events: Array<WebhookEventType>, status: WebhookSubscriptionStatus, createdAt: string };
 
 export type ApiKeyAccessChangedSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
