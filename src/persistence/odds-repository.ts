@@ -6,7 +6,7 @@
  * escaping and 12,000 prices cost one round trip.
  */
 import type { Em } from './orm.js';
-import { executeBound } from './sql.js';
+import { dateOf, executeBound, numberOf } from './sql.js';
 
 export interface OddsEventRow {
   id: string;
@@ -43,8 +43,6 @@ export interface OddsPointRecord {
 }
 
 type Row = Record<string, unknown>;
-const num = (value: unknown): number => (typeof value === 'number' ? value : Number(value));
-const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
 
 /** Inserts new events and refreshes known ones (teams, league, kickoff) in one statement. */
 export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], now: Date): Promise<void> {
@@ -120,7 +118,7 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
       ),
     ],
   );
-  return num(rows[0]?.written ?? 0);
+  return numberOf(rows[0]?.written ?? 0);
 }
 
 /**
@@ -165,7 +163,7 @@ export async function listOddsHistory(em: Em, eventId: string, limit: number): P
     `select bookmaker, outcome, price, at from odds_history where event_id = ? order by at, bookmaker, outcome limit ?`,
     [eventId, limit],
   );
-  return rows.map((row) => ({ bookmaker: String(row.bookmaker), outcome: String(row.outcome), price: num(row.price), at: date(row.at) }));
+  return rows.map((row) => ({ bookmaker: String(row.bookmaker), outcome: String(row.outcome), price: numberOf(row.price), at: dateOf(row.at) }));
 }
 
 /**
@@ -180,7 +178,7 @@ export async function takeOverdueEvents(em: Em, now: Date, overdueMs: number): P
       returning e.id, e.commence_time, e.home_team, e.away_team`,
     [now.toISOString(), new Date(now.getTime() - overdueMs).toISOString()],
   );
-  return rows.map((row) => ({ id: String(row.id), commenceTime: date(row.commence_time), homeTeam: String(row.home_team), awayTeam: String(row.away_team) }));
+  return rows.map((row) => ({ id: String(row.id), commenceTime: dateOf(row.commence_time), homeTeam: String(row.home_team), awayTeam: String(row.away_team) }));
 }
 
 /** Retention: history rows older than `cutoff`, and finished events (with their last prices) that kicked off before it. */
@@ -203,5 +201,5 @@ export async function deleteOldOdds(em: Em, cutoff: Date, batch: number): Promis
      ) select (select count(*) from gone) + (select count(*) from latest) as n`,
     [cutoff.toISOString(), batch],
   );
-  return num(history[0]?.n ?? 0) + num(events[0]?.n ?? 0);
+  return numberOf(history[0]?.n ?? 0) + numberOf(events[0]?.n ?? 0);
 }

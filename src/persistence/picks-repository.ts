@@ -11,7 +11,7 @@ import type { PickRecord } from '../domain/pick-view.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
 import { addDays, startOfUtcDay } from '../domain/time.js';
 import { PickEntity } from './entities/pick.js';
-import { executeBound, statusIn } from './sql.js';
+import { dateOf, dateOrNullOf, executeBound, numberOf, statusIn } from './sql.js';
 import type { Em } from './orm.js';
 
 export const PICK_COLUMNS = [
@@ -43,11 +43,6 @@ export const PICK_COLUMNS = [
 
 type Row = Record<string, unknown>;
 
-// numeric columns arrive as strings from node-postgres and as numbers from PGlite.
-const num = (value: unknown): number => (typeof value === 'number' ? value : Number(value));
-const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-const dateOrNull = (value: unknown): Date | null => (value == null ? null : date(value));
-
 export function pickRecordFromRow(row: Row): PickRecord {
   return {
     id: String(row.id),
@@ -55,25 +50,25 @@ export function pickRecordFromRow(row: Row): PickRecord {
     league: String(row.league),
     homeTeam: String(row.home_team),
     awayTeam: String(row.away_team),
-    kickoffAt: date(row.kickoff_at),
+    kickoffAt: dateOf(row.kickoff_at),
     market: String(row.market),
     selection: String(row.selection),
     description: String(row.description),
     bookmakerName: String(row.bookmaker_name),
     bookmakerSlug: String(row.bookmaker_slug),
-    odds: num(row.odds),
-    referenceFairOdds: num(row.reference_fair_odds),
-    taxRate: num(row.tax_rate),
-    edgePct: num(row.edge_pct),
-    edgePctPostTax: num(row.edge_pct_post_tax),
-    kellyFraction: num(row.kelly_fraction),
+    odds: numberOf(row.odds),
+    referenceFairOdds: numberOf(row.reference_fair_odds),
+    taxRate: numberOf(row.tax_rate),
+    edgePct: numberOf(row.edge_pct),
+    edgePctPostTax: numberOf(row.edge_pct_post_tax),
+    kellyFraction: numberOf(row.kelly_fraction),
     edgeTier: row.edge_tier as PickRecord['edgeTier'],
-    confidence: num(row.confidence),
+    confidence: numberOf(row.confidence),
     status: row.status as PickRecord['status'],
     result: (row.result ?? null) as PickRecord['result'],
-    closingOdds: row.closing_odds == null ? null : num(row.closing_odds),
-    publishedAt: dateOrNull(row.published_at),
-    settledAt: dateOrNull(row.settled_at),
+    closingOdds: row.closing_odds == null ? null : numberOf(row.closing_odds),
+    publishedAt: dateOrNullOf(row.published_at),
+    settledAt: dateOrNullOf(row.settled_at),
   };
 }
 
@@ -144,12 +139,12 @@ export function engineSelectionKey(eventId: string, market: string, selection: s
 }
 
 /** The provenance of a pick (null for manual picks or unknown ids). */
-export async function findProvenance(em: Em, id: string): Promise<{ eventId: string; provenance: Record<string, unknown> } | null> {
-  const rows = await em.execute<Row[]>(`select event_id, provenance from picks where id = ? and event_id is not null`, [id]);
-  const row = rows[0];
-  if (!row || row.provenance == null) return null;
-  const provenance = typeof row.provenance === 'string' ? (JSON.parse(row.provenance) as Record<string, unknown>) : (row.provenance as Record<string, unknown>);
-  return { eventId: String(row.event_id), provenance };
+export async function findProvenance(em: Em, id: string): Promise<Record<string, unknown> | null> {
+  const rows = await em.execute<Row[]>(`select provenance from picks where id = ? and provenance is not null`, [id]);
+  const provenance = rows[0]?.provenance;
+  if (provenance == null) return null;
+  // jsonb arrives parsed from node-postgres and PGlite alike, unless a driver hands back text.
+  return typeof provenance === 'string' ? (JSON.parse(provenance) as Record<string, unknown>) : (provenance as Record<string, unknown>);
 }
 
 /**
@@ -212,9 +207,9 @@ export async function settleablePicks(em: Em, limit: number): Promise<Settleable
     selection: String(row.selection),
     homeTeam: String(row.home_team),
     awayTeam: String(row.away_team),
-    referenceOutcomes: num(row.reference_outcomes),
-    homeScore: num(row.home_score),
-    awayScore: num(row.away_score),
+    referenceOutcomes: numberOf(row.reference_outcomes),
+    homeScore: numberOf(row.home_score),
+    awayScore: numberOf(row.away_score),
   }));
 }
 
@@ -232,7 +227,7 @@ export function reviewQueueSql(now: Date, after: { at: Date; id: string } | null
 
 /** Rows of reviewQueueSql with their creation time (the queue's cursor). */
 export async function readReviewQueue(em: Em, query: SqlQuery): Promise<{ pick: PickRecord; createdAt: Date }[]> {
-  return (await em.execute<Row[]>(query.sql, query.params)).map((row) => ({ pick: pickRecordFromRow(row), createdAt: date(row.created_at) }));
+  return (await em.execute<Row[]>(query.sql, query.params)).map((row) => ({ pick: pickRecordFromRow(row), createdAt: dateOf(row.created_at) }));
 }
 
 /** The pick with a row lock: concurrent transitions of one pick serialise. */

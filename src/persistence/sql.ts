@@ -6,6 +6,12 @@
 import { CompiledQuery } from 'kysely';
 import type { Em } from './orm.js';
 
+// Raw rows: numeric columns arrive as strings from node-postgres and as numbers from PGlite,
+// timestamps as Dates or strings.
+export const numberOf = (value: unknown): number => (typeof value === 'number' ? value : Number(value));
+export const dateOf = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+export const dateOrNullOf = (value: unknown): Date | null => (value == null ? null : dateOf(value));
+
 /** `status in ('a', 'b')`, as the migrations wrote the checks and index predicates. */
 export function statusIn(statuses: readonly string[]): string {
   return `status in (${statuses.map((status) => `'${status}'`).join(', ')})`;

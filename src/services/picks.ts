@@ -346,7 +346,7 @@ export class PickService {
   /** How the value engine found a pick; null for a manual pick or an unknown id. */
   async provenance(id: string): Promise<Record<string, unknown> | null> {
     if (!isUuid(id)) return null;
-    return (await findProvenance(this.orm.em.fork(), id))?.provenance ?? null;
+    return findProvenance(this.orm.em.fork(), id);
   }
 
   /** Held picks whose kickoff is ahead, oldest first (the operators' review queue). */

@@ -47,7 +47,6 @@ export class FeedPoller {
   /** Set by stop(): no new poll starts, timers are not re-armed. */
   private stopped = false;
   private lastPoll: Record<Kind, number> = { odds: 0, scores: 0 };
-  private warnedQuota = false;
 
   constructor(
     private readonly orm: Orm,
@@ -209,12 +208,7 @@ export class FeedPoller {
     if (remaining === null) return;
     const total = remaining + (used ?? 0);
     const low = total > 0 ? remaining / total < REQUESTS_WARNING_SHARE : remaining === 0;
-    if (low) {
-      this.options.log?.warn({ requestsRemaining: remaining, requestsUsed: used }, 'value engine: the odds feed plan has less than 10 % of its requests left');
-      this.warnedQuota = true;
-    } else if (this.warnedQuota) {
-      this.warnedQuota = false;
-    }
+    if (low) this.options.log?.warn({ requestsRemaining: remaining, requestsUsed: used }, 'value engine: the odds feed plan has less than 10 % of its requests left');
   }
 
   private logSkipped(sportKey: string, kind: Kind, skipped: readonly FeedSkip[]): void {
