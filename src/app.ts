@@ -11,6 +11,7 @@ import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
 import { registerOpenApi } from '../adapters/common/openapi.js';
 import { registerApiReference } from '../adapters/docs/plugin.js';
 import { getSchema } from './graphql/schema.js';
+import { createReadCache } from './graphql/read-cache.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
 import { handleHttpError, sendError } from './server/http-errors.js';
@@ -69,11 +70,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     forceCloseConnections: false,
   });
 
-  // The app-wide hooks are callback style: they run on every request and do no async work, so
-  // each would otherwise cost a promise and a microtask turn.
-  app.addHook('onRequest', (req, reply, done) => {
+  app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
-    done();
   });
 
   // Drain: streams are ended by their own preClose hooks; a request that arrives on a kept-alive
@@ -87,22 +85,24 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   app.addHook('onClose', async () => {
     if (draining) clearInterval(draining);
   });
-  app.addHook('onRequest', (_req, reply, done) => {
-    if (!draining) return done();
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!draining) return;
     reply.header('connection', 'close');
-    // Answered here: done() is not called, so the route never runs.
-    sendError(reply, ErrorCode.serviceUnavailable, 'This instance is shutting down; retry the request.');
+    return sendError(reply, ErrorCode.serviceUnavailable, 'This instance is shutting down; retry the request.');
   });
-  app.addHook('onSend', (_req, reply, payload, done) => {
+  app.addHook('onSend', async (_req, reply) => {
     if (draining) reply.header('connection', 'close');
-    done(null, payload);
   });
 
   app.setErrorHandler(handleHttpError);
   app.setNotFoundHandler((req, reply) => sendError(reply, ErrorCode.notFound, `No route for ${req.method} ${req.url.split('?')[0]}.`));
 
+  // Dropped with every visibility change, here or (through the bus) on another instance.
+  const readCache = createReadCache();
+  runtime.onVisibilityChange(() => readCache.invalidate());
   const yoga = createYogaServer({
     services: runtime.services,
+    readCache,
     // GraphiQL needs introspection: served outside production while introspection is on.
     graphiql: !runtime.config.production && runtime.config.graphqlIntrospection,
     introspection: runtime.config.graphqlIntrospection,
@@ -125,6 +125,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   });
   // How many SSE picks streams this instance holds (operations, the stream benchmark).
   app.decorate('openStreams', () => streams.openStreams());
+  // Hits and stores of the read cache (tests, the benchmark).
+  app.decorate('readCacheStats', () => readCache.stats());
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
   // The customer dashboard (HTML, session cookie, CSRF): its own encapsulated scope under /dashboard.

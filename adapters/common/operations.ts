@@ -15,16 +15,22 @@ import type { ServerContext, Yoga } from '../../src/graphql/yoga.js';
 export interface PreparedOperation<TData, TVariables> {
   name: string;
   document: TypedDocumentNode<TData, TVariables>;
+  /** Results may come from and go to the read cache (src/graphql/read-cache.ts). */
+  cached: boolean;
 }
 
 /** Validates a generated document against the served schema; a bad document stops start-up. */
-export function prepareOperation<TData, TVariables>(schema: GraphQLSchema, document: TypedDocumentNode<TData, TVariables>): PreparedOperation<TData, TVariables> {
+export function prepareOperation<TData, TVariables>(
+  schema: GraphQLSchema,
+  document: TypedDocumentNode<TData, TVariables>,
+  options: { cached?: boolean } = {},
+): PreparedOperation<TData, TVariables> {
   const operation = document.definitions.find((definition) => definition.kind === Kind.OPERATION_DEFINITION);
   const name = operation?.name?.value;
   if (!name) throw new Error('An adapter document must hold one named operation.');
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`${name}: ${errors.map((error) => error.message).join('; ')}`);
-  return { name, document };
+  return { name, document, cached: options.cached ?? false };
 }
 
 export interface OperationRunner {
@@ -72,7 +78,8 @@ function runner(context: Context, enveloped: Pick<ReturnType<Yoga['getEnveloped'
     document: operation.document,
     operationName: operation.name,
     variableValues: variables as Record<string, unknown>,
-    contextValue: context,
+    // A context of its own per cached execution: the cache decides per context object.
+    contextValue: operation.cached ? { ...context, cachedRead: true as const } : context,
   });
   // The one place results meet their types: the document was validated against this schema,
   // so the data has the shape its generated type describes.

@@ -8,7 +8,7 @@
  * parameter of the wrong form (check order: docs/DECISIONS.md), and counts one unit. Only an oversized
  * body (413) or a broken Content-Length is refused before authentication: it is never read.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { AppError, ErrorCode, isAppError, NotFoundError } from '../../src/domain/errors.js';
 import { assertTier } from '../../src/graphql/auth.js';
@@ -73,6 +73,22 @@ function readRequest(route: RestRoute, req: FastifyRequest): ParsedParams | { va
   }
 }
 
+/**
+ * A cacheable route's body: the bytes kept beside this result, or rendered now (toBody may
+ * throw a documented error, e.g. 404, which is never kept) and kept for the next hit.
+ */
+function sendCachedBody(reply: FastifyReply, bodies: WeakMap<object, Buffer>, result: object, toBody: () => unknown) {
+  let bytes = bodies.get(result);
+  if (bytes === undefined) {
+    // As send() serialises every route's object (adapters/common/openapi.ts: JSON.stringify).
+    bytes = Buffer.from(JSON.stringify(toBody()), 'utf8');
+    bodies.set(result, bytes);
+  }
+  return reply.type(JSON_CONTENT_TYPE).send(bytes);
+}
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 /** The methods of each path, so a 405 lists all of them in Allow. */
 function methodsByUrl(routes: readonly RestRoute[]): Map<string, string[]> {
   const byUrl = new Map<string, string[]>();
@@ -82,7 +98,10 @@ function methodsByUrl(routes: readonly RestRoute[]): Map<string, string[]> {
 
 export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, routes: readonly RestRoute[] = ALL_REST_ROUTES): void {
   // Prepared now: a document that does not validate stops start-up.
-  const prepared = routes.map((route) => ({ route, operation: prepareOperation(schema, route.document) }));
+  const prepared = routes.map((route) => ({ route, operation: prepareOperation(schema, route.document, { cached: route.cached }) }));
+  // The serialised body beside each cached result: a hit is sent without mapping or stringify.
+  // Keyed by the result object the read cache hands back on every hit; dropped with it.
+  const bodies = new WeakMap<object, Buffer>();
   void app.register(async (scope) => {
     deferBodyParsing(scope);
     for (const { route, operation } of prepared) {
@@ -103,6 +122,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           const result = await runner.execute(operation, form.variables);
           const firstError = result.errors?.[0];
           if (firstError || !result.data) return sendGraphQLError(reply, firstError ?? { message: 'No data', extensions: {} });
+          if (operation.cached) return sendCachedBody(reply.status(route.successStatus ?? 200), bodies, result, () => route.toBody(result.data));
           const body = route.toBody(result.data);
           if (route.successStatus === 204) return reply.status(204).send();
           return reply.status(route.successStatus ?? 200).send(body);

@@ -48,6 +48,11 @@ export interface RestRoute<TData = unknown> {
   params: readonly ParamSpec[];
   /** Routes without one ignore whatever body is sent. */
   body?: RestBody;
+  /**
+   * Answers may be kept in the read cache (src/graphql/read-cache.ts), with their serialised
+   * bytes: reads whose result depends only on the variables and the caller's access level.
+   */
+  cached?: boolean;
   /** 200 unless stated; 204 sends no body (toBody's result is dropped). */
   successStatus?: 200 | 201 | 204;
   responseSchema: object;
@@ -76,6 +81,7 @@ const sportParam = (description: string): ParamSpec => ({
 export const REST_ROUTES: readonly RestRoute[] = [
   restRoute({
     operationId: 'listPicks',
+    cached: true,
     method: 'GET',
     url: '/api/v1/picks',
     summary: 'List published and settled picks',
@@ -95,6 +101,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
   }),
   restRoute({
     operationId: 'getTrackRecord',
+    cached: true,
     method: 'GET',
     url: '/api/v1/track-record',
     summary: 'Aggregated performance of settled picks',
@@ -123,6 +130,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
   }),
   restRoute({
     operationId: 'getMatchAnalysis',
+    cached: true,
     method: 'GET',
     url: '/api/v1/match-analyses/:matchId',
     summary: 'Analysis text for the match of a pick',

@@ -24,6 +24,8 @@ export class MatchAnalysisService {
   constructor(
     private readonly orm: Orm,
     private readonly clock: Clock,
+    /** Called after a commit that changed an analysis (read caches, every instance). */
+    private readonly onChange?: () => void,
   ) {}
 
   /** Creates or replaces the analysis of a pick's match (any status: analyses are prepared before approval). */
@@ -35,6 +37,7 @@ export class MatchAnalysisService {
       if (!pick) throw new NotFoundError(`No pick with id ${input.matchId}.`);
       return upsertMatchAnalysis(em, input.matchId, text, this.clock.now());
     });
+    this.onChange?.();
     return matchAnalysisRecordFromEntity(analysis);
   }
 

@@ -53,6 +53,10 @@ export interface ServiceOptions {
   adminToken: string;
   tierLimits: TierLimits;
   edgeTierThresholds?: EdgeTierThresholds;
+  /**
+   * Called after a commit that changes what a read may answer: a pick became visible, hidden or
+   * settled, an analysis was written (the read caches of every instance are dropped).
+   */
   onVisibleChange?: () => void;
   /** The value engine's detection rules (config VALUE_ENGINE variables); defaults when absent. */
   detection?: DetectionOptions;
@@ -66,7 +70,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
   const picks = new PickService(orm, clock, options);
   return {
     picks,
-    analyses: new MatchAnalysisService(orm, clock),
+    analyses: new MatchAnalysisService(orm, clock, options.onVisibleChange),
     trackRecord: new TrackRecordService(orm, clock),
     apiKeys,
     auth,
