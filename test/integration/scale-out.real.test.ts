@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { CREATE_KEY, pickInput, PUBLISH, REVOKE_KEY } from '../helpers/fixtures.js';
+import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH, REVOKE_KEY, SETTLE, UPSERT_ANALYSIS } from '../helpers/fixtures.js';
 import { connectSse } from '../helpers/sse.js';
 
 describe('two instances on one PostgreSQL and one Redis', () => {
@@ -111,5 +111,44 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     stop();
     expect(seen).toContain(published.data!.publishPick.id);
     a.runtime.relay.start();
+  });
+  it("instance B's read cache never serves a pick change made through A once the bus has carried it (bound 1.5 s, below the 2 s TTL)", async () => {
+    const key = (await a.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'GROWTH' } })).data!.createApiKey.key;
+    const onB = (url: string) => b.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+    const listOnB = async () => (await onB('/api/v1/picks?limit=200')).json().data as { id: string; status: string }[];
+    // Polls B until it answers what A changed; B's answer is cached before each change.
+    async function seenOnB(url: string, check: (body: any) => boolean): Promise<number> {
+      const changedAt = Date.now();
+      while (Date.now() - changedAt < 1_500) {
+        if (check((await onB(url)).json())) return Date.now() - changedAt;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return Infinity;
+    }
+    const kickoffAt = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    await listOnB();
+    const hitsBefore = b.app.readCacheStats().hits;
+    await listOnB();
+    expect(b.app.readCacheStats().hits).toBe(hitsBefore + 1);
+
+    const published = await a.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: 'Cache FC', selection: 'Cache FC', kickoffAt }) });
+    const id = published.data!.publishPick.id;
+    expect(await seenOnB('/api/v1/picks?limit=200', (body) => body.data.some((pick: { id: string }) => pick.id === id))).toBeLessThan(1_500);
+    await listOnB();
+    await a.graphql(HOLD, { id });
+    expect(await seenOnB('/api/v1/picks?limit=200', (body) => !body.data.some((pick: { id: string }) => pick.id === id))).toBeLessThan(1_500);
+    await listOnB();
+    await a.graphql(APPROVE, { id });
+    expect(await seenOnB('/api/v1/picks?limit=200', (body) => body.data.some((pick: { id: string }) => pick.id === id))).toBeLessThan(1_500);
+    await listOnB();
+    const settled = await a.graphql(SETTLE, { input: { id, result: 'WON', closingOdds: 2.1 } });
+    expect(settled.errors).toBeUndefined();
+    expect(
+      await seenOnB('/api/v1/picks?limit=200', (body) => body.data.some((pick: { id: string; status: string }) => pick.id === id && pick.status === 'settled')),
+    ).toBeLessThan(1_500);
+    // The analysis answer (5 s TTL) too: a 404 cached on B, then written through A.
+    expect((await onB(`/api/v1/match-analyses/${id}`)).statusCode).toBe(404);
+    await a.graphql(UPSERT_ANALYSIS, { input: { matchId: id, analysis: 'Written on A.' } });
+    expect(await seenOnB(`/api/v1/match-analyses/${id}`, (body) => body.analysis === 'Written on A.')).toBeLessThan(1_500);
   });
 });
