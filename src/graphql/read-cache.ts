@@ -11,7 +11,9 @@
  * that made the change at once, the others when the bus message arrives (src/runtime.ts). The
  * TTLs bound what a lost message could leave stale. docs/DECISIONS.md, "Read cache".
  */
-import { createInMemoryCache, useResponseCache, type Cache } from '@envelop/response-cache';
+import { useResponseCache, type Cache } from '@envelop/response-cache';
+import type { ExecutionResult } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { print, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Principal } from '../domain/principal.js';
@@ -28,8 +30,14 @@ export const READ_CACHE_TTL_MS = {
   'Query.matchAnalysis': 5_000,
 } as const;
 
-/** Cached answers kept per instance (least recently used beyond). */
-const READ_CACHE_MAX_ENTRIES = 2_000;
+/** For a cacheable document whose fields have no TTL above: the shortest bound. */
+const FALLBACK_TTL_MS = 2_000;
+
+/**
+ * Cached answers kept per instance (least recently used beyond): a page of 50 picks with its
+ * bytes is about 50 KB, so at most about 25 MB.
+ */
+const READ_CACHE_MAX_ENTRIES = 500;
 
 /**
  * What decides the answer besides the document and variables: the kind of caller and its tier.
@@ -61,13 +69,14 @@ export interface ReadCache {
 }
 
 /**
- * The library's in-memory store, dropped whole on invalidation (its entity index cannot reach
- * answers without ids, such as a track record), plus a generation check: an execution that
- * began before an invalidation may have read the old data, so its result is not stored.
+ * The store behind the plugin: an LRU of results with each entry's TTL, dropped whole on
+ * invalidation, plus a generation check: an execution that began before an invalidation may
+ * have read the old data, so its result is not stored. (The library's own in-memory store also
+ * indexes every entity of every answer for invalidation by id, which is never used here:
+ * answers without ids, such as a track record, could not be reached that way.)
  */
 function generationGuardedCache(): { cache: Cache; invalidate(): void; stats(): { hits: number; stored: number } } {
-  const newStore = () => createInMemoryCache({ max: READ_CACHE_MAX_ENTRIES });
-  let store = newStore();
+  const store = new LRUCache<string, ExecutionResult>({ max: READ_CACHE_MAX_ENTRIES });
   const missedIn = new Map<string, number>();
   let generation = 0;
   let hits = 0;
@@ -75,7 +84,7 @@ function generationGuardedCache(): { cache: Cache; invalidate(): void; stats(): 
   const cache: Cache = {
     get(key) {
       const found = store.get(key);
-      if (found) {
+      if (found !== undefined) {
         hits += 1;
         return found;
       }
@@ -83,23 +92,24 @@ function generationGuardedCache(): { cache: Cache; invalidate(): void; stats(): 
       // store (errors) leave their entry behind; the map is bounded by forgetting them all.
       if (missedIn.size >= READ_CACHE_MAX_ENTRIES * 4) missedIn.clear();
       if (!missedIn.has(key)) missedIn.set(key, generation);
-      return found;
+      return null;
     },
-    set(key, result, entities, ttl) {
+    set(key, result, _entities, ttl) {
       const startedIn = missedIn.get(key);
       missedIn.delete(key);
       // Unknown start (forgotten, or another miss of the key stored first): not stored.
       if (startedIn !== generation) return;
       stored += 1;
-      return store.set(key, result, entities, ttl);
+      store.set(key, result, { ttl: Number.isFinite(ttl) && ttl > 0 ? ttl : FALLBACK_TTL_MS });
     },
-    invalidate: (entities) => store.invalidate(entities),
+    // Never asked: invalidateViaMutation is off; every change drops everything (invalidate()).
+    invalidate: () => undefined,
   };
   return {
     cache,
     invalidate() {
       generation += 1;
-      store = newStore();
+      store.clear();
       missedIn.clear();
     },
     stats: () => ({ hits, stored }),
