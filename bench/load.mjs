@@ -31,9 +31,27 @@ function get(agent, url, headers) {
   });
 }
 
-/** A distinct timestamp per n, five years and n milliseconds before a fixed instant. */
+/**
+ * A distinct timestamp per n: n milliseconds before 2020-01-01, older than every seeded pick
+ * (their kickoffs start two years before today), so the page is the same whatever n is.
+ */
 export function sinceFor(n) {
   return new Date(Date.UTC(2020, 0, 1) - n).toISOString();
+}
+
+/**
+ * The `since` values of one job: sinceBase, sinceBase + 1, ... within its block (run.mjs gives
+ * every job its own block, so no value repeats within a run); next() throws past the block.
+ */
+function sinceSequence({ sinceBase, sinceBlock }) {
+  if (!Number.isSafeInteger(sinceBase) || !Number.isSafeInteger(sinceBlock)) throw new Error('distinctSince needs sinceBase and sinceBlock');
+  let used = 0;
+  return {
+    next() {
+      if (used >= sinceBlock) throw new Error(`more than ${sinceBlock} requests: the since values would leave their block`);
+      return sinceFor(sinceBase + used++);
+    },
+  };
 }
 
 function summariseAutocannon(result) {
@@ -61,9 +79,9 @@ function summariseAutocannon(result) {
 }
 
 const jobs = {
-  async check({ url, headers, expectSha256, expectContentType, distinctSince }) {
+  async check({ url, headers, expectSha256, expectContentType, distinctSince, sinceBase, sinceBlock }) {
     assertLoopback(url);
-    if (distinctSince) url = `${url}&since=${sinceFor(0)}`;
+    if (distinctSince) url = `${url}&since=${sinceSequence({ sinceBase, sinceBlock }).next()}`;
     const agent = new http.Agent({ keepAlive: false });
     const res = await get(agent, url, headers);
     const sha256 = createHash('sha256').update(res.body).digest('hex');
@@ -74,16 +92,16 @@ const jobs = {
     return { status: res.status, bytes: res.body.length, sha256, problems };
   },
 
-  async autocannon({ url, headers, connections, warmupS, durationS, overallRate, distinctSince }) {
+  async autocannon({ url, headers, connections, warmupS, durationS, overallRate, distinctSince, sinceBase, sinceBlock }) {
     assertLoopback(url);
     // 30 s: the app's own requestTimeout; a slower response counts as an error (and fails the run).
     const options = { url, headers, connections, pipelining: 1, timeout: 30, ...(overallRate ? { overallRate } : {}) };
     if (distinctSince) {
       // Every request its own `since` (all older than any pick, so the page is the same): no
-      // two requests share a cache key, each one goes to the database.
+      // two requests of the run share a cache key, each one goes to the database.
       const { pathname, search } = new URL(url);
-      let counter = 0;
-      options.requests = [{ setupRequest: (req) => ({ ...req, path: `${pathname}${search}&since=${sinceFor(counter++)}` }) }];
+      const since = sinceSequence({ sinceBase, sinceBlock });
+      options.requests = [{ setupRequest: (req) => ({ ...req, path: `${pathname}${search}&since=${since.next()}` }) }];
     }
     const warm = warmupS > 0 ? summariseAutocannon(await autocannon({ ...options, duration: warmupS })) : null;
     // The orchestrator marks the server's CPU counters here, between warm-up and measurement.

@@ -70,3 +70,23 @@ export function seedPicksSql(count) {
       ) as s
     ) as g`;
 }
+
+/**
+ * Match analyses for about one pick in eight (ids whose first hex digit is 0 or 1, visible or
+ * held alike: analyses are written before approval), after seedPicksSql. About 1.3 KB of text
+ * each, built from the pick's own columns, so two runs on the same N produce the same bodies.
+ */
+export function seedAnalysesSql() {
+  return `
+    insert into match_analyses (match_id, analysis, created_at, updated_at)
+    select p.id,
+      format(E'%s v %s, %s (%s), kickoff %s UTC.\\n\\n', p.home_team, p.away_team, p.league, p.sport, to_char(p.kickoff_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI')) ||
+      format(E'%s offers %s at %s against a fair price of %s from the sharp reference: an edge of %s%% before and %s%% after the %s%% betting tax (%s tier, confidence %s).\\n\\n',
+        p.bookmaker_name, p.selection, to_char(p.odds, 'FM990.00'), to_char(p.reference_fair_odds, 'FM990.00'),
+        to_char(p.edge_pct, 'FM990.00'), to_char(p.edge_pct_post_tax * 100, 'FM990.00'), to_char(p.tax_rate * 100, 'FM990.0'), p.edge_tier, p.confidence) ||
+      repeat(format('Form, lineups and the market move around %s were checked against the model before publication; the stake follows a fractional Kelly of %s. ',
+        p.selection, to_char(p.kelly_fraction, 'FM990.0000')), 6),
+      p.created_at, p.updated_at
+    from picks p
+    where substr(p.id::text, 1, 1) in ('0', '1')`;
+}

@@ -5,8 +5,10 @@
  * buildApp), logger off, on 127.0.0.1 and a free port, seeds N picks and one enterprise key
  * whose limits are huge (the limiter always decides, never rejects). Beside it, in the same
  * process and event loop, a bare Fastify instance on its own loopback port answers
- *   GET /__bench/baseline-picks   the bytes of a real /api/v1/picks?limit=50 body
- *   GET /__bench/baseline-public  the bytes of a real /api/public/picks/today body
+ *   GET /__bench/baseline-picks         the bytes of a real /api/v1/picks?limit=50 body
+ *   GET /__bench/baseline-public        the bytes of a real /api/public/picks/today body
+ *   GET /__bench/baseline-track-record  the bytes of a real /api/v1/track-record?days_back=365 body
+ *   GET /__bench/baseline-analysis      the bytes of a real /api/v1/match-analyses/<id> body
  * captured at start-up, with the same content-type. (The real app calls ready() inside
  * buildApp, after which Fastify refuses new routes, so the baseline cannot live in the same
  * Fastify instance without changing src/; it shares the process, the event loop and the
@@ -22,12 +24,14 @@ import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, percentile, serveCommands } from './common.mjs';
-import { seedPicksSql } from './seed.mjs';
+import { seedAnalysesSql, seedPicksSql } from './seed.mjs';
 import { TRACK_RECORD_DAYS_BACKFILL } from '../dist/migrations/Migration20261125000000_track_record_days.js';
 import { dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 export const LIST_PATH = '/api/v1/picks?limit=50';
 export const PUBLIC_PATH = '/api/public/picks/today';
+export const TRACK_RECORD_PATH = '/api/v1/track-record?days_back=365';
+const analysisPath = (matchId) => `/api/v1/match-analyses/${matchId}`;
 const BENCH_TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
 
 if (!process.send) {
@@ -71,10 +75,17 @@ async function main() {
   const em = runtime.orm.em.fork();
   await truncateTables(runtime.orm, ['picks', 'api_keys', 'monthly_usage', 'track_record_days']);
   await em.execute(seedPicksSql(picks));
+  await em.execute(seedAnalysesSql());
   // Picks inserted with SQL: rebuild the track record's day sums, as the migration does.
   await em.execute(TRACK_RECORD_DAYS_BACKFILL);
   await em.execute('analyze');
   const [{ visible }] = await em.execute(`select count(*)::int as visible from picks where status in ('published', 'settled')`);
+  // The analysis target: the visible pick with an analysis that kicks off last (a fixed choice for a given N).
+  const [analysed] = await em.execute(
+    `select a.match_id as id, (select count(*)::int from match_analyses) as analyses from match_analyses a join picks p on p.id = a.match_id
+     where p.status in ('published', 'settled') order by p.kickoff_at desc, p.id desc limit 1`,
+  );
+  if (!analysed) throw new Error('seed: no visible pick has an analysis');
   const { key, apiKey } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: 'bench' });
   const seededMs = performance.now() - started;
 
@@ -90,12 +101,25 @@ async function main() {
   if (pub.statusCode !== 200) throw new Error(`public capture: HTTP ${pub.statusCode} ${pub.body.slice(0, 300)}`);
   const pubJson = pub.json();
   if (pubJson.count !== 20) throw new Error(`public capture: expected 20 picks of today, got ${pubJson.count}`);
-  const listBody = list.rawPayload;
-  const publicBody = pub.rawPayload;
+  const trackRecord = await app.inject({ method: 'GET', url: TRACK_RECORD_PATH, headers: { authorization: `Bearer ${key}` } });
+  if (trackRecord.statusCode !== 200) throw new Error(`track-record capture: HTTP ${trackRecord.statusCode} ${trackRecord.body.slice(0, 300)}`);
+  if (!(trackRecord.json().overall?.total_settled > 0)) throw new Error('track-record capture: no settled pick in the last 365 days');
+  const analysis = await app.inject({ method: 'GET', url: analysisPath(analysed.id), headers: { authorization: `Bearer ${key}` } });
+  if (analysis.statusCode !== 200) throw new Error(`analysis capture: HTTP ${analysis.statusCode} ${analysis.body.slice(0, 300)}`);
+  const captured = {
+    list: { body: list.rawPayload, contentType: list.headers['content-type'] },
+    public: { body: pub.rawPayload, contentType: pub.headers['content-type'], count: pubJson.count },
+    trackRecord: { body: trackRecord.rawPayload, contentType: trackRecord.headers['content-type'] },
+    analysis: { body: analysis.rawPayload, contentType: analysis.headers['content-type'] },
+  };
 
+  // Each baseline answers with the captured bytes of its endpoint, nothing else.
   const bare = Fastify({ logger: false });
-  bare.get('/__bench/baseline-picks', (_req, reply) => reply.type(list.headers['content-type']).send(listBody));
-  bare.get('/__bench/baseline-public', (_req, reply) => reply.type(pub.headers['content-type']).send(publicBody));
+  const baselineRoutes = { 'baseline-picks': 'list', 'baseline-public': 'public', 'baseline-track-record': 'trackRecord', 'baseline-analysis': 'analysis' };
+  for (const [route, name] of Object.entries(baselineRoutes)) {
+    const { body, contentType } = captured[name];
+    bare.get(`/__bench/${route}`, (_req, reply) => reply.type(contentType).send(body));
+  }
   await bare.listen({ port: 0, host: HOST });
 
   // In-situ limiter timing: every consume() the request path makes, and which engine decided.
@@ -113,16 +137,27 @@ async function main() {
       modes[m] = (modes[m] ?? 0) + 1;
     }
   };
-  // How often the read services actually run (the public endpoint should mostly hit its cache).
-  let serviceCalls = { list: 0, today: 0 };
-  const picksService = runtime.services.picks;
-  for (const method of ['list', 'today']) {
-    const real = picksService[method].bind(picksService);
-    picksService[method] = (...args) => {
-      serviceCalls[method] += 1;
+  // How often the read services actually run: a call that a cache above the service (the
+  // public adapter's bodies, the GraphQL read cache) answered does not reach them.
+  const noServiceCalls = () => ({ list: 0, today: 0, trackRecord: 0, analysis: 0 });
+  let serviceCalls = noServiceCalls();
+  const counted = [
+    ['list', runtime.services.picks, 'list'],
+    ['today', runtime.services.picks, 'today'],
+    ['trackRecord', runtime.services.trackRecord, 'get'],
+    ['analysis', runtime.services.analyses, 'get'],
+  ];
+  for (const [name, service, method] of counted) {
+    if (typeof service?.[method] !== 'function') continue;
+    const real = service[method].bind(service);
+    service[method] = (...args) => {
+      serviceCalls[name] += 1;
       return real(...args);
     };
   }
+  // The GraphQL read cache's counters, where the app has one (cumulative; deltas per window).
+  const readCacheStats = () => (typeof app.readCacheStats === 'function' ? app.readCacheStats() : null);
+  let readCacheAtReset = readCacheStats();
   // Visibility broadcasts from other processes sharing Redis drop the public cache: count them.
   let invalidations = 0;
   runtime.onVisibilityChange(() => {
@@ -143,7 +178,8 @@ async function main() {
       insitu = [];
       modes = {};
       invalidations = 0;
-      serviceCalls = { list: 0, today: 0 };
+      serviceCalls = noServiceCalls();
+      readCacheAtReset = readCacheStats();
       loopDelay.reset();
       return true;
     },
@@ -170,7 +206,9 @@ async function main() {
       const ms = (ns) => Math.round(ns / 1e3) / 1e3;
       // The histogram includes the 1 ms sampling interval itself: subtract it.
       const eventLoopDelayMs = { p50: ms(Math.max(0, loopDelay.percentile(50) - 1e6)), p99: ms(Math.max(0, loopDelay.percentile(99) - 1e6)), max: ms(Math.max(0, loopDelay.max - 1e6)) };
-      return { consume: summarise(insitu), modes, publicCacheInvalidations: invalidations, serviceCalls, eventLoopDelayMs };
+      const now = readCacheStats();
+      const readCache = now && readCacheAtReset ? { hits: now.hits - readCacheAtReset.hits, stored: now.stored - readCacheAtReset.stored } : null;
+      return { consume: summarise(insitu), modes, publicCacheInvalidations: invalidations, serviceCalls, readCache, eventLoopDelayMs };
     },
     /** Sequential limiter.consume() calls on the bench key, nothing else running. */
     async limiterDirect({ warmup, n }) {
@@ -213,10 +251,12 @@ async function main() {
     visiblePicks: visible,
     seedAndStartMs: Math.round(seededMs),
     limiterMode: limiter.mode(),
-    bodies: {
-      list: { bytes: listBody.length, sha256: sha(listBody), contentType: list.headers['content-type'] },
-      public: { bytes: publicBody.length, contentType: pub.headers['content-type'], count: pubJson.count },
-    },
+    analysisMatchId: analysed.id,
+    analyses: analysed.analyses,
+    paths: { list: LIST_PATH, public: PUBLIC_PATH, trackRecord: TRACK_RECORD_PATH, analysis: analysisPath(analysed.id) },
+    bodies: Object.fromEntries(
+      Object.entries(captured).map(([name, { body, contentType, count }]) => [name, { bytes: body.length, sha256: sha(body), contentType, ...(count === undefined ? {} : { count }) }]),
+    ),
   });
 }
 
