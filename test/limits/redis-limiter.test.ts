@@ -6,9 +6,11 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TierLimit } from '../../src/domain/access.js';
+import { readFileSync } from 'node:fs';
 import { ManualClock } from '../../src/domain/clock.js';
-import { monthKeyOf } from '../../src/domain/rate-limit.js';
+import { bucketLeavesWindowAt, monthKeyOf } from '../../src/domain/rate-limit.js';
 import { startOfNextUtcMonth, utcMonthKey } from '../../src/domain/time.js';
+import { MemoryRateLimiter } from '../../src/services/limits/memory-limiter.js';
 import type { LimitDecision } from '../../src/services/limits/rate-limiter.js';
 import {
   DEFAULT_REPLY_TIMEOUT_MS,
@@ -317,6 +319,138 @@ if (realRedisUrl) {
         await limiter.close();
         await proxy.close();
       }
+    });
+
+    /** The hourly hash as stored: its buckets, and the summary the decide script keeps beside them. */
+    async function readHourlyHash(apiKeyId: string) {
+      const { '-1': summary, ...fields } = await admin.hgetall(hourlyKey(apiKeyId));
+      const buckets = new Map(Object.entries(fields).map(([bucket, count]) => [Number(bucket), Number(count)]));
+      const [total, oldest, newest] = summary ? summary.split(',').map(Number) : [];
+      return { summary: summary ? { total, oldest, newest } : null, buckets };
+    }
+
+    it('sends one command to Redis per admitted request, and concurrent decisions share one socket write', async () => {
+      const client = new Redis(redisUrl, limiterRedisOptions());
+      const clock = new ManualClock('2026-11-22T10:00:00Z');
+      const limiter = new RedisRateLimiter({
+        client,
+        usageStore: database.usageStore,
+        now: () => clock.now().getTime(),
+        flushIntervalMs: 3_600_000,
+        replyTimeoutMs: RELAXED_REPLY_TIMEOUT_MS,
+        log: silentLog(),
+      });
+      const monitor = await admin.monitor();
+      try {
+        await vi.waitFor(async () => expect(await limiter.ping()).toBe(true));
+        const key = randomUUID();
+        const policy = { hourly: 100, monthly: 1_000 };
+        // The key's first request in a month seeds the month counter: not the case measured here.
+        await limiter.consume(key, policy);
+        const address = /addr=(\S+)/.exec(String(await client.call('CLIENT', 'INFO')))?.[1];
+        expect(address).toBeDefined();
+
+        // Every command Redis executes, from any client (the script's own calls come from 'lua').
+        const executed: { source: string; args: string[] }[] = [];
+        monitor.on('monitor', (_time: string, args: string[], source: string) => executed.push({ source, args }));
+        /** The commands of the limiter's connection Redis executed while `work` ran, between two markers. */
+        async function limiterCommandsDuring(work: () => Promise<unknown>): Promise<string[]> {
+          const [start, end] = [randomUUID(), randomUUID()];
+          const markerAt = (marker: string) => executed.findIndex(({ args }) => args[0] === 'echo' && args[1] === marker);
+          await admin.echo(start);
+          await work();
+          await admin.echo(end);
+          await vi.waitFor(() => expect(markerAt(end)).toBeGreaterThan(-1));
+          return executed
+            .slice(markerAt(start) + 1, markerAt(end))
+            .filter(({ source }) => source === address)
+            .map(({ args }) => args[0]!.toLowerCase());
+        }
+
+        expect(await limiterCommandsDuring(async () => expect((await limiter.consume(key, policy)).allowed).toBe(true))).toEqual(['evalsha']);
+
+        const writes = vi.spyOn(client.stream, 'write');
+        const concurrent = await limiterCommandsDuring(async () => {
+          const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key, policy)));
+          expect(decisions.every((decision) => decision.allowed)).toBe(true);
+        });
+        expect(concurrent).toEqual(Array(10).fill('evalsha'));
+        expect(writes).toHaveBeenCalledTimes(1);
+      } finally {
+        monitor.disconnect();
+        await limiter.close();
+        await client.quit();
+      }
+    });
+
+    it('keeps a running hourly total equal to the sum of its buckets across window rollovers, deciding as in memory', async () => {
+      const { clock, limiter } = await setUp();
+      const memory = new MemoryRateLimiter({ usageStore: database.usageStore, now: () => clock.now().getTime(), flushIntervalMs: null });
+      const key = randomUUID();
+      const start = clock.now().getTime();
+      // Minutes with requests (several in some): a full window, rollovers by one bucket, gaps
+      // longer than the window, and the clock stepping back behind counted buckets.
+      const minutes = [0, 0, 0, 1, 5, 30, 59, 60, 60, 61, 62, 62, 65, 90, 121, 122, 123, 200, 260, 261, 262, 330, 328, 329, 331, 400, 460, 461, 521, 522];
+      try {
+        for (const [step, minute] of minutes.entries()) {
+          clock.set(new Date(start + minute * 60_000 + ((step * 7_919) % 60_000)));
+          // Now and then a limit already reached, so that refusals (and their Retry-After) are compared too.
+          const policy = { hourly: step % 4 === 3 ? 3 : 1_000, monthly: 1_000 };
+          const decision = await limiter.consume(key, policy);
+          expect(decision).toEqual(await memory.consume(key, policy));
+          const { summary, buckets } = await readHourlyHash(key);
+          const counts = [...buckets.values()];
+          const sum = counts.reduce((total, count) => total + count, 0);
+          expect(summary).toEqual(sum === 0 ? null : { total: sum, oldest: Math.min(...buckets.keys()), newest: Math.max(...buckets.keys()) });
+          // Only the counted window is kept: the decision's standing is the stored buckets'.
+          expect(decision.hourly.remaining).toBe(Math.max(0, policy.hourly - sum));
+          if (sum > 0) expect(decision.hourly.resetAt).toBe(bucketLeavesWindowAt(Math.min(...buckets.keys())));
+          expect(await limiter.peek(key, policy)).toEqual(await memory.peek(key, policy));
+        }
+      } finally {
+        await memory.close();
+      }
+    });
+
+    it('stays exact beside an instance running the previous decide script (rolling deployment)', async () => {
+      const previousDecide = `${LUA_MONTH_OF}\n${readFileSync(new URL('./previous-decide.lua', import.meta.url), 'utf8')}`;
+      const { clock, limiter } = await setUp();
+      const key = randomUUID();
+      const policy = { hourly: 30, monthly: 1_000 };
+      const start = clock.now().getTime();
+      /** One request decided by an instance of the previous version; true if admitted. */
+      async function previousInstanceConsumes(): Promise<boolean> {
+        const months = ['2026-10', '2026-11', '2026-12'].map((month) => monthKey(key, month));
+        const reply = (await admin.eval(previousDecide, 4, hourlyKey(key), ...months, policy.hourly, policy.monthly, String(clock.now().getTime()), 'consume', 3_700_000)) as (string | number)[];
+        expect(reply[0]).toBe('ok');
+        return reply[3] === 1;
+      }
+
+      let admitted = 0;
+      for (let i = 0; i < 60; i += 1) {
+        clock.set(new Date(start + i * 20_000));
+        // The current version first (it seeds the month counter), then both in turn.
+        if (i % 3 === 1) {
+          if (await previousInstanceConsumes()) admitted += 1;
+        } else {
+          const decision = await limiter.consume(key, policy);
+          if (decision.allowed) admitted += 1;
+          const { buckets } = await readHourlyHash(key);
+          const sum = [...buckets.values()].reduce((total, count) => total + count, 0);
+          expect(decision.hourly.remaining).toBe(policy.hourly - sum);
+        }
+      }
+      // Within one window, both versions together admit exactly the limit.
+      expect(admitted).toBe(policy.hourly);
+
+      // A new window, written by both versions again: still one count.
+      clock.set(new Date(start + 3 * 3_600_000));
+      expect(await previousInstanceConsumes()).toBe(true);
+      expect(await limiter.consume(key, policy)).toMatchObject({ allowed: true, hourly: { remaining: policy.hourly - 2 } });
+      expect(await previousInstanceConsumes()).toBe(true);
+      expect(await limiter.consume(key, policy)).toMatchObject({ allowed: true, hourly: { remaining: policy.hourly - 4 } });
+      expect(await readHourlyHash(key)).toMatchObject({ summary: { total: 4 } });
+      expect(await admin.pttl(hourlyKey(key))).toBeGreaterThan(3_600_000);
     });
   });
 }

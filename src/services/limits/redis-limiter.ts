@@ -17,6 +17,10 @@
  *
  * The Lua scripts live in ./lua/ and run as ioredis custom commands (defineCommand: EVALSHA,
  * and EVAL when Redis does not have the script, as after a restart or SCRIPT FLUSH).
+ *
+ * Cost: an admitted request is one command (the decide script; seeding happens once per key
+ * and month, flushes run on a timer), in O(1) inside Redis (lua/decide.lua keeps the hourly
+ * total in its hash), and concurrent decisions share a socket write (auto-pipelining).
  */
 import type { ServiceLog } from '../log.js';
 import { readFileSync } from 'node:fs';
@@ -56,6 +60,11 @@ export function limiterRedisOptions(): RedisOptions {
     connectTimeout: 1_000,
     // Reconnect forever, backing off to at most 2 s between attempts.
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2_000),
+    // The commands of one event-loop turn (concurrent requests' decisions) share one socket
+    // write, which under load was a large share of a request's CPU. A lone command pays for
+    // the pipeline instead (measured: about even at 8 per turn). ioredis sends the next batch
+    // once the previous one is answered; replyTimeoutMs covers that wait as any other.
+    enableAutoPipelining: true,
   };
 }
 
@@ -455,9 +464,23 @@ function neighbouringMonths(month: string): [string, string, string] {
   return [monthKeyOf(start - 1), month, monthKeyOf(Date.UTC(year, monthNumber, 1))];
 }
 
+/**
+ * The script's answer as the domain's snapshot. The script sums the window itself (O(1), see
+ * lua/decide.lua) and hands back the counted buckets only when Retry-After needs them (a
+ * consume refused for the hourly limit). Otherwise the domain functions get two buckets that
+ * give the same answers as the real ones: the oldest counted bucket (X-RateLimit-Reset), the
+ * newest (it wins over a clock that stepped back) and the counted total.
+ */
 function parseSnapshot(reply: (string | number)[]): Snapshot {
-  const [, month, nowMs, allowed, monthUsed, ...flatBuckets] = reply;
+  const [, month, nowMs, allowed, monthUsed, counted, oldestCounted, newestCounted, ...flatBuckets] = reply;
   const buckets = new Map<number, number>();
-  for (let i = 0; i + 1 < flatBuckets.length; i += 2) buckets.set(Number(flatBuckets[i]), Number(flatBuckets[i + 1]));
+  if (flatBuckets.length > 0) {
+    for (let i = 0; i + 1 < flatBuckets.length; i += 2) buckets.set(Number(flatBuckets[i]), Number(flatBuckets[i + 1]));
+  } else if (Number(counted) > 0) {
+    const oldest = Number(oldestCounted);
+    const newest = Number(newestCounted);
+    if (oldest === newest) buckets.set(oldest, Number(counted));
+    else buckets.set(oldest, Number(counted) - 1).set(newest, 1);
+  }
   return { month: String(month), nowMs: Number(nowMs), allowed: Number(allowed) === 1, monthUsed: Number(monthUsed), buckets };
 }
