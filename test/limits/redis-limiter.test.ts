@@ -329,7 +329,7 @@ if (realRedisUrl) {
       return { summary: summary ? { total, oldest, newest } : null, buckets };
     }
 
-    it('sends one command to Redis per admitted request, and concurrent decisions share one socket write', async () => {
+    it('sends one command to Redis per admitted request, concurrent ones included', async () => {
       const client = new Redis(redisUrl, limiterRedisOptions());
       const clock = new ManualClock('2026-11-22T10:00:00Z');
       const limiter = new RedisRateLimiter({
@@ -369,13 +369,11 @@ if (realRedisUrl) {
 
         expect(await limiterCommandsDuring(async () => expect((await limiter.consume(key, policy)).allowed).toBe(true))).toEqual(['evalsha']);
 
-        const writes = vi.spyOn(client.stream, 'write');
         const concurrent = await limiterCommandsDuring(async () => {
           const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key, policy)));
           expect(decisions.every((decision) => decision.allowed)).toBe(true);
         });
         expect(concurrent).toEqual(Array(10).fill('evalsha'));
-        expect(writes).toHaveBeenCalledTimes(1);
       } finally {
         monitor.disconnect();
         await limiter.close();

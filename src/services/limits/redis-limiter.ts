@@ -20,7 +20,7 @@
  *
  * Cost: an admitted request is one command (the decide script; seeding happens once per key
  * and month, flushes run on a timer), in O(1) inside Redis (lua/decide.lua keeps the hourly
- * total in its hash), and concurrent decisions share a socket write (auto-pipelining).
+ * total in its hash); no auto-pipelining (limiterRedisOptions says why).
  */
 import type { ServiceLog } from '../log.js';
 import { readFileSync } from 'node:fs';
@@ -60,11 +60,12 @@ export function limiterRedisOptions(): RedisOptions {
     connectTimeout: 1_000,
     // Reconnect forever, backing off to at most 2 s between attempts.
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2_000),
-    // The commands of one event-loop turn (concurrent requests' decisions) share one socket
-    // write, which under load was a large share of a request's CPU. A lone command pays for
-    // the pipeline instead (measured: about even at 8 per turn). ioredis sends the next batch
-    // once the previous one is answered; replyTimeoutMs covers that wait as any other.
-    enableAutoPipelining: true,
+    // No auto-pipelining: a lone decision costs more client CPU with it (76 against 43 µs
+    // measured), it pays only from about 8 decisions per event-loop turn, and since ioredis
+    // holds the next batch until the previous one is answered, a burst (64 concurrent requests
+    // over two instances) waited past replyTimeoutMs and was decided by the per-instance
+    // fallback, admitting 41 of a limit of 25 (scale-out.real.test.ts).
+    enableAutoPipelining: false,
   };
 }
 
