@@ -3,7 +3,8 @@
  * flushes them with the outbox event); lists and the public feed are read-only, so they skip
  * entity hydration and change tracking (which cost more CPU than the query itself) and map
  * each row to a plain PickRecord. The column list is explicit so the query fetches only what
- * the record needs.
+ * the record needs. The list and "today" pages leave the database as one JSON value (see
+ * pickPageSql): the drivers' per-field work, not the query, was most of their cost.
  */
 import { LockMode } from '@mikro-orm/core';
 import { decodePickCursor } from '../domain/cursor.js';
@@ -70,6 +71,87 @@ export function pickRecordFromRow(row: Row): PickRecord {
     publishedAt: dateOrNullOf(row.published_at),
     settledAt: dateOrNullOf(row.settled_at),
   };
+}
+
+/**
+ * A page of picks as one JSON array of arrays, timestamps as epoch milliseconds: node-postgres
+ * and PGlite then decode one field with JSON.parse instead of 24 fields a row (PGlite copies each
+ * out of its result buffer; both parse each timestamp's text into a Date). Floored, the
+ * milliseconds are those of the Date the timestamptz text would give (both drop the microseconds).
+ * Numerics are JSON numbers, parsed to the same double as Number() of their text.
+ */
+const epochMs = (column: string): string => `floor(extract(epoch from ${column}) * 1000)`;
+const PICK_ARRAY_FIELDS = [
+  'id',
+  'sport',
+  'league',
+  'home_team',
+  'away_team',
+  epochMs('kickoff_at'),
+  'market',
+  'selection',
+  'description',
+  'bookmaker_name',
+  'bookmaker_slug',
+  'odds',
+  'reference_fair_odds',
+  'tax_rate',
+  'edge_pct',
+  'edge_pct_post_tax',
+  'kelly_fraction',
+  'edge_tier',
+  'confidence',
+  'status',
+  'result',
+  'closing_odds',
+  epochMs('published_at'),
+  epochMs('settled_at'),
+].join(', ');
+
+/** One element of a pickPageSql page, in PICK_ARRAY_FIELDS order. */
+type PickArray = [
+  string, string, string, string, string, number, string, string, string, string, string, number, number, number, number, number,
+  number, PickRecord['edgeTier'], number, PickRecord['status'], PickRecord['result'], number | null, number | null, number | null,
+];
+
+function pickRecordFromArray(a: PickArray): PickRecord {
+  return {
+    id: a[0],
+    sport: a[1],
+    league: a[2],
+    homeTeam: a[3],
+    awayTeam: a[4],
+    kickoffAt: new Date(a[5]),
+    market: a[6],
+    selection: a[7],
+    description: a[8],
+    bookmakerName: a[9],
+    bookmakerSlug: a[10],
+    odds: a[11],
+    referenceFairOdds: a[12],
+    taxRate: a[13],
+    edgePct: a[14],
+    edgePctPostTax: a[15],
+    kellyFraction: a[16],
+    edgeTier: a[17],
+    confidence: a[18],
+    status: a[19],
+    result: a[20],
+    closingOdds: a[21],
+    publishedAt: a[22] === null ? null : new Date(a[22]),
+    settledAt: a[23] === null ? null : new Date(a[23]),
+  };
+}
+
+/**
+ * The picks matching `conditions` in `order` (columns of picks, unqualified), at most `limit`
+ * (the last parameter), as one row with one JSON column `page`: read it with readPicks.
+ */
+function pickPageSql(conditions: readonly string[], order: string): string {
+  return (
+    `select coalesce(json_agg(json_build_array(${PICK_ARRAY_FIELDS}) order by ${order}), '[]') as page` +
+    ` from (select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by ${order} limit ?) as picks`
+  );
 }
 
 /** A plain record of a pick entity: what services hand to GraphQL (never the entity itself). */
@@ -276,7 +358,7 @@ export function listPicksSql(filter: VisiblePicksFilter, limit: number): SqlQuer
     params.push(cursor.kickoffAt, cursor.id);
   }
   params.push(limit);
-  return { sql: `select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by kickoff_at desc, id desc limit ?`, params };
+  return { sql: pickPageSql(conditions, 'kickoff_at desc, id desc'), params };
 }
 
 /** The public "today" query; served by the partial published_at indexes. */
@@ -289,13 +371,14 @@ export function todayPicksSql(query: { sport?: string | null }, now: Date, limit
     params.push(query.sport);
   }
   params.push(limit);
-  return {
-    sql: `select ${PICK_COLUMNS} from picks where ${conditions.join(' and ')} order by edge_pct_post_tax desc, published_at desc, id desc limit ?`,
-    params,
-  };
+  return { sql: pickPageSql(conditions, 'edge_pct_post_tax desc, published_at desc, id desc'), params };
 }
 
-/** Runs a read query built above (listPicksSql, todayPicksSql) and maps its rows to records. */
+/** Runs a page query built above (listPicksSql, todayPicksSql) and maps its picks to records. */
 export async function readPicks(em: Em, query: SqlQuery): Promise<PickRecord[]> {
-  return (await em.execute(query.sql, query.params)).map(pickRecordFromRow);
+  const rows = await em.execute<{ page: unknown }[]>(query.sql, query.params);
+  const page = rows[0]?.page;
+  // json arrives parsed from node-postgres and PGlite alike, unless a driver hands back text.
+  const arrays = (typeof page === 'string' ? JSON.parse(page) : page) as PickArray[];
+  return arrays.map(pickRecordFromArray);
 }
