@@ -97,6 +97,14 @@ export function databaseTargetFor(config: Config): DatabaseTarget {
   return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir };
 }
 
+/**
+ * Idle poll of the outbox relay and the webhook dispatcher on an embedded database (instead of
+ * 100 / 250 ms): each poll is a query in this process' PGlite, and at the shorter intervals an
+ * idle embedded server spent about 80 ms of CPU a second on them (docs/PERFORMANCE.md). A
+ * webhook retry or replay is picked up within this long after it is due.
+ */
+const EMBEDDED_IDLE_POLL_MS = 1_000;
+
 export async function createRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const secretKey = config.webhookSecretKey ?? options.webhookSecretKey;
@@ -104,6 +112,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const target = options.database ?? databaseTargetFor(config);
   // Embedded databases are migrated at start; PostgreSQL deployments run `npm run migrate` first.
   const orm = await initORM(target, { migrate: options.migrate ?? target.kind === 'pglite' });
+  // An embedded database belongs to this process alone: every event and delivery is written
+  // here and kicks the relay and the dispatcher, so their idle polls are only a safety net.
+  const singleProcess = target.kind === 'pglite';
   let bus: EventBus = new MemoryEventBus();
   // Redis channels and anonymous counters are per deployment: another database's instances on the same Redis stay apart.
   const namespace = config.redisUrl ? await deploymentId(orm) : undefined;
@@ -128,6 +139,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const timeoutMs = options.webhookTimeoutMs ?? Math.min(WEBHOOK_TIMEOUT_MS, config.webhookLeaseMs - 1_000);
   const sender = new WebhookSender({ guard: webhookUrlGuard, timeoutMs, userAgent: WEBHOOK_USER_AGENT });
   const dispatcher = new WebhookDispatcher(orm, clock, sender, webhookKeyring, {
+    ...(singleProcess ? { pollIntervalMs: EMBEDDED_IDLE_POLL_MS } : {}),
     retryScheduleMs: config.webhookRetryScheduleMs,
     leaseMs: config.webhookLeaseMs,
     log: options.log,
@@ -151,6 +163,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     },
   );
   const relay = new OutboxRelay(orm, bus, {
+    ...(singleProcess ? { intervalMs: EMBEDDED_IDLE_POLL_MS } : {}),
     log: options.log,
     // Deliveries are created in the relay's transaction: an event is relayed and fanned out together.
     onBatch: async (em, messages) => void (await services.webhooks.fanOut(em, messages)),
