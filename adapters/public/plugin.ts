@@ -2,7 +2,7 @@
  * GET /api/public/picks/today (docs/DECISIONS.md, "Public endpoint"): anonymous, CORS-open, CDN-cached,
  * indented JSON, ETag/304. The picks come from the service's own cache (src/services/single-flight-cache.ts,
  * shared with GraphQL's todayPicks: one database query per UTC day and sport every few seconds);
- * on top of it this adapter keeps the rendered bytes and ETag per (UTC day, limit, sport) for
+ * on top of it this adapter keeps the rendered bytes, ETag and headers per (UTC day, limit, sport) for
  * 5 s, so a burst is served without rendering again. Both are dropped whenever a pick becomes
  * visible or hidden.
  */
@@ -13,7 +13,7 @@ import { SingleFlightCache } from '../../src/services/single-flight-cache.js';
 import { TODAY_PAGE } from '../../src/domain/bounds.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
-import { utcDateString } from '../../src/domain/time.js';
+import { addDays, startOfUtcDay, utcDateString } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { httpError, httpErrorOf, httpErrorOfGraphQL, sendHttpError, type HttpError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
@@ -59,6 +59,36 @@ interface RenderedBody {
   /** Encoded once: every cache hit sends the same bytes without re-encoding the string. */
   body: Buffer;
   etag: string;
+  /** Built once per cache entry, so a hit sets them in one call: the 200's, and the 304's (no content-type, as there is no body). */
+  headers: Readonly<Record<string, string>>;
+  notModifiedHeaders: Readonly<Record<string, string>>;
+}
+
+function renderedHeaders(etag: string): Pick<RenderedBody, 'headers' | 'notModifiedHeaders'> {
+  const notModifiedHeaders = Object.freeze({ ...CORS_HEADERS, 'cache-control': PUBLIC_CACHE_CONTROL, etag, vary: 'Accept-Encoding' });
+  return { notModifiedHeaders, headers: Object.freeze({ ...notModifiedHeaders, 'content-type': 'application/json; charset=utf-8' }) };
+}
+
+/** The current UTC day's key prefix and its [start, end) in ms: formatted only when the day changes. */
+interface UtcDay {
+  prefix: string;
+  startMs: number;
+  endMs: number;
+}
+
+function utcDayOf(now: Date): UtcDay {
+  const start = startOfUtcDay(now);
+  return { prefix: `${utcDateString(now)} `, startMs: start.getTime(), endMs: addDays(start, 1).getTime() };
+}
+
+/**
+ * The cache key of a (day, limit, sport): validation happens behind GraphQL, so the key must
+ * tell every raw input apart, '' from absent included. The prefix has a fixed length and ends in
+ * a space, limit is digits or nothing, and sport, when given, follows '=': no two inputs meet.
+ */
+function cacheKeyOf(day: UtcDay, limit: unknown, sport: unknown): string {
+  if (limit === undefined && sport === undefined) return day.prefix;
+  return `${day.prefix}${limit === undefined ? '' : String(limit)}${sport === undefined ? '' : `=${String(sport)}`}`;
 }
 
 /**
@@ -89,6 +119,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   type RenderOutcome = RenderedBody | { error: HttpError };
   // Requests that miss together share one render; errors are answered, never cached.
   const cache = new SingleFlightCache<RenderOutcome>({ max: 1_000, ttlMs: PUBLIC_CACHE_TTL_MS, cacheable: (outcome) => !('error' in outcome) });
+  let today = utcDayOf(clock.now());
 
   async function render(
     req: FastifyRequest,
@@ -107,7 +138,13 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     const body = JSON.stringify({ generatedAt: now.toISOString(), count: picks.length, picks }, null, 2);
     // The ETag covers the picks only, so an unchanged list revalidates even as generatedAt moves.
     const etag = `"${createHash('sha256').update(JSON.stringify(picks)).digest('base64url').slice(0, 27)}"`;
-    return { body: Buffer.from(body, 'utf8'), etag };
+    return { body: Buffer.from(body, 'utf8'), etag, ...renderedHeaders(etag) };
+  }
+
+  function answer(req: FastifyRequest, reply: FastifyReply, outcome: RenderOutcome): FastifyReply {
+    if ('error' in outcome) return sendPublicError(reply, outcome.error);
+    if (notModified(req.headers['if-none-match'], outcome.etag)) return reply.status(304).headers(outcome.notModifiedHeaders).send();
+    return reply.status(200).headers(outcome.headers).send(outcome.body);
   }
 
   app.route({
@@ -147,19 +184,24 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       },
       anonymous: true,
     }),
-    handler: async (req, reply) => {
+    // Not async: a hit is answered synchronously, without a promise; a miss returns the promise of
+    // the one render of its key, which it starts or joins.
+    handler: (req, reply) => {
       const parsed = parseParams(PARAMS, req.query as Record<string, unknown>, {});
-      if (parsed.error) return sendPublicError(reply, httpErrorOf(parsed.error));
+      if (parsed.error) {
+        sendPublicError(reply, httpErrorOf(parsed.error));
+        return;
+      }
       const now = clock.now();
-      // Validation happens behind GraphQL, so the key must tell every raw input apart ('' is not absent).
-      const cacheKey = JSON.stringify([utcDateString(now), parsed.variables.limit ?? null, parsed.variables.sport ?? null]);
-      // A hit is answered without a promise; a miss joins or starts the one render of its key.
-      const outcome = cache.peek(cacheKey) ?? (await cache.get(cacheKey, () => render(req, reply, parsed.variables, now)));
-      if ('error' in outcome) return sendPublicError(reply, outcome.error);
-      const rendered = outcome;
-      reply.headers(CORS_HEADERS).header('cache-control', PUBLIC_CACHE_CONTROL).header('etag', rendered.etag).header('vary', 'Accept-Encoding');
-      if (notModified(req.headers['if-none-match'], rendered.etag)) return reply.status(304).send();
-      return reply.status(200).type('application/json; charset=utf-8').send(rendered.body);
+      const nowMs = now.getTime();
+      if (nowMs < today.startMs || nowMs >= today.endMs) today = utcDayOf(now);
+      const cacheKey = cacheKeyOf(today, parsed.variables.limit, parsed.variables.sport);
+      const cached = cache.peek(cacheKey);
+      if (cached) {
+        answer(req, reply, cached);
+        return;
+      }
+      return cache.get(cacheKey, () => render(req, reply, parsed.variables, now)).then((outcome) => answer(req, reply, outcome));
     },
   });
 

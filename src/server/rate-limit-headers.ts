@@ -24,7 +24,10 @@ export function rateLimitHeaders(decision: LimitDecision, nowMs: number): Record
 
 export function registerRateLimitHeaders(app: FastifyInstance, now: () => number): void {
   app.decorateRequest('rateLimit', null);
-  app.addHook('onSend', async (req, reply) => {
+  // Callback style: runs on every response, most of which (anonymous, health, docs) have no
+  // decision, and an async hook would cost each of them a promise and a microtask turn.
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (req.rateLimit) reply.headers(rateLimitHeaders(req.rateLimit, now()));
+    done(null, payload);
   });
 }

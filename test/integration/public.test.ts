@@ -110,3 +110,71 @@ describe('GET /api/public/picks/today', () => {
     clock.set('2026-11-22T12:00:00Z');
   });
 });
+
+describe('the rendered-body cache of GET /api/public/picks/today', () => {
+  const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers });
+  /** Every header but the per-response ones. */
+  const stableHeaders = (headers: Record<string, unknown>) => {
+    const { date: _date, 'x-request-id': _requestId, ...rest } = headers;
+    return rest;
+  };
+
+  it("keys on the UTC day: a request just after midnight gets the new day's picks while the old day's answer is still cached", async () => {
+    clock.set('2026-11-24T00:00:00.000Z');
+    const lastOfDay = await publish({ homeTeam: 'Everton', selection: 'Everton', publishedAt: '2026-11-23T23:59:59.999Z' });
+    const firstOfDay = await publish({ homeTeam: 'Fulham', selection: 'Fulham' });
+    const idsAt = async (at: string) => {
+      clock.set(at);
+      const res = await get(URL_TODAY);
+      expect(res.statusCode).toBe(200);
+      return res.json().picks.map((p: { id: string }) => p.id);
+    };
+    expect(await idsAt('2026-11-23T23:59:59.999Z')).toEqual([lastOfDay]);
+    expect(await idsAt('2026-11-24T00:00:00.000Z')).toEqual([firstOfDay]);
+    // A clock set back (tests, a corrected host clock) finds its day again.
+    expect(await idsAt('2026-11-23T23:59:59.999Z')).toEqual([lastOfDay]);
+    clock.set('2026-11-22T12:00:00Z');
+  });
+
+  it("tells an empty sport from none: sport='' is refused even while the answer without sport is cached", async () => {
+    expect((await get(URL_TODAY)).statusCode).toBe(200);
+    const empty = await get(`${URL_TODAY}?sport=`);
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json()).toMatchObject({ error: 'invalid_parameter', parameter: 'sport' });
+    expect((await get(`${URL_TODAY}?limit=2`)).json().count).toBe(2);
+    expect((await get(`${URL_TODAY}?limit=2&sport=tennis`)).json().picks.map((p: { id: string }) => p.id)).toEqual([bigEdgeId]);
+    expect((await get(`${URL_TODAY}?sport=tennis&limit=2`)).json().count).toBe(1);
+  });
+
+  it('answers a hit with the headers and bytes of the miss that filled it; a 304 with the same headers but no content-type', async () => {
+    clock.set('2026-11-25T08:00:00.000Z'); // a day not asked before: the first request renders
+    const miss = await get(`${URL_TODAY}?limit=5`);
+    clock.advance(1);
+    const hit = await get(`${URL_TODAY}?limit=5`);
+    // The same generatedAt although the clock moved: the second answer came from the cache.
+    expect(hit.json().generatedAt).toBe('2026-11-25T08:00:00.000Z');
+    expect(hit.rawPayload.equals(miss.rawPayload)).toBe(true);
+    expect(stableHeaders(hit.headers)).toEqual(stableHeaders(miss.headers));
+    expect(Object.keys(stableHeaders(miss.headers)).sort()).toEqual([
+      'access-control-allow-headers',
+      'access-control-allow-methods',
+      'access-control-allow-origin',
+      'access-control-expose-headers',
+      'access-control-max-age',
+      'cache-control',
+      'connection',
+      'content-length',
+      'content-type',
+      'etag',
+      'vary',
+    ]);
+    const notModified = await get(`${URL_TODAY}?limit=5`, { 'if-none-match': miss.headers.etag as string });
+    expect(notModified.statusCode).toBe(304);
+    const { 'content-type': _type, 'content-length': _length, ...withoutBody } = stableHeaders(miss.headers);
+    expect(stableHeaders(notModified.headers)).toEqual(withoutBody);
+    const head = await t.app.inject({ method: 'HEAD', url: `${URL_TODAY}?limit=5` });
+    expect(head.body).toBe('');
+    expect(stableHeaders(head.headers)).toEqual(stableHeaders(miss.headers));
+    clock.set('2026-11-22T12:00:00Z');
+  });
+});
