@@ -1,5 +1,6 @@
 /** API keys and tiers (spec section 5, DESIGN section 3 "Access"). */
-import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { secretDigest } from './secrets.js';
 
 export const API_KEY_PREFIX = 'service_';
 const API_KEY_BYTES = 32;
@@ -22,7 +23,12 @@ export function isApiKeyShape(value: string): boolean {
 
 /** SHA-256 suffices (no slow hash needed): keys carry 256 bits of entropy. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return apiKeyHashOfDigest(secretDigest(key));
+}
+
+/** hashApiKey from the key's secretDigest, when the caller has it already. */
+export function apiKeyHashOfDigest(digest: Buffer): string {
+  return digest.toString('hex');
 }
 
 /** Enough to recognise a key in listings without revealing it, e.g. "service_1a2b". */

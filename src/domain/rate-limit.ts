@@ -153,8 +153,14 @@ function secondsUntil(targetMs: number, nowMs: number): number {
 
 /** 'YYYY-MM' of the UTC calendar month containing ms: the key monthly usage is kept under. */
 export function monthKeyOf(ms: number): string {
-  return utcMonthKey(new Date(ms));
+  // Asked on every request: the month of the last answer is kept with its bounds.
+  if (ms >= lastMonth.startMs && ms < lastMonth.endMs) return lastMonth.key;
+  const at = new Date(ms);
+  const startMs = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
+  lastMonth = { startMs, endMs: startOfNextUtcMonth(at).getTime(), key: utcMonthKey(at) };
+  return lastMonth.key;
 }
+let lastMonth = { startMs: 0, endMs: 0, key: '' };
 
 /** 00:00:00 UTC on the first day of the month after the one containing ms. */
 export function monthResetsAt(ms: number): Date {

@@ -1,9 +1,17 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** The SHA-256 digest of a secret: what secretsEqual compares, and what API keys are stored as (hex). */
+export function secretDigest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
 /** Constant-time string equality: both sides are hashed first so lengths leak nothing. */
 export function secretsEqual(presented: string, expected: string): boolean {
-  const a = createHash('sha256').update(presented, 'utf8').digest();
-  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return digestsEqual(secretDigest(presented), secretDigest(expected));
+}
+
+/** Constant-time equality of two secretDigest values (one of them computed once, ahead). */
+export function digestsEqual(a: Buffer, b: Buffer): boolean {
   return timingSafeEqual(a, b);
 }
 

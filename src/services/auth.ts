@@ -11,10 +11,10 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { TierLimits } from '../domain/access.js';
-import { hashApiKey, isApiKeyShape, parseBearerToken } from '../domain/api-key.js';
+import { apiKeyHashOfDigest, isApiKeyShape, parseBearerToken } from '../domain/api-key.js';
 import type { Clock } from '../domain/clock.js';
 import type { Principal } from '../domain/principal.js';
-import { secretsEqual } from '../domain/secrets.js';
+import { digestsEqual, secretDigest } from '../domain/secrets.js';
 import { recordLastUsed } from '../persistence/api-keys-repository.js';
 import type { Orm } from '../persistence/orm.js';
 import type { Tier } from '../domain/api-key.js';
@@ -77,6 +77,8 @@ export class AuthService {
   private unsubscribe: (() => Promise<void>) | null = null;
   private readonly accessListeners = new Set<(apiKeyId: string) => void>();
 
+  private readonly adminTokenDigest: Buffer;
+
   constructor(
     private readonly orm: Orm,
     private readonly apiKeys: ApiKeyService,
@@ -86,6 +88,7 @@ export class AuthService {
     private readonly options: AuthServiceOptions,
   ) {
     this.cache = new LRUCache({ max: options.cacheSize ?? AUTH_CACHE_SIZE, ttl: options.cacheTtlMs ?? AUTH_CACHE_TTL_MS });
+    this.adminTokenDigest = secretDigest(options.adminToken);
     this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), options.lastUsedFlushMs ?? LAST_USED_FLUSH_MS);
     this.flushTimer.unref();
   }
@@ -135,9 +138,11 @@ export class AuthService {
     if (typeof authorization !== 'string' || authorization === '') return { kind: 'anonymous' };
     const token = parseBearerToken(authorization);
     if (token === null) return { kind: 'invalid' };
-    if (secretsEqual(token, this.options.adminToken)) return { kind: 'admin' };
+    // One digest of the token serves the admin comparison and the key lookup.
+    const digest = secretDigest(token);
+    if (digestsEqual(digest, this.adminTokenDigest)) return { kind: 'admin' };
     if (!isApiKeyShape(token)) return { kind: 'invalid' };
-    const keyHash = hashApiKey(token);
+    const keyHash = apiKeyHashOfDigest(digest);
     let cached = this.cache.get(keyHash);
     if (cached === undefined) {
       const apiKey = await this.apiKeys.findActiveByHash(keyHash);

@@ -126,6 +126,18 @@ describe('months', () => {
     expect(monthResetsAt(at(time)).toISOString()).toBe(resetsAt);
     expect(secondsUntilNextMonth(at(time))).toBe(secondsLeft);
   });
+
+  it('names the month of any instant asked in any order (monthKeyOf remembers the last month)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2100, 0, 1) }), { maxLength: 20 }), (instants) => {
+        for (const ms of instants) {
+          expect(monthKeyOf(ms)).toBe(new Date(ms).toISOString().slice(0, 7));
+          expect(monthKeyOf(ms - 1)).toBe(new Date(ms - 1).toISOString().slice(0, 7));
+        }
+      }),
+    );
+    expect([at('2026-11-30T23:59:59.999Z'), at('2026-12-01T00:00:00.000Z'), at('2026-11-30T23:59:59.999Z')].map(monthKeyOf)).toEqual(['2026-11', '2026-12', '2026-11']);
+  });
 });
 
 describe('decide', () => {
