@@ -14,7 +14,7 @@
 import { useResponseCache, type Cache } from '@envelop/response-cache';
 import type { ExecutionResult } from 'graphql';
 import { LRUCache } from 'lru-cache';
-import { print, type DocumentNode } from 'graphql';
+import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Principal } from '../domain/principal.js';
 import type { Context } from './context.js';
@@ -118,16 +118,18 @@ function generationGuardedCache(): { cache: Cache; invalidate(): void; stats(): 
 
 export function createReadCache(): ReadCache {
   const { cache, invalidate, stats } = generationGuardedCache();
-  // The adapters' documents are parsed once at start-up: print each once, not per request.
+  // The adapters' documents are parsed once at start-up: each gets a short id the first time it
+  // is seen (its text would make every key hundreds of characters long).
   const documentIds = new WeakMap<DocumentNode, string>();
   const documentId = (document: DocumentNode) => {
     let id = documentIds.get(document);
     if (id === undefined) {
-      id = print(document);
+      id = `d${(documentCount += 1)}`;
       documentIds.set(document, id);
     }
     return id;
   };
+  let documentCount = 0;
   const plugin = useResponseCache<Context>({
     cache,
     enabled: (context) => context.cachedRead === true,
