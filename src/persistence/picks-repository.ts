@@ -15,7 +15,8 @@ import { PickEntity } from './entities/pick.js';
 import { dateOf, dateOrNullOf, executeBound, numberOf, statusIn } from './sql.js';
 import type { Em } from './orm.js';
 
-export const PICK_COLUMNS = [
+/** The columns of a pick record, in the order of a page's arrays (pickPageSql). */
+const PICK_COLUMN_NAMES = [
   'id',
   'sport',
   'league',
@@ -40,7 +41,9 @@ export const PICK_COLUMNS = [
   'closing_odds',
   'published_at',
   'settled_at',
-].join(', ');
+] as const;
+
+export const PICK_COLUMNS = PICK_COLUMN_NAMES.join(', ');
 
 type Row = Record<string, unknown>;
 
@@ -81,32 +84,8 @@ export function pickRecordFromRow(row: Row): PickRecord {
  * Numerics are JSON numbers, parsed to the same double as Number() of their text.
  */
 const epochMs = (column: string): string => `floor(extract(epoch from ${column}) * 1000)`;
-const PICK_ARRAY_FIELDS = [
-  'id',
-  'sport',
-  'league',
-  'home_team',
-  'away_team',
-  epochMs('kickoff_at'),
-  'market',
-  'selection',
-  'description',
-  'bookmaker_name',
-  'bookmaker_slug',
-  'odds',
-  'reference_fair_odds',
-  'tax_rate',
-  'edge_pct',
-  'edge_pct_post_tax',
-  'kelly_fraction',
-  'edge_tier',
-  'confidence',
-  'status',
-  'result',
-  'closing_odds',
-  epochMs('published_at'),
-  epochMs('settled_at'),
-].join(', ');
+const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set(['kickoff_at', 'published_at', 'settled_at']);
+const PICK_ARRAY_FIELDS = PICK_COLUMN_NAMES.map((column) => (TIMESTAMP_COLUMNS.has(column) ? epochMs(column) : column)).join(', ');
 
 /** One element of a pickPageSql page, in PICK_ARRAY_FIELDS order. */
 type PickArray = [
