@@ -7,7 +7,7 @@ import type { PickSnapshot } from '../domain/pick-view.js';
 import { OutboxEventEntity, type EventType } from './entities/outbox-event.js';
 import type { Em } from './orm.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
-import { statusIn } from './sql.js';
+import { jsonOf, statusIn } from './sql.js';
 
 const VISIBLE_SQL = statusIn(VISIBLE_STATUSES);
 
@@ -34,7 +34,7 @@ export interface OutboxEventRecord {
 }
 
 export function outboxRecordFromRow(row: OutboxRow): OutboxEventRecord {
-  const payload = typeof row.payload === 'string' ? (JSON.parse(row.payload) as { pick: PickSnapshot }) : row.payload;
+  const payload = jsonOf<{ pick: PickSnapshot }>(row.payload);
   return {
     seq: Number(row.seq),
     id: row.id,

@@ -12,7 +12,7 @@ import type { PickRecord } from '../domain/pick-view.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
 import { addDays, startOfUtcDay } from '../domain/time.js';
 import { PickEntity } from './entities/pick.js';
-import { dateOf, dateOrNullOf, executeBound, numberOf, statusIn } from './sql.js';
+import { dateOf, dateOrNullOf, executeBound, jsonOf, numberOf, statusIn } from './sql.js';
 import type { Em } from './orm.js';
 
 /** The columns of a pick record, in the order of a page's arrays (pickPageSql). */
@@ -203,9 +203,7 @@ export function engineSelectionKey(eventId: string, market: string, selection: s
 export async function findProvenance(em: Em, id: string): Promise<Record<string, unknown> | null> {
   const rows = await em.execute<Row[]>(`select provenance from picks where id = ? and provenance is not null`, [id]);
   const provenance = rows[0]?.provenance;
-  if (provenance == null) return null;
-  // jsonb arrives parsed from node-postgres and PGlite alike, unless a driver hands back text.
-  return typeof provenance === 'string' ? (JSON.parse(provenance) as Record<string, unknown>) : (provenance as Record<string, unknown>);
+  return provenance == null ? null : jsonOf<Record<string, unknown>>(provenance);
 }
 
 /**
@@ -356,8 +354,5 @@ export function todayPicksSql(query: { sport?: string | null }, now: Date, limit
 /** Runs a page query built above (listPicksSql, todayPicksSql) and maps its picks to records. */
 export async function readPicks(em: Em, query: SqlQuery): Promise<PickRecord[]> {
   const rows = await em.execute<{ page: unknown }[]>(query.sql, query.params);
-  const page = rows[0]?.page;
-  // json arrives parsed from node-postgres and PGlite alike, unless a driver hands back text.
-  const arrays = (typeof page === 'string' ? JSON.parse(page) : page) as PickArray[];
-  return arrays.map(pickRecordFromArray);
+  return jsonOf<PickArray[]>(rows[0]?.page).map(pickRecordFromArray);
 }

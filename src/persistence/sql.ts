@@ -11,6 +11,8 @@ import type { Em } from './orm.js';
 export const numberOf = (value: unknown): number => (typeof value === 'number' ? value : Number(value));
 export const dateOf = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
 export const dateOrNullOf = (value: unknown): Date | null => (value == null ? null : dateOf(value));
+/** A json/jsonb column: parsed by node-postgres and PGlite alike, unless a driver hands back text. */
+export const jsonOf = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
 
 /** `status in ('a', 'b')`, as the migrations wrote the checks and index predicates. */
 export function statusIn(statuses: readonly string[]): string {

@@ -7,6 +7,7 @@ import type { WebhookEventType, WebhookSubscriptionStatus } from '../domain/webh
 import type { DeliveryAttempt, WebhookDelivery, WebhookSubscription } from '../domain/webhook-records.js';
 import { outboxRecordFromRow, type OutboxEventRecord, type OutboxRow } from './outbox-repository.js';
 import type { Em } from './orm.js';
+import { jsonOf } from './sql.js';
 
 interface SubscriptionRow {
   id: string;
@@ -25,7 +26,7 @@ function toSubscription(row: SubscriptionRow): WebhookSubscription {
     id: row.id,
     apiKeyId: row.api_key_id,
     url: row.url,
-    events: typeof row.events === 'string' ? (JSON.parse(row.events) as WebhookEventType[]) : row.events,
+    events: jsonOf<WebhookEventType[]>(row.events),
     status: row.status,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
