@@ -13,7 +13,7 @@ import { SingleFlightCache } from '../../src/services/single-flight-cache.js';
 import { TODAY_PAGE } from '../../src/domain/bounds.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
-import { addDays, startOfUtcDay, utcDateString } from '../../src/domain/time.js';
+import { perUtcPeriod, utcDateString } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { httpError, httpErrorOf, httpErrorOfGraphQL, sendHttpError, type HttpError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
@@ -69,26 +69,14 @@ function renderedHeaders(etag: string): Pick<RenderedBody, 'headers' | 'notModif
   return { notModifiedHeaders, headers: Object.freeze({ ...notModifiedHeaders, 'content-type': 'application/json; charset=utf-8' }) };
 }
 
-/** The current UTC day's key prefix and its [start, end) in ms: formatted only when the day changes. */
-interface UtcDay {
-  prefix: string;
-  startMs: number;
-  endMs: number;
-}
-
-function utcDayOf(now: Date): UtcDay {
-  const start = startOfUtcDay(now);
-  return { prefix: `${utcDateString(now)} `, startMs: start.getTime(), endMs: addDays(start, 1).getTime() };
-}
-
 /**
  * The cache key of a (day, limit, sport): validation happens behind GraphQL, so the key must
  * tell every raw input apart, '' from absent included. The prefix has a fixed length and ends in
  * a space, limit is digits or nothing, and sport, when given, follows '=': no two inputs meet.
  */
-function cacheKeyOf(day: UtcDay, limit: unknown, sport: unknown): string {
-  if (limit === undefined && sport === undefined) return day.prefix;
-  return `${day.prefix}${limit === undefined ? '' : String(limit)}${sport === undefined ? '' : `=${String(sport)}`}`;
+function cacheKeyOf(dayPrefix: string, limit: unknown, sport: unknown): string {
+  if (limit === undefined && sport === undefined) return dayPrefix;
+  return `${dayPrefix}${limit === undefined ? '' : String(limit)}${sport === undefined ? '' : `=${String(sport)}`}`;
 }
 
 /**
@@ -119,7 +107,8 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   type RenderOutcome = RenderedBody | { error: HttpError };
   // Requests that miss together share one render; errors are answered, never cached.
   const cache = new SingleFlightCache<RenderOutcome>({ max: 1_000, ttlMs: PUBLIC_CACHE_TTL_MS, cacheable: (outcome) => !('error' in outcome) });
-  let today = utcDayOf(clock.now());
+  // The UTC day's key prefix, formatted only when the day changes.
+  const dayPrefixOf = perUtcPeriod('day', (at) => `${utcDateString(at)} `);
 
   async function render(
     req: FastifyRequest,
@@ -193,9 +182,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         return;
       }
       const now = clock.now();
-      const nowMs = now.getTime();
-      if (nowMs < today.startMs || nowMs >= today.endMs) today = utcDayOf(now);
-      const cacheKey = cacheKeyOf(today, parsed.variables.limit, parsed.variables.sport);
+      const cacheKey = cacheKeyOf(dayPrefixOf(now.getTime()), parsed.variables.limit, parsed.variables.sport);
       const cached = cache.peek(cacheKey);
       if (cached) {
         answer(req, reply, cached);

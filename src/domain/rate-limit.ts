@@ -16,7 +16,7 @@
  * allow and count one in the current bucket and the month. Denied requests count nothing.
  */
 import type { TierLimit } from './access.js';
-import { startOfNextUtcMonth, utcMonthKey } from './time.js';
+import { perUtcPeriod, startOfNextUtcMonth, utcMonthKey } from './time.js';
 
 export const BUCKET_WIDTH_MS = 60_000;
 /** The exact window the guarantee is about; the buckets cover it conservatively. */
@@ -152,15 +152,7 @@ function secondsUntil(targetMs: number, nowMs: number): number {
 }
 
 /** 'YYYY-MM' of the UTC calendar month containing ms: the key monthly usage is kept under. */
-export function monthKeyOf(ms: number): string {
-  // Asked on every request: the month of the last answer is kept with its bounds.
-  if (ms >= lastMonth.startMs && ms < lastMonth.endMs) return lastMonth.key;
-  const at = new Date(ms);
-  const startMs = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
-  lastMonth = { startMs, endMs: startOfNextUtcMonth(at).getTime(), key: utcMonthKey(at) };
-  return lastMonth.key;
-}
-let lastMonth = { startMs: 0, endMs: 0, key: '' };
+export const monthKeyOf: (ms: number) => string = perUtcPeriod('month', utcMonthKey);
 
 /** 00:00:00 UTC on the first day of the month after the one containing ms. */
 export function monthResetsAt(ms: number): Date {

@@ -72,3 +72,23 @@ export function startOfNextUtcMonth(at: Date): Date {
 export function utcMonthKey(at: Date): string {
   return at.toISOString().slice(0, 7);
 }
+
+/**
+ * A value that is the same for every instant of a UTC calendar period (a day's or a month's
+ * key), asked on every request: computed once per period and kept with the period's bounds,
+ * so an instant inside them costs two comparisons. Any order of instants gives the right value.
+ */
+export function perUtcPeriod<T>(period: 'day' | 'month', value: (at: Date) => T): (ms: number) => T {
+  let startMs = 0;
+  let endMs = 0;
+  let last!: T;
+  return (ms) => {
+    if (ms >= startMs && ms < endMs) return last;
+    const at = new Date(ms);
+    const start = period === 'day' ? startOfUtcDay(at) : new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+    startMs = start.getTime();
+    endMs = (period === 'day' ? addDays(start, 1) : startOfNextUtcMonth(at)).getTime();
+    last = value(at);
+    return last;
+  };
+}

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  perUtcPeriod,
   addDays,
   parseIsoTimestamp,
   startOfNextUtcMonth,
@@ -162,6 +163,21 @@ describe('UTC calendar helpers', () => {
           expect(d.getTime() - day.getTime()).toBeLessThan(86_400_000);
         },
       ),
+    );
+  });
+});
+
+describe('perUtcPeriod', () => {
+  it('gives the value of the instant asked, in any order, around day boundaries too', () => {
+    const dayOf = perUtcPeriod('day', (at) => at.toISOString().slice(0, 10));
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2100, 0, 1) }), { maxLength: 20 }), (instants) => {
+        for (const ms of instants) {
+          for (const at of [ms, ms - 1, Math.floor(ms / 86_400_000) * 86_400_000, Math.floor(ms / 86_400_000) * 86_400_000 - 1]) {
+            expect(dayOf(at)).toBe(new Date(at).toISOString().slice(0, 10));
+          }
+        }
+      }),
     );
   });
 });
