@@ -7,6 +7,7 @@ import { Migration20261125000000TrackRecordDays } from './Migration2026112500000
 import { Migration20261126000000LogRetention } from './Migration20261126000000_log_retention.js';
 import { Migration20261127000000ValueEngine } from './Migration20261127000000_value_engine.js';
 import { Migration20261127100000WebhookRotation } from './Migration20261127100000_webhook_rotation.js';
+import { Migration20261128000000SettlementSafety } from './Migration20261128000000_settlement_safety.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261126000000_log_retention', class: Migration20261126000000LogRetention },
   { name: 'Migration20261127000000_value_engine', class: Migration20261127000000ValueEngine },
   { name: 'Migration20261127100000_webhook_rotation', class: Migration20261127100000WebhookRotation },
+  { name: 'Migration20261128000000_settlement_safety', class: Migration20261128000000SettlementSafety },
 ];

@@ -12,6 +12,9 @@ import { DEFAULT_ODDS_HISTORY_DAYS } from './domain/bounds.js';
 import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
 import { BOOKMAKER_KEY, sportSlugOfKey } from './domain/odds-feed.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from './domain/value-detection.js';
+import { DEFAULT_MATCH_MIN_MINUTES, DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from './domain/settlement.js';
+import { SIMULATED_MATCH_MIN_MINUTES } from './seed/simulated-feed.js';
+import { isSportSlug, SPORT_SLUGS, type SportSlug } from './domain/sports.js';
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -102,7 +105,42 @@ export interface ValueEngineConfig {
   oddsPollSeconds: number;
   scoresPollSeconds: number;
   detection: DetectionOptions;
+  settlement: SettlementOptions;
   oddsHistoryDays: number;
+}
+
+/** The largest MATCH_MIN_MINUTES: a day. */
+const MATCH_MIN_MINUTES_MAX = 1440;
+
+/**
+ * MATCH_MIN_MINUTES: one whole number of minutes for every sport, or a JSON object by sport slug
+ * (`{"soccer":100,"tennis":60}`) whose missing slugs keep `defaults`.
+ */
+export function parseMatchMinMinutes(raw: string | undefined, defaults: Readonly<Record<SportSlug, number>>): Record<SportSlug, number> {
+  const result = { ...defaults };
+  if (raw === undefined) return result;
+  const problem = `must be a whole number of minutes from 0 to ${MATCH_MIN_MINUTES_MAX}, or a JSON object of such numbers by sport slug (${SPORT_SLUGS.join(', ')})`;
+  const minutes = (value: unknown): number => {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MATCH_MIN_MINUTES_MAX) throw new ConfigError('MATCH_MIN_MINUTES', problem);
+    return value;
+  };
+  if (/^\d{1,4}$/.test(raw.trim())) {
+    const every = minutes(Number(raw.trim()));
+    for (const sport of SPORT_SLUGS) result[sport] = every;
+    return result;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('MATCH_MIN_MINUTES', problem);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('MATCH_MIN_MINUTES', problem);
+  for (const [sport, value] of Object.entries(parsed)) {
+    if (!isSportSlug(sport)) throw new ConfigError('MATCH_MIN_MINUTES', `names "${sport}", which is not a sport slug (${SPORT_SLUGS.join(', ')})`);
+    result[sport] = minutes(value);
+  }
+  return result;
 }
 
 const TRUST_PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
@@ -347,6 +385,15 @@ function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueE
       horizonHours: integer('PICK_HORIZON_HOURS', 1, 720, DEFAULT_DETECTION_OPTIONS.horizonHours),
       referenceMaxAgeSeconds: integer('REFERENCE_MAX_AGE_SECONDS', 1, 86_400, DEFAULT_DETECTION_OPTIONS.referenceMaxAgeSeconds),
       reviewEdge,
+      clockSkewSeconds: integer('FEED_CLOCK_SKEW_SECONDS', 0, 600, DEFAULT_DETECTION_OPTIONS.clockSkewSeconds),
+    },
+    settlement: {
+      // The simulated feed plays 10- to 20-minute matches: real sports' floors would hold its finals for hours.
+      matchMinMinutes: parseMatchMinMinutes(
+        value(env, 'MATCH_MIN_MINUTES'),
+        demoFeed ? Object.fromEntries(SPORT_SLUGS.map((sport) => [sport, SIMULATED_MATCH_MIN_MINUTES])) as Record<SportSlug, number> : DEFAULT_MATCH_MIN_MINUTES,
+      ),
+      closingLineMaxAgeSeconds: integer('CLOSING_LINE_MAX_AGE_SECONDS', 60, 86_400, DEFAULT_SETTLEMENT_OPTIONS.closingLineMaxAgeSeconds),
     },
     oddsHistoryDays: integer('ODDS_HISTORY_DAYS', 1, 365, DEFAULT_ODDS_HISTORY_DAYS),
   };

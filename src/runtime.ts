@@ -152,6 +152,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       adminToken: options.adminToken,
       tierLimits: config.tierLimits,
       detection: config.valueEngine.detection,
+      settlement: config.valueEngine.settlement,
       log: options.log,
       // Every instance drops its public cache when any instance changes what is visible.
       onVisibleChange: () => {

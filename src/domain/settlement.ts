@@ -1,6 +1,10 @@
-/** Profit of a settled pick at a flat 1-unit stake (DESIGN section 3, "Track record"). */
+/**
+ * Settlement rules (docs/VALUE_ENGINE.md, "Settlement"): the profit of a settled pick at a flat
+ * 1-unit stake, when a score record may settle an event at all, and the result it gives a pick.
+ */
 import { DRAW_SELECTION } from './market.js';
 import type { PickResult } from './pick.js';
+import type { SportSlug } from './sports.js';
 
 export function settlementProfit(result: PickResult, odds: number): number {
   switch (result) {
@@ -43,4 +47,110 @@ export function h2hResult(selection: string, referenceOutcomes: number, score: F
   if (level) return referenceOutcomes === 2 ? 'void' : 'lost';
   const homeWon = score.homeScore > score.awayScore;
   return (selection === score.homeTeam) === homeWon ? 'won' : 'lost';
+}
+
+/** One team's score, as a score record names it. */
+export interface NamedScore {
+  name: string;
+  score: number;
+}
+
+/**
+ * The final in the orientation of `teams` (a pick's or a stored event's), read by team name:
+ * null unless the scores name exactly those two teams, in either order. Never by position: a
+ * record listing the teams the other way round must settle the same way.
+ */
+export function finalScoreFor(teams: { homeTeam: string; awayTeam: string }, scores: readonly NamedScore[]): FinalScore | null {
+  if (scores.length !== 2) return null;
+  const home = scores.find((score) => score.name === teams.homeTeam);
+  const away = scores.find((score) => score.name === teams.awayTeam);
+  if (!home || !away || home === away) return null;
+  return { homeTeam: teams.homeTeam, awayTeam: teams.awayTeam, homeScore: home.score, awayScore: away.score };
+}
+
+/**
+ * The shortest time, in minutes after kickoff, in which a match of each sport can have ended
+ * (MATCH_MIN_MINUTES): a "completed" record earlier than this is not believed. Floors, not
+ * typical lengths: 90 minutes and a half-time in soccer, four 12-minute quarters and breaks in
+ * basketball, a fight that ends in its first round in mma and boxing.
+ */
+export const DEFAULT_MATCH_MIN_MINUTES: Readonly<Record<SportSlug, number>> = Object.freeze({
+  soccer: 105,
+  basketball: 120,
+  americanfootball: 180,
+  icehockey: 120,
+  baseball: 150,
+  tennis: 45,
+  esports: 20,
+  mma: 15,
+  boxing: 15,
+  rugbyunion: 95,
+  cricket: 150,
+});
+
+/** When the engine believes a final and a closing line (MATCH_MIN_MINUTES, CLOSING_LINE_MAX_AGE_SECONDS). */
+export interface SettlementOptions {
+  /** Minutes after kickoff before a completed record is believed, by sport slug; 0 turns the check off. */
+  matchMinMinutes: Readonly<Record<SportSlug, number>>;
+  /** An older last reference price at kickoff makes a stale closing line. */
+  closingLineMaxAgeSeconds: number;
+}
+
+export const DEFAULT_SETTLEMENT_OPTIONS: Readonly<SettlementOptions> = Object.freeze({
+  matchMinMinutes: DEFAULT_MATCH_MIN_MINUTES,
+  closingLineMaxAgeSeconds: 3600,
+});
+
+/** Why a completed score record is not used (yet): logged once per event and reason. */
+export type FinalRefusal =
+  | 'teams_mismatch'
+  | 'scores_incomplete'
+  | 'kickoff_mismatch'
+  | 'before_min_duration'
+  | 'updated_before_kickoff';
+
+export const FINAL_REFUSAL_TEXT: Readonly<Record<FinalRefusal, string>> = Object.freeze({
+  teams_mismatch: "the score record does not name exactly the event's two teams; refused for this event",
+  scores_incomplete: 'completed without a score for each of the two teams; not settled',
+  kickoff_mismatch: "the score record's commence_time differs from the event's kickoff; waiting until the odds feed confirms the kickoff",
+  before_min_duration: 'completed earlier than MATCH_MIN_MINUTES after kickoff allows; ignored until then',
+  updated_before_kickoff: "the score record's last_update is not after kickoff; ignored until a later record",
+});
+
+export interface ScoreRecordFacts {
+  homeTeam: string;
+  awayTeam: string;
+  commenceTime: Date;
+  lastUpdate: Date | null;
+  scores: readonly NamedScore[] | null;
+}
+
+export interface StoredEventFacts {
+  homeTeam: string;
+  awayTeam: string;
+  commenceTime: Date;
+}
+
+/**
+ * Whether a completed score record may stand as the event's final: the final in the event's own
+ * orientation, or the reason it may not (yet). `minMinutes` 0 turns the duration check off.
+ * Every refusal is re-examined at the next poll: a later record can be used.
+ */
+export function judgeFinal(
+  record: ScoreRecordFacts,
+  event: StoredEventFacts,
+  now: Date,
+  minMinutes: number,
+): { final: FinalScore } | { refusal: FinalRefusal } {
+  const sameTeams =
+    (record.homeTeam === event.homeTeam && record.awayTeam === event.awayTeam) ||
+    (record.homeTeam === event.awayTeam && record.awayTeam === event.homeTeam);
+  if (!sameTeams) return { refusal: 'teams_mismatch' };
+  const final = finalScoreFor(event, record.scores ?? []);
+  if (!final) return { refusal: 'scores_incomplete' };
+  const kickoff = event.commenceTime.getTime();
+  if (record.commenceTime.getTime() !== kickoff) return { refusal: 'kickoff_mismatch' };
+  if (now.getTime() < kickoff + minMinutes * 60_000) return { refusal: 'before_min_duration' };
+  if (record.lastUpdate !== null && record.lastUpdate.getTime() <= kickoff) return { refusal: 'updated_before_kickoff' };
+  return { final };
 }

@@ -37,6 +37,8 @@ export interface DetectionOptions {
   referenceMaxAgeSeconds: number;
   /** Post-tax edge (fraction) from which a pick is held for review: too good to be true. */
   reviewEdge: number;
+  /** A last_update further than this ahead of our clock makes its market stale (FEED_CLOCK_SKEW_SECONDS). */
+  clockSkewSeconds: number;
 }
 
 export const DEFAULT_DETECTION_OPTIONS: Readonly<DetectionOptions> = Object.freeze({
@@ -49,9 +51,35 @@ export const DEFAULT_DETECTION_OPTIONS: Readonly<DetectionOptions> = Object.free
   horizonHours: 72,
   referenceMaxAgeSeconds: 300,
   reviewEdge: 0.25,
+  clockSkewSeconds: 60,
 });
 
+/**
+ * A soft book's price above this multiple of the reference's price for the same outcome is a
+ * mistake, a suspended line or another market, not value: the book's whole market is left out.
+ */
+export const SANE_PRICE_MULTIPLE = 3;
+/** A full market whose implied probabilities sum below this offers a negative margin: no book does. */
+export const MIN_SOFT_BOOKSUM = 1 - 1e-9;
+
 export type OfferRejection = 'below_min_edge' | 'outside_odds_range' | 'offered_stale';
+
+/** Why a soft book's whole market is left out of an event (logged as a feed skip). */
+export type BookRejection = 'outcome_not_in_reference' | 'price_beyond_reference_multiple' | 'negative_margin';
+
+export interface SkippedBook {
+  bookmaker: string;
+  reason: BookRejection;
+  /** The numbers behind the reason, for the log line. */
+  detail: string;
+}
+
+/** An offer the engine did not take although it qualified: its edge was too good to be true. */
+export interface ExcludedOffer {
+  bookmaker: string;
+  price: number;
+  reason: 'too_good';
+}
 
 export type RejectionReason =
   | 'no_reference'
@@ -89,6 +117,8 @@ export interface DetectionProvenance {
   fairProbabilities: SelectionFairProbabilities;
   /** Every other bookmaker's price for this selection, in feed order (stale ones included). */
   offeredPrices: OfferedPrice[];
+  /** Qualifying offers passed over for a plausible one, their edge at or above reviewEdge. */
+  excludedOffers: ExcludedOffer[];
 }
 
 export interface ConfidenceInputs {
@@ -98,6 +128,12 @@ export interface ConfidenceInputs {
   methodDisagreement: number;
   /** Seconds since the reference market's last_update. */
   referenceAgeSeconds: number;
+  /** Seconds since the offering book's market last_update. */
+  offeredAgeSeconds: number;
+  /** The offering book's own margin S - 1; null when it does not price every outcome of the reference. */
+  offeredMargin: number | null;
+  /** Pre-tax edge as a fraction (price / fair - 1). */
+  edge: number;
 }
 
 export interface ValueCandidate {
@@ -144,31 +180,63 @@ export interface DetectionOutcome {
   eventId: string;
   candidates: ValueCandidate[];
   rejected: RejectedOutcome[];
+  /** Soft books whose whole market was left out of this event, with the reason. */
+  skippedBooks: SkippedBook[];
 }
 
 /** Margin at which the margin factor reaches 0: the devig's own ceiling (MAX_BOOKSUM - 1 = 25 %). */
 export const CONFIDENCE_ZERO_MARGIN = MAX_BOOKSUM - 1;
 /** Relative method disagreement at which the disagreement factor reaches 0 (10 % of the probability). */
 export const CONFIDENCE_ZERO_DISAGREEMENT = 0.1;
-/** Age factor at the oldest accepted reference (referenceMaxAgeSeconds): it falls linearly from 1 to this. */
+/** Age factor at the oldest accepted market (referenceMaxAgeSeconds): it falls linearly from 1 to this. */
 export const CONFIDENCE_AGE_FLOOR = 0.5;
+/** The offering book's usual margins: outside them its price says less about the match. */
+export const CONFIDENCE_BOOK_MARGIN = Object.freeze({ low: 0.02, high: 0.12, zeroBelowLow: 0.04, zeroAboveHigh: 0.13 });
+/** Edges up to this are what markets usually allow; beyond, the edge factor falls. */
+export const CONFIDENCE_USUAL_EDGE = 0.05;
+/** How far past the usual edge the edge factor has halved (5 % + 20 % = 25 %). */
+export const CONFIDENCE_EDGE_HALVING = 0.2;
 
 const clamp01 = (value: number): number => (value <= 0 ? 0 : value >= 1 ? 1 : value);
 
 /**
- * confidence = round(100 x f(margin) x g(disagreement) x h(age)), with
- * f = clamp(1 - margin / 0.25), g = clamp(1 - disagreement / 0.10),
- * h = clamp(1 - 0.5 x age / referenceMaxAgeSeconds); clamp to [0, 1]. Each factor is
- * non-increasing in its input, so the score never rises when one input grows.
+ * confidence = round(100 x f x g x h(ref) x h(offer) x b x e), each factor in [0, 1] and
+ * non-increasing in its input (docs/VALUE_ENGINE.md, "Confidence"):
+ * f = 1 - margin / 0.25 (reference margin), g = 1 - disagreement / 0.10 (devig methods),
+ * h(age) = 1 - 0.5 x age / referenceMaxAgeSeconds (reference and offered market),
+ * b = 1 inside the offering book's usual margin [0.02, 0.12], falling to 0 at -0.02 and 0.25,
+ * e = 1 / (1 + max(0, edge - 0.05) / 0.20) (an edge far beyond what markets allow is more
+ * likely an error than value).
  */
 export function confidenceScore(inputs: ConfidenceInputs, referenceMaxAgeSeconds: number): number {
   const margin = clamp01(1 - Math.max(0, inputs.margin) / CONFIDENCE_ZERO_MARGIN);
   const agreement = clamp01(1 - Math.max(0, inputs.methodDisagreement) / CONFIDENCE_ZERO_DISAGREEMENT);
-  const freshness = clamp01(
-    1 - ((1 - CONFIDENCE_AGE_FLOOR) * Math.max(0, inputs.referenceAgeSeconds)) / referenceMaxAgeSeconds,
+  const freshness = (age: number) => clamp01(1 - ((1 - CONFIDENCE_AGE_FLOOR) * Math.max(0, age)) / referenceMaxAgeSeconds);
+  const score = Math.round(
+    100 *
+      margin *
+      agreement *
+      freshness(inputs.referenceAgeSeconds) *
+      freshness(inputs.offeredAgeSeconds) *
+      bookMarginFactor(inputs.offeredMargin) *
+      edgeFactor(inputs.edge),
   );
-  const score = Math.round(100 * margin * agreement * freshness);
   return Number.isFinite(score) ? Math.min(100, Math.max(0, score)) : 0;
+}
+
+/** 1 inside the usual margins of a soft book, linearly down to 0 outside them; 1 when unknown. */
+export function bookMarginFactor(margin: number | null): number {
+  if (margin === null) return 1;
+  const { low, high, zeroBelowLow, zeroAboveHigh } = CONFIDENCE_BOOK_MARGIN;
+  if (margin < low) return clamp01(1 - (low - margin) / zeroBelowLow);
+  if (margin > high) return clamp01(1 - (margin - high) / zeroAboveHigh);
+  return 1;
+}
+
+/** 1 up to the usual edge, then 1 / (1 + excess / 0.20): half at 25 %, under a third at 50 %. */
+export function edgeFactor(edge: number): number {
+  if (!Number.isFinite(edge)) return 0;
+  return 1 / (1 + Math.max(0, edge - CONFIDENCE_USUAL_EDGE) / CONFIDENCE_EDGE_HALVING);
 }
 
 function h2hMarket(bookmaker: OddsBookmaker): OddsMarket | undefined {
@@ -179,9 +247,14 @@ function marketUpdatedAt(bookmaker: OddsBookmaker, market: OddsMarket): Date {
   return market.lastUpdate ?? bookmaker.lastUpdate;
 }
 
-/** Seconds since `at`; a time ahead of our clock (feed clock skew) counts as brand new. */
-function ageSeconds(at: Date, now: Date): number {
-  return Math.max(0, (now.getTime() - at.getTime()) / 1000);
+/**
+ * Seconds since `at`. A time ahead of our clock within the allowed skew counts as brand new; one
+ * further ahead is a broken clock, and its market is stale (Infinity), never fresh.
+ */
+function ageSeconds(at: Date, now: Date, clockSkewSeconds: number): number {
+  const age = (now.getTime() - at.getTime()) / 1000;
+  if (age < -clockSkewSeconds) return Number.POSITIVE_INFINITY;
+  return Math.max(0, age);
 }
 
 /** Outcome names of the event's h2h markets: the reference's first, then any others in feed order. */
@@ -213,7 +286,7 @@ export function detectValue(event: OddsEvent, options: Partial<DetectionOptions>
   const opts: DetectionOptions = { ...DEFAULT_DETECTION_OPTIONS, ...options };
   const reference = event.bookmakers.find((bookmaker) => bookmaker.key === opts.referenceBookmaker);
   const selections = selectionsOf(event, reference);
-  const outcome: DetectionOutcome = { eventId: event.id, candidates: [], rejected: [] };
+  const outcome: DetectionOutcome = { eventId: event.id, candidates: [], rejected: [], skippedBooks: [] };
   const rejectAll = (reason: RejectionReason) => {
     for (const selection of selections) outcome.rejected.push({ selection, reason });
     return outcome;
@@ -226,7 +299,7 @@ export function detectValue(event: OddsEvent, options: Partial<DetectionOptions>
   const referenceMarket = reference ? h2hMarket(reference) : undefined;
   if (!reference || !referenceMarket) return rejectAll('no_reference');
   const referenceUpdatedAt = marketUpdatedAt(reference, referenceMarket);
-  const referenceAge = ageSeconds(referenceUpdatedAt, now);
+  const referenceAge = ageSeconds(referenceUpdatedAt, now, opts.clockSkewSeconds);
   if (referenceAge > opts.referenceMaxAgeSeconds) return rejectAll('reference_stale');
 
   let priced: PricedReference;
@@ -244,12 +317,48 @@ export function detectValue(event: OddsEvent, options: Partial<DetectionOptions>
     throw error;
   }
 
+  const usable = new Set<string>();
+  for (const bookmaker of event.bookmakers) {
+    if (bookmaker.key === reference.key) continue;
+    const market = h2hMarket(bookmaker);
+    if (!market) continue;
+    const skip = saneSoftMarket(market, referenceMarket);
+    if (skip) outcome.skippedBooks.push({ bookmaker: bookmaker.key, ...skip });
+    else usable.add(bookmaker.key);
+  }
+
   for (const selection of selections) {
-    const result = detectSelection(event, selection, priced, opts, now, referenceAge);
+    const result = detectSelection(event, selection, priced, usable, opts, now, referenceAge);
     if ('reason' in result) outcome.rejected.push(result);
     else outcome.candidates.push(result);
   }
   return outcome;
+}
+
+/**
+ * Whether a soft book's market may be compared with the reference's at all: null when it may,
+ * else the reason its whole market is left out of the event. A book that prices fewer outcomes
+ * than the reference (a soccer book with only the two teams) is compared outcome by outcome.
+ */
+export function saneSoftMarket(market: OddsMarket, reference: OddsMarket): { reason: BookRejection; detail: string } | null {
+  const referencePrice = new Map(reference.outcomes.map((o) => [o.name, o.price]));
+  const foreign = market.outcomes.find((o) => !referencePrice.has(o.name));
+  if (foreign) {
+    return { reason: 'outcome_not_in_reference', detail: `lists "${foreign.name}", which the reference's ${reference.outcomes.length}-way market lacks` };
+  }
+  for (const o of market.outcomes) {
+    const limit = SANE_PRICE_MULTIPLE * referencePrice.get(o.name)!;
+    if (o.price > limit) {
+      return { reason: 'price_beyond_reference_multiple', detail: `prices "${o.name}" at ${o.price}, above ${SANE_PRICE_MULTIPLE} x the reference's ${referencePrice.get(o.name)}` };
+    }
+  }
+  if (market.outcomes.length === reference.outcomes.length) {
+    const booksum = market.outcomes.reduce((sum, o) => sum + 1 / o.price, 0);
+    if (booksum < MIN_SOFT_BOOKSUM) {
+      return { reason: 'negative_margin', detail: `implied probabilities sum to ${booksum.toFixed(4)}, below 1: no book offers a negative margin` };
+    }
+  }
+  return null;
 }
 
 interface Offer {
@@ -258,12 +367,14 @@ interface Offer {
   updatedAt: Date;
   taxRate: number;
   netPrice: number;
+  market: OddsMarket;
 }
 
 function detectSelection(
   event: OddsEvent,
   selection: string,
   reference: PricedReference,
+  usableBooks: ReadonlySet<string>,
   opts: DetectionOptions,
   now: Date,
   referenceAge: number,
@@ -275,7 +386,7 @@ function detectSelection(
 
   const offers: Offer[] = [];
   for (const bookmaker of event.bookmakers) {
-    if (bookmaker.key === reference.bookmaker.key) continue;
+    if (!usableBooks.has(bookmaker.key)) continue;
     const market = h2hMarket(bookmaker);
     const offered = market?.outcomes.find((o) => o.name === selection);
     if (!market || !offered) continue;
@@ -286,12 +397,13 @@ function detectSelection(
       updatedAt: marketUpdatedAt(bookmaker, market),
       taxRate,
       netPrice: offered.price * (1 - taxRate),
+      market,
     });
   }
   if (offers.length === 0) return { selection, reason: 'no_offer' };
 
   const rejectionOf = (offer: Offer): OfferRejection | null => {
-    if (ageSeconds(offer.updatedAt, now) > opts.referenceMaxAgeSeconds) return 'offered_stale';
+    if (ageSeconds(offer.updatedAt, now, opts.clockSkewSeconds) > opts.referenceMaxAgeSeconds) return 'offered_stale';
     if (offer.price < opts.oddsRange.min || offer.price > opts.oddsRange.max) return 'outside_odds_range';
     if (edgePctPostTax(offer.price, fairOdds, offer.taxRate) < opts.minEdge) return 'below_min_edge';
     return null;
@@ -299,24 +411,35 @@ function detectSelection(
   // Best post-tax price first; a tie keeps feed order (sort is stable).
   const ranked = [...offers].sort((a, b) => b.netPrice - a.netPrice);
   const rejectedOffers: RejectedOffer[] = [];
-  let best: Offer | undefined;
+  const qualifying: Offer[] = [];
   for (const offer of ranked) {
     const rejection = rejectionOf(offer);
-    if (rejection === null) {
-      best = offer;
-      break;
-    }
-    rejectedOffers.push({ bookmaker: offer.bookmaker.key, price: offer.price, reason: rejection });
+    if (rejection === null) qualifying.push(offer);
+    else if (qualifying.length === 0) rejectedOffers.push({ bookmaker: offer.bookmaker.key, price: offer.price, reason: rejection });
   }
-  if (!best) return { selection, reason: rejectedOffers[0]!.reason, offers: rejectedOffers };
+  if (qualifying.length === 0) return { selection, reason: rejectedOffers[0]!.reason, offers: rejectedOffers };
+
+  // Best plausible price first: an edge at or above reviewEdge looks wrong, so a qualifying
+  // offer below it is published instead, and the suspect ones are recorded; only when every
+  // qualifying offer looks wrong is the best one held for review.
+  const tooGood = (offer: Offer) => edgePctPostTax(offer.price, fairOdds, offer.taxRate) >= opts.reviewEdge;
+  const plausible = qualifying.find((offer) => !tooGood(offer));
+  const best = plausible ?? qualifying[0]!;
+  const excludedOffers: ExcludedOffer[] = plausible
+    ? qualifying.filter(tooGood).map((offer) => ({ bookmaker: offer.bookmaker.key, price: offer.price, reason: 'too_good' as const }))
+    : [];
 
   const fairProbabilities = selectionProbabilities(reference.all, index);
+  const edgePostTaxFraction = edgePctPostTax(best.price, fairOdds, best.taxRate);
+  const offeredPrices = best.market.outcomes.map((o) => o.price);
   const confidenceInputs: ConfidenceInputs = {
     margin: overround(reference.market.outcomes.map((o) => o.price)),
     methodDisagreement: methodDisagreement(fairProbabilities, fairProbability),
     referenceAgeSeconds: referenceAge,
+    offeredAgeSeconds: ageSeconds(best.updatedAt, now, opts.clockSkewSeconds),
+    offeredMargin: best.market.outcomes.length === reference.market.outcomes.length ? overround(offeredPrices) : null,
+    edge: best.price / fairOdds - 1,
   };
-  const edgePostTaxFraction = edgePctPostTax(best.price, fairOdds, best.taxRate);
   return {
     eventId: event.id,
     market: H2H_MARKET,
@@ -332,7 +455,7 @@ function detectSelection(
     edgePostTaxFraction,
     kellyFraction: kellyFraction(best.price, fairOdds, best.taxRate),
     edgeTier: edgeTier(edgePostTaxFraction),
-    held: edgePostTaxFraction >= opts.reviewEdge,
+    held: plausible === undefined,
     confidence: confidenceScore(confidenceInputs, opts.referenceMaxAgeSeconds),
     confidenceInputs,
     provenance: {
@@ -343,6 +466,7 @@ function detectSelection(
       devigMethod: opts.devigMethod,
       fairProbabilities,
       offeredPrices: offers.map((o) => ({ bookmaker: o.bookmaker.key, price: o.price, updatedAt: o.updatedAt })),
+      excludedOffers,
     },
   };
 }
@@ -406,6 +530,9 @@ export function analysisText(candidate: ValueCandidate, event: OddsEvent): strin
   sentences.push(`Confidence ${candidate.confidence} of 100.`);
   if (candidate.held) {
     sentences.push('The edge is large enough to look wrong, so the pick is held for review.');
+  } else if (provenance.excludedOffers.length > 0) {
+    const passedOver = provenance.excludedOffers.map((offer) => `${offer.price.toFixed(2)} at ${offer.bookmaker}`).join(', ');
+    sentences.push(`Higher prices (${passedOver}) looked too good to be true and were passed over.`);
   }
   return sentences.join(' ');
 }
@@ -413,18 +540,27 @@ export function analysisText(candidate: ValueCandidate, event: OddsEvent): strin
 export interface ReferenceFair {
   /** Fair (no-vig) decimal price per outcome name, by the configured devig method. */
   fair: Record<string, number>;
+  /** The reference's own prices, as the feed sent them. */
+  prices: { name: string; price: number }[];
   /** The reference market's feed last_update (the market's, else the bookmaker's). */
   updatedAt: Date;
 }
 
 /**
  * The reference's fair prices for one event, kept by the engine for the closing line; null
- * when the event has no reference h2h market or the devig refuses it.
+ * when the event has no reference h2h market, the devig refuses it, or its last_update is
+ * further ahead of `now` than the allowed clock skew (a broken clock never makes a close).
  */
-export function referenceFairPrices(event: OddsEvent, options: Pick<DetectionOptions, 'referenceBookmaker' | 'devigMethod'>): ReferenceFair | null {
+export function referenceFairPrices(
+  event: OddsEvent,
+  options: Pick<DetectionOptions, 'referenceBookmaker' | 'devigMethod' | 'clockSkewSeconds'>,
+  now: Date,
+): ReferenceFair | null {
   const reference = event.bookmakers.find((bookmaker) => bookmaker.key === options.referenceBookmaker);
   const market = reference ? h2hMarket(reference) : undefined;
   if (!reference || !market) return null;
+  const updatedAt = marketUpdatedAt(reference, market);
+  if (ageSeconds(updatedAt, now, options.clockSkewSeconds) === Number.POSITIVE_INFINITY) return null;
   try {
     const { probabilities } = devig(
       market.outcomes.map((o) => o.price),
@@ -434,7 +570,7 @@ export function referenceFairPrices(event: OddsEvent, options: Pick<DetectionOpt
     market.outcomes.forEach((outcome, index) => {
       fair[outcome.name] = 1 / probabilities[index]!;
     });
-    return { fair, updatedAt: marketUpdatedAt(reference, market) };
+    return { fair, prices: market.outcomes.map((o) => ({ name: o.name, price: o.price })), updatedAt };
   } catch (error) {
     if (error instanceof DevigError) return null;
     throw error;

@@ -31,6 +31,8 @@ export interface ReferenceFairRow {
   eventId: string;
   /** Fair (no-vig) decimal price per outcome name. */
   fair: Record<string, number>;
+  /** The reference's own prices the fair ones come from (the closing line's record). */
+  prices: { name: string; price: number }[];
   /** The reference market's feed last_update. */
   updatedAt: Date;
 }
@@ -44,7 +46,58 @@ export interface OddsPointRecord {
 
 type Row = Record<string, unknown>;
 
-/** Inserts new events and refreshes known ones (teams, league, kickoff) in one statement. */
+/** What the engine needs to know of a stored event before it handles the feed's new record of it. */
+export interface StoredOddsEvent {
+  id: string;
+  sport: string;
+  homeTeam: string;
+  awayTeam: string;
+  commenceTime: Date;
+  generation: number;
+  completed: boolean;
+}
+
+/** The stored events among `ids` (absent ids are new events). */
+export async function readOddsEvents(em: Em, ids: readonly string[]): Promise<Map<string, StoredOddsEvent>> {
+  if (ids.length === 0) return new Map();
+  const rows = await executeBound<Row>(
+    em,
+    `select id, sport, home_team, away_team, commence_time, generation, completed
+       from odds_events where id in (select jsonb_array_elements_text($1::jsonb))`,
+    [JSON.stringify(ids)],
+  );
+  return new Map(
+    rows.map((row) => [
+      String(row.id),
+      {
+        id: String(row.id),
+        sport: String(row.sport),
+        homeTeam: String(row.home_team),
+        awayTeam: String(row.away_team),
+        commenceTime: dateOf(row.commence_time),
+        generation: numberOf(row.generation),
+        completed: row.completed === true,
+      },
+    ]),
+  );
+}
+
+/**
+ * The generation the feed's record of an event belongs to: a stored event with a final whose id
+ * comes back with another commence_time is a new fixture (the feed reused the id), so its
+ * generation is the next one; anything else keeps the stored generation (0 for a new event).
+ * The SQL of upsertOddsEvents applies the same rule.
+ */
+export function generationOf(stored: StoredOddsEvent | undefined, commenceTime: Date): number {
+  if (!stored) return 0;
+  return stored.completed && stored.commenceTime.getTime() !== commenceTime.getTime() ? stored.generation + 1 : stored.generation;
+}
+
+/**
+ * Inserts new events and refreshes known ones (teams, league, kickoff) in one statement. A
+ * completed event whose kickoff changes starts its next generation: the old final, closing
+ * line and overdue mark belong to the old fixture and are cleared (generationOf).
+ */
 export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], now: Date): Promise<void> {
   if (events.length === 0) return;
   await executeBound(
@@ -55,7 +108,16 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
      on conflict (id) do update set
        sport_key = excluded.sport_key, sport = excluded.sport, league = excluded.league,
        home_team = excluded.home_team, away_team = excluded.away_team,
-       commence_time = excluded.commence_time, updated_at = excluded.updated_at
+       commence_time = excluded.commence_time, updated_at = excluded.updated_at,
+       generation = case when ${NEW_FIXTURE} then odds_events.generation + 1 else odds_events.generation end,
+       completed = case when ${NEW_FIXTURE} then false else odds_events.completed end,
+       home_score = case when ${NEW_FIXTURE} then null else odds_events.home_score end,
+       away_score = case when ${NEW_FIXTURE} then null else odds_events.away_score end,
+       final_record = case when ${NEW_FIXTURE} then null else odds_events.final_record end,
+       reference_fair = case when ${NEW_FIXTURE} then null else odds_events.reference_fair end,
+       reference_prices = case when ${NEW_FIXTURE} then null else odds_events.reference_prices end,
+       reference_updated_at = case when ${NEW_FIXTURE} then null else odds_events.reference_updated_at end,
+       overdue_logged_at = case when ${NEW_FIXTURE} then null else odds_events.overdue_logged_at end
      where (odds_events.sport_key, odds_events.sport, odds_events.league, odds_events.home_team, odds_events.away_team, odds_events.commence_time)
         is distinct from (excluded.sport_key, excluded.sport, excluded.league, excluded.home_team, excluded.away_team, excluded.commence_time)`,
     [
@@ -74,6 +136,9 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
     ],
   );
 }
+
+/** The SQL form of generationOf's "new fixture" test, inside upsertOddsEvents' conflict clause. */
+const NEW_FIXTURE = '(odds_events.completed and odds_events.commence_time <> excluded.commence_time)';
 
 /**
  * Stores the prices that changed: odds_latest keeps the last price per (event, bookmaker,
@@ -128,33 +193,68 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
 export async function recordReferenceFair(em: Em, rows: readonly ReferenceFairRow[]): Promise<void> {
   if (rows.length === 0) return;
   // Only fair prices that changed are written: the reference's last_update moves on every poll,
-  // its prices far less often, and a rewritten row is a dead row until a vacuum.
+  // its prices far less often, and a rewritten row is a dead row until a vacuum. An unchanged
+  // market still refreshes its time once a minute, so the closing line's age (how old the last
+  // reference observation before kickoff was) is right to within a minute.
   await executeBound(
     em,
-    `update odds_events e set reference_fair = v.fair, reference_updated_at = v.updated_at
-       from jsonb_to_recordset($1::jsonb) as v (event_id text, fair jsonb, updated_at timestamptz)
+    `update odds_events e set reference_fair = v.fair, reference_prices = v.prices, reference_updated_at = v.updated_at
+       from jsonb_to_recordset($1::jsonb) as v (event_id text, fair jsonb, prices jsonb, updated_at timestamptz)
       where e.id = v.event_id
         and v.updated_at < e.commence_time
         and (e.reference_updated_at is null or e.reference_updated_at <= v.updated_at)
-        and e.reference_fair is distinct from v.fair`,
-    [JSON.stringify(rows.map((row) => ({ event_id: row.eventId, fair: row.fair, updated_at: row.updatedAt.toISOString() })))],
+        and (e.reference_fair is distinct from v.fair or e.reference_prices is distinct from v.prices
+             or e.reference_updated_at < v.updated_at - interval '60 seconds')`,
+    [JSON.stringify(rows.map((row) => ({ event_id: row.eventId, fair: row.fair, prices: row.prices, updated_at: row.updatedAt.toISOString() })))],
   );
 }
 
-/** Marks events completed with their final score (idempotent). */
-export async function recordFinalScores(
-  em: Em,
-  rows: readonly { eventId: string; homeScore: number; awayScore: number }[],
-  now: Date,
-): Promise<void> {
+/** A final accepted for one generation of an event, with the score record it came from. */
+export interface FinalScoreRow {
+  eventId: string;
+  generation: number;
+  /** In the stored event's own orientation (settlement reads the record by team name). */
+  homeScore: number;
+  awayScore: number;
+  /** The score record as received: it goes into the provenance of every pick it settles. */
+  record: Record<string, unknown>;
+}
+
+/** Marks events completed with their final score (idempotent; a changed record replaces the stored one). */
+export async function recordFinalScores(em: Em, rows: readonly FinalScoreRow[], now: Date): Promise<void> {
   if (rows.length === 0) return;
-  await em.execute(
-    `update odds_events e set completed = true, home_score = v.home_score, away_score = v.away_score, updated_at = ?::timestamptz
-       from jsonb_to_recordset(?::jsonb) as v (event_id text, home_score integer, away_score integer)
-      where e.id = v.event_id
-        and (e.completed, e.home_score, e.away_score) is distinct from (true, v.home_score, v.away_score)`,
-    [now.toISOString(), JSON.stringify(rows.map((row) => ({ event_id: row.eventId, home_score: row.homeScore, away_score: row.awayScore })))],
+  await executeBound(
+    em,
+    `update odds_events e set completed = true, home_score = v.home_score, away_score = v.away_score, final_record = v.record, updated_at = $1::timestamptz
+       from jsonb_to_recordset($2::jsonb) as v (event_id text, generation integer, home_score integer, away_score integer, record jsonb)
+      where e.id = v.event_id and e.generation = v.generation
+        and (e.completed, e.home_score, e.away_score, e.final_record) is distinct from (true, v.home_score, v.away_score, v.record)`,
+    [
+      now.toISOString(),
+      JSON.stringify(rows.map((row) => ({ event_id: row.eventId, generation: row.generation, home_score: row.homeScore, away_score: row.awayScore, record: row.record }))),
+    ],
   );
+}
+
+/**
+ * A later `completed: false` withdraws a stored final of the same generation. Returns the
+ * events whose final was withdrawn, with how many of their picks had already been settled.
+ */
+export async function withdrawFinalScores(
+  em: Em,
+  rows: readonly { eventId: string; generation: number }[],
+  now: Date,
+): Promise<{ eventId: string; settledPicks: number }[]> {
+  if (rows.length === 0) return [];
+  const withdrawn = await executeBound<Row>(
+    em,
+    `update odds_events e set completed = false, home_score = null, away_score = null, final_record = null, updated_at = $1::timestamptz
+       from jsonb_to_recordset($2::jsonb) as v (event_id text, generation integer)
+      where e.id = v.event_id and e.generation = v.generation and e.completed
+      returning e.id, (select count(*) from picks p where p.event_id = e.id and p.event_generation = e.generation and p.status = 'settled') as settled`,
+    [now.toISOString(), JSON.stringify(rows.map((row) => ({ event_id: row.eventId, generation: row.generation })))],
+  );
+  return withdrawn.map((row) => ({ eventId: String(row.id), settledPicks: numberOf(row.settled) }));
 }
 
 /** Line movement of one event, oldest first (admin oddsHistory). */
@@ -174,7 +274,7 @@ export async function takeOverdueEvents(em: Em, now: Date, overdueMs: number): P
   const rows = await em.execute<Row[]>(
     `update odds_events e set overdue_logged_at = ?::timestamptz
       where e.completed = false and e.overdue_logged_at is null and e.commence_time <= ?::timestamptz
-        and exists (select 1 from picks p where p.event_id = e.id and p.status = 'published')
+        and exists (select 1 from picks p where p.event_id = e.id and p.event_generation = e.generation and p.status = 'published')
       returning e.id, e.commence_time, e.home_team, e.away_team`,
     [now.toISOString(), new Date(now.getTime() - overdueMs).toISOString()],
   );

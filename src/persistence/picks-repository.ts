@@ -166,8 +166,9 @@ export function pickRecordFromEntity(pick: PickEntity): PickRecord {
 export type NewPick = Omit<PickRecord, 'result' | 'closingOdds' | 'settledAt' | 'publishedAt'> & {
   publishedAt: Date | null;
   createdAt: Date;
-  /** Engine picks: the feed event and how the pick was found. */
+  /** Engine picks: the feed event (and which fixture of its id) and how the pick was found. */
   eventId?: string | null;
+  eventGeneration?: number;
   provenance?: Record<string, unknown> | null;
 };
 
@@ -176,6 +177,7 @@ export function insertPick(em: Em, fields: NewPick): PickEntity {
   return em.create(PickEntity, {
     ...fields,
     eventId: fields.eventId ?? null,
+    eventGeneration: fields.eventGeneration ?? 0,
     provenance: fields.provenance ?? null,
     result: null,
     closingOdds: null,
@@ -184,19 +186,36 @@ export function insertPick(em: Em, fields: NewPick): PickEntity {
   });
 }
 
-/** `event \u0000 market \u0000 selection` of the engine picks that already exist for these events (any status). */
-export async function engineSelectionsOf(em: Em, eventIds: readonly string[]): Promise<Set<string>> {
-  if (eventIds.length === 0) return new Set();
-  const rows = await executeBound<Row>(
-    em,
-    `select event_id, market, selection from picks where event_id in (select jsonb_array_elements_text($1::jsonb))`,
-    [JSON.stringify(eventIds)],
-  );
-  return new Set(rows.map((row) => engineSelectionKey(String(row.event_id), String(row.market), String(row.selection))));
+/** An engine pick's slot as the engine sees it before it creates or promotes one. */
+export interface EngineSlot {
+  id: string;
+  status: string;
+  /** Whether the pick was ever visible (published once). */
+  everVisible: boolean;
 }
 
-export function engineSelectionKey(eventId: string, market: string, selection: string): string {
-  return `${eventId}\u0000${market}\u0000${selection}`;
+/**
+ * The engine picks that already hold a slot (event, generation, market, selection) of these
+ * events, any status, keyed by engineSelectionKey.
+ */
+export async function engineSlotsOf(em: Em, eventIds: readonly string[]): Promise<Map<string, EngineSlot>> {
+  if (eventIds.length === 0) return new Map();
+  const rows = await executeBound<Row>(
+    em,
+    `select id, event_id, event_generation, market, selection, status, published_at is not null as ever_visible
+       from picks where event_id in (select jsonb_array_elements_text($1::jsonb))`,
+    [JSON.stringify(eventIds)],
+  );
+  return new Map(
+    rows.map((row) => [
+      engineSelectionKey(String(row.event_id), numberOf(row.event_generation), String(row.market), String(row.selection)),
+      { id: String(row.id), status: String(row.status), everVisible: row.ever_visible === true },
+    ]),
+  );
+}
+
+export function engineSelectionKey(eventId: string, generation: number, market: string, selection: string): string {
+  return `${eventId}\u0000${generation}\u0000${market}\u0000${selection}`;
 }
 
 /** The provenance of a pick (null for manual picks or unknown ids). */
@@ -207,68 +226,93 @@ export async function findProvenance(em: Em, id: string): Promise<Record<string,
 }
 
 /**
- * A changed commence_time moves the kickoff of the event's open picks, while their kickoff is
- * still ahead (a kickoff that has passed is history). Returns how many picks moved.
+ * A changed commence_time moves the kickoff of the open picks of the event's current
+ * generation, while their kickoff is still ahead (a kickoff that has passed is history).
+ * Returns how many picks moved.
  */
-export async function moveKickoffs(em: Em, events: readonly { eventId: string; commenceTime: Date }[], now: Date): Promise<number> {
+export async function moveKickoffs(
+  em: Em,
+  events: readonly { eventId: string; generation: number; commenceTime: Date }[],
+  now: Date,
+): Promise<number> {
   if (events.length === 0) return 0;
   const rows = await executeBound<Row>(
     em,
     `update picks p set kickoff_at = v.commence_time, updated_at = $1::timestamptz
-       from jsonb_to_recordset($2::jsonb) as v (event_id text, commence_time timestamptz)
-      where p.event_id = v.event_id and p.status in ('published', 'admin_review')
+       from jsonb_to_recordset($2::jsonb) as v (event_id text, generation integer, commence_time timestamptz)
+      where p.event_id = v.event_id and p.event_generation = v.generation and p.status in ('published', 'admin_review')
         and p.kickoff_at <> v.commence_time and p.kickoff_at > $1::timestamptz
       returning p.id`,
-    [now.toISOString(), JSON.stringify(events.map((e) => ({ event_id: e.eventId, commence_time: e.commenceTime.toISOString() })))],
+    [now.toISOString(), JSON.stringify(events.map((e) => ({ event_id: e.eventId, generation: e.generation, commence_time: e.commenceTime.toISOString() })))],
   );
   return rows.length;
 }
 
+/** ISO 8601 in UTC with milliseconds, as JavaScript's toISOString writes the rest of the provenance. */
+const ISO_SQL = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /**
  * The no-vig closing line: engine picks whose kickoff has come get the reference's last fair
- * price from before kickoff (odds_events.reference_fair) as closing odds, once. Returns how many.
+ * price from before kickoff (odds_events.reference_fair) as closing odds, once, and the record
+ * of what it was made of in provenance.closingLine. A close older than `maxAgeSeconds` at kickoff
+ * is stale: stored and shown all the same, left out of the CLV average. Returns how many.
  */
-export async function recordClosingLines(em: Em, now: Date): Promise<number> {
-  const rows = await em.execute<Row[]>(
-    `update picks p set closing_odds = round((e.reference_fair ->> p.selection)::numeric, 4), updated_at = ?::timestamptz
-       from odds_events e
-      where e.id = p.event_id and p.status in ('published', 'admin_review') and p.closing_odds is null
-        and p.kickoff_at <= ?::timestamptz and (e.reference_fair ->> p.selection) is not null
+export async function recordClosingLines(em: Em, now: Date, maxAgeSeconds: number): Promise<number> {
+  const rows = await executeBound<Row>(
+    em,
+    `with closing as (
+       select p.id, round((e.reference_fair ->> p.selection)::numeric, 4) as fair_odds,
+              extract(epoch from p.kickoff_at - e.reference_updated_at)::float8 as age,
+              coalesce(e.reference_prices, '[]'::jsonb) as reference_prices, e.reference_updated_at
+         from picks p join odds_events e on e.id = p.event_id and e.generation = p.event_generation
+        where p.status in ('published', 'admin_review') and p.closing_odds is null
+          and p.kickoff_at <= $1::timestamptz and (e.reference_fair ->> p.selection) is not null
+     )
+     update picks p set closing_odds = c.fair_odds, closing_stale = c.age > $2::float8, updated_at = $1::timestamptz,
+            provenance = coalesce(p.provenance, '{}'::jsonb) || jsonb_build_object('closingLine', jsonb_build_object(
+              'referencePrices', c.reference_prices,
+              'fairOdds', c.fair_odds,
+              'at', ${ISO_SQL('c.reference_updated_at')},
+              'ageSecondsAtKickoff', round(c.age::numeric, 3),
+              'stale', c.age > $2::float8))
+       from closing c
+      where p.id = c.id
       returning p.id`,
-    [now.toISOString(), now.toISOString()],
+    [now.toISOString(), maxAgeSeconds],
   );
   return rows.length;
 }
 
 export interface SettleablePick {
   id: string;
+  eventId: string;
   selection: string;
   homeTeam: string;
   awayTeam: string;
   referenceOutcomes: number;
-  homeScore: number;
-  awayScore: number;
+  /** The score record stored as the event's final (finalScoreFor reads it by team name). */
+  finalRecord: { scores?: { name: string; score: number }[] } & Record<string, unknown>;
 }
 
-/** Published engine picks whose event has a final score (the scores poll settles them). */
+/** Published engine picks whose event (same generation) has a final score (the scores poll settles them). */
 export async function settleablePicks(em: Em, limit: number): Promise<SettleablePick[]> {
   const rows = await em.execute<Row[]>(
-    `select p.id, p.selection, p.home_team, p.away_team, jsonb_array_length(coalesce(p.provenance -> 'referencePrices', '[]'::jsonb)) as reference_outcomes,
-            e.home_score, e.away_score
-       from picks p join odds_events e on e.id = p.event_id
-      where p.status = 'published' and e.completed and e.home_score is not null and e.away_score is not null
+    `select p.id, p.event_id, p.selection, p.home_team, p.away_team,
+            jsonb_array_length(coalesce(p.provenance -> 'referencePrices', '[]'::jsonb)) as reference_outcomes, e.final_record
+       from picks p join odds_events e on e.id = p.event_id and e.generation = p.event_generation
+      where p.status = 'published' and e.completed and e.final_record is not null
       order by p.kickoff_at, p.id
       limit ?`,
     [limit],
   );
   return rows.map((row) => ({
     id: String(row.id),
+    eventId: String(row.event_id),
     selection: String(row.selection),
     homeTeam: String(row.home_team),
     awayTeam: String(row.away_team),
     referenceOutcomes: numberOf(row.reference_outcomes),
-    homeScore: numberOf(row.home_score),
-    awayScore: numberOf(row.away_score),
+    finalRecord: jsonOf(row.final_record),
   }));
 }
 

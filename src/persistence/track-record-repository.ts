@@ -10,9 +10,11 @@ import type { Em } from './orm.js';
  * Closing-line value of one pick in percent, as SQL over the picks columns `odds` and
  * `closing_odds`: the SQL twin of clvPct in src/domain/track-record.ts (keep the two equal;
  * test/persistence/track-record-repository.test.ts compares them). NULL when the pick has no
- * closing odds.
+ * closing odds, or only a stale one (docs/VALUE_ENGINE.md, "Closing line and CLV").
  */
-export const CLV_PCT_SQL = '100 * (odds / closing_odds - 1)';
+export const CLV_PCT_SQL = '100 * (odds / (case when not closing_stale then closing_odds end) - 1)';
+/** The closing odds that count for CLV (the divisor above): a stale close is shown but not averaged. */
+const CLV_CLOSING_SQL = '(case when not closing_stale then closing_odds end)';
 
 export interface BucketRow {
   date: string;
@@ -48,7 +50,7 @@ export function trackRecordSql(
               count(*) as count,
               sum(odds)::float8 as sum_odds,
               sum(edge_pct)::float8 as sum_edge_pct,
-              count(closing_odds) as count_with_closing,
+              count(${CLV_CLOSING_SQL}) as count_with_closing,
               coalesce(sum(${CLV_PCT_SQL}), 0)::float8 as sum_clv_pct
          from picks
         where status = 'settled' and settled_at >= ? and settled_at ${options.toExclusive ? '<' : '<='} ? ${sportCondition}
@@ -73,7 +75,7 @@ export function trackRecordDaysSql(fromDay: string, toDay: string, sport: string
 /** Adds one settled pick to its day's sums; runs in the settlement transaction (settlement is final). */
 export const ADD_SETTLED_PICK_SQL = `
   insert into track_record_days (day, sport, result, count, sum_odds, sum_edge_pct, count_with_closing, sum_clv_pct)
-  select (settled_at at time zone 'UTC')::date, sport, result, 1, odds, edge_pct, case when closing_odds is null then 0 else 1 end,
+  select (settled_at at time zone 'UTC')::date, sport, result, 1, odds, edge_pct, case when ${CLV_CLOSING_SQL} is null then 0 else 1 end,
          coalesce(${CLV_PCT_SQL}, 0)
     from picks where id = ? and status = 'settled'
   on conflict (day, sport, result) do update set

@@ -69,6 +69,8 @@ const LEAD_MIN = 5 * MINUTE;
 const LEAD_MAX = 30 * MINUTE;
 /** A match lasts 10-20 minutes of demo time. */
 const MATCH_MIN = 10 * MINUTE;
+/** MATCH_MIN_MINUTES that fits these short matches (the demo's default for every sport). */
+export const SIMULATED_MATCH_MIN_MINUTES = MATCH_MIN / MINUTE;
 const MATCH_MAX = 20 * MINUTE;
 const SCORES_DAYS = 3 * 24 * 60 * MINUTE;
 /** Per-minute standard deviation of the home side's log-odds strength. */
@@ -78,6 +80,23 @@ const MISPRICE_RATE = 0.04;
 const GROSS_SHARE = 0.15;
 
 export const DEFAULT_SIMULATED_SEED = 1;
+
+/**
+ * A book that mis-prices an outcome still keeps a margin on its whole market, as real books do
+ * (a market summing below 1 is refused by the engine as a broken feed): the outcomes it prices
+ * normally are shortened until the implied probabilities sum to at least 1 + margin.
+ */
+function keepMargin(prices: number[], mispriced: ReadonlySet<number>, margin: number): void {
+  if (mispriced.size === 0 || mispriced.size === prices.length) return;
+  const implied = (list: number[]) => list.reduce((sum, price) => sum + 1 / price, 0);
+  const wanted = 1 + margin - [...mispriced].reduce((sum, j) => sum + 1 / prices[j]!, 0);
+  const others = implied(prices.filter((_, j) => !mispriced.has(j)));
+  if (others >= wanted) return;
+  const scale = wanted / others;
+  prices.forEach((price, j) => {
+    if (!mispriced.has(j)) prices[j] = Math.max(1.01, Math.floor((100 * price) / scale) / 100);
+  });
+}
 
 /** 32-bit hash of integers (murmur3-style mixing): the generator's only source of chance. */
 function hash(...parts: number[]): number {
@@ -241,15 +260,18 @@ export class SimulatedFeed {
     const fairOdds = devig(sharpPrices, 'power').fairPrices;
     SIMULATED_SOFT_BOOKMAKERS.forEach((book, bookIndex) => {
       const lagged = this.fair(f, b - book.lagMinutes);
+      const mispriced = new Set<number>();
       const prices = lagged.map((p, j) => {
         const roll = unit(...f.key, Salt.Misprice, j, b);
         if (roll < MISPRICE_RATE && hash(...f.key, Salt.Misprice, j, b, 1) % SIMULATED_SOFT_BOOKMAKERS.length === bookIndex) {
           const gross = unit(...f.key, Salt.Misprice, j, b, 2) < GROSS_SHARE;
           const edge = gross ? between(0.28, 0.45, ...f.key, Salt.Misprice, j, b, 3) : between(0.04, 0.12, ...f.key, Salt.Misprice, j, b, 3);
+          mispriced.add(j);
           return Math.floor((100 * fairOdds[j]! * (1 + edge)) / (1 - DEFAULT_TAX_RATE)) / 100;
         }
         return Math.max(1.01, Math.floor(100 / (p * (1 + book.margin))) / 100);
       });
+      keepMargin(prices, mispriced, book.margin);
       // Each book refreshes at its own second of the minute; the last refresh is under a minute old.
       const offset = (10 + 8 * bookIndex) * SECOND;
       const refreshed = this.bucketStart(t) + offset <= t ? this.bucketStart(t) + offset : this.bucketStart(t) + offset - BUCKET;

@@ -17,6 +17,7 @@ import { TrackRecordService } from './track-record.js';
 import { WebhookService } from './webhooks/subscriptions.js';
 import { ValueEngine } from './value-engine/engine.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions } from '../domain/value-detection.js';
+import { DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from '../domain/settlement.js';
 import type { ServiceLog } from './log.js';
 import type { WebhookUrlGuard } from './webhooks/url-guard.js';
 
@@ -60,6 +61,8 @@ export interface ServiceOptions {
   onVisibleChange?: () => void;
   /** The value engine's detection rules (config VALUE_ENGINE variables); defaults when absent. */
   detection?: DetectionOptions;
+  /** When finals and closing lines are believed (MATCH_MIN_MINUTES, CLOSING_LINE_MAX_AGE_SECONDS); defaults when absent. */
+  settlement?: SettlementOptions;
   log?: ServiceLog;
 }
 
@@ -81,6 +84,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     streamSlots: new StreamSlots(),
     valueEngine: new ValueEngine(orm, clock, picks, {
       detection: options.detection ?? { ...DEFAULT_DETECTION_OPTIONS, defaultTaxRate: options.defaultTaxRate },
+      settlement: options.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,
       log: options.log,
       onVisibleChange: options.onVisibleChange,
     }),

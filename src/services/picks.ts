@@ -45,7 +45,7 @@ import {
   reviewQueueSql,
   todayPicksSql,
 } from '../persistence/picks-repository.js';
-import { createMatchAnalysis } from '../persistence/match-analyses-repository.js';
+import { createMatchAnalysis, upsertMatchAnalysis } from '../persistence/match-analyses-repository.js';
 import { normalizeAnalysis } from './analyses.js';
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
 import { newId } from './ids.js';
@@ -78,11 +78,15 @@ export interface SettlePickInput {
   /** Absent: the closing line the value engine stored at kickoff; with neither, invalid_parameter. */
   closingOdds?: number | null;
   settledAt?: string | null;
+  /** Automatic settlement: the score record that settled the pick, kept in provenance.settlement. */
+  settledFrom?: Record<string, unknown>;
 }
 
 /** What the value engine adds to a publish: where the pick came from, and its generated analysis. */
 export interface EnginePickExtras {
   eventId: string;
+  /** Which fixture of a reused feed event id (odds_events.generation). */
+  eventGeneration: number;
   provenance: Record<string, unknown>;
   analysis: string;
 }
@@ -281,6 +285,7 @@ export class PickService {
         publishedAt,
         createdAt: now,
         eventId: engine?.eventId ?? null,
+        eventGeneration: engine?.eventGeneration ?? 0,
         provenance: engine?.provenance ?? null,
       },
       analysis: engine ? normalizeAnalysis(engine.analysis) : null,
@@ -321,6 +326,47 @@ export class PickService {
     });
     this.options.onVisibleChange?.();
     return pickRecordFromEntity(pick);
+  }
+
+  /**
+   * The engine's "best plausible price first" (docs/VALUE_ENGINE.md): a held pick that was never
+   * visible takes a plausible offer found later (its price, bookmaker, fair odds, confidence,
+   * provenance and analysis) and is published through the approval path, with one
+   * pick.published. Null when the pick is no longer a never-visible held pick before kickoff
+   * (an operator or another instance got there first): nothing changes then.
+   */
+  async promoteHeld(id: string, item: { input: PublishPickInput; extras: EnginePickExtras }): Promise<PickRecord | null> {
+    const prepared = this.prepare({ ...item.input, status: 'published' }, item.extras);
+    let promoted: PickEntity | null = null;
+    await this.orm.em.fork().transactional(async (em) => {
+      const pick = await findPickForUpdate(em, id);
+      const now = this.clock.now();
+      if (!pick || pick.status !== 'admin_review' || pick.publishedAt != null || pick.kickoffAt.getTime() <= now.getTime()) return;
+      const { fields } = prepared;
+      Object.assign(pick, {
+        bookmakerName: fields.bookmakerName,
+        bookmakerSlug: fields.bookmakerSlug,
+        odds: fields.odds,
+        referenceFairOdds: fields.referenceFairOdds,
+        taxRate: fields.taxRate,
+        edgePct: fields.edgePct,
+        edgePctPostTax: fields.edgePctPostTax,
+        kellyFraction: fields.kellyFraction,
+        edgeTier: fields.edgeTier,
+        confidence: fields.confidence,
+        description: fields.description,
+        provenance: fields.provenance,
+        status: 'published',
+        publishedAt: now,
+        updatedAt: now,
+      });
+      if (prepared.analysis !== null) await upsertMatchAnalysis(em, pick.id, prepared.analysis, now);
+      await appendPickEvent(em, 'pick.published', pick, now);
+      promoted = pick;
+    });
+    if (!promoted) return null;
+    this.options.onVisibleChange?.();
+    return pickRecordFromEntity(promoted);
   }
 
   /** PUBLISHED -> ADMIN_REVIEW: hidden again everywhere. */
@@ -377,6 +423,9 @@ export class PickService {
       if (closingOdds == null) {
         throw new InvalidParameterError('closingOdds', 'closingOdds is required: this pick has no stored closing line');
       }
+      // The operator's close is theirs to vouch for; only the engine's own can be stale.
+      if (input.closingOdds != null) pick.closingStale = false;
+      if (input.settledFrom) pick.provenance = { ...(pick.provenance ?? {}), settlement: input.settledFrom };
       pick.result = input.result;
       pick.closingOdds = closingOdds;
       pick.settledAt = settledAt;

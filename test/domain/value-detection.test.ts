@@ -77,7 +77,7 @@ function reasonFor(outcome: DetectionOutcome, selection: string): string | undef
 describe('detectValue', () => {
   it('prices a pick against the power-devigged reference with the exact fair odds and edges', () => {
     const result = detectValue(
-      event([pinnacle(), book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })]),
+      event([pinnacle(), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]),
       {},
       NOW,
     );
@@ -105,14 +105,14 @@ describe('detectValue', () => {
       taxRate: 0.053,
       held: false,
     });
-    // Arsenal at 1.55 is below its fair 1.5625: no pick, with the reason.
+    // Arsenal at 1.4 is below its fair 1.5625: no pick, with the reason.
     expect(reasonFor(result, 'Arsenal')).toBe('below_min_edge');
     expect(result.candidates).toHaveLength(1);
   });
 
   it('gives every method the fair odds 2.0 in a symmetric market, and the exact confidence', () => {
     const result = detectValue(
-      event([book('pinnacle', { Arsenal: 1.95, Chelsea: 1.95 }, 60), book('tipico', { Arsenal: 2.2, Chelsea: 1.9 })]),
+      event([book('pinnacle', { Arsenal: 1.95, Chelsea: 1.95 }, 60), book('tipico', { Arsenal: 2.2, Chelsea: 1.72 })]),
       {},
       NOW,
     );
@@ -120,11 +120,15 @@ describe('detectValue', () => {
     expect(pick.fairOdds).toBeCloseTo(2, 10);
     expect(pick.edgePostTaxFraction).toBeCloseTo((2.2 * 0.947) / 2 - 1, 10);
     for (const p of Object.values(pick.provenance.fairProbabilities)) expect(p).toBeCloseTo(0.5, 10);
-    // margin 2 / 1.95 - 1, no disagreement, 60 s of 300: 100 x (1 - m / 0.25) x 1 x (1 - 0.5 x 60 / 300).
+    // margin 2 / 1.95 - 1, no disagreement, reference 60 s and offer 30 s old of 300, Tipico's own
+    // margin 1 / 2.2 + 1 / 1.72 - 1 = 3.6 % (usual), edge 2.2 / 2 - 1 = 10 %:
+    // 100 x (1 - m / 0.25) x 1 x (1 - 0.5 x 60 / 300) x (1 - 0.5 x 30 / 300) x 1 x 1 / (1 + 0.05 / 0.2).
     const margin = 2 / 1.95 - 1;
     expect(pick.confidenceInputs.margin).toBeCloseTo(margin, 12);
-    expect(pick.confidence).toBe(Math.round(100 * (1 - margin / 0.25) * 0.9));
-    expect(pick.confidence).toBe(81);
+    expect(pick.confidenceInputs.offeredMargin).toBeCloseTo(1 / 2.2 + 1 / 1.72 - 1, 12);
+    expect(pick.confidenceInputs.edge).toBeCloseTo(0.1, 12);
+    expect(pick.confidence).toBe(Math.round(100 * (1 - margin / 0.25) * 0.9 * 0.95 * 0.8));
+    expect(pick.confidence).toBe(61);
   });
 
   it('makes no pick below the minimum post-tax edge, and one exactly at a lower threshold', () => {
@@ -140,7 +144,7 @@ describe('detectValue', () => {
   });
 
   it('makes no pick outside the odds range; the bounds are inclusive', () => {
-    const events = event([pinnacle(), book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })]);
+    const events = event([pinnacle(), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]);
     const outside = detectValue(events, { oddsRange: { min: 1.2, max: 2.99 } }, NOW);
     expect(reasonFor(outside, 'Chelsea')).toBe('outside_odds_range');
     expect(outside.candidates).toEqual([]);
@@ -152,7 +156,7 @@ describe('detectValue', () => {
   });
 
   it('makes no pick beyond the horizon; exactly at the horizon is inside', () => {
-    const books = [pinnacle(), book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })];
+    const books = [pinnacle(), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })];
     const far = detectValue(event(books, 72 + 1 / 3600), {}, NOW);
     expect(far.candidates).toEqual([]);
     expect(far.rejected.map((r) => r.reason)).toEqual(['beyond_horizon', 'beyond_horizon']);
@@ -161,7 +165,7 @@ describe('detectValue', () => {
   });
 
   it('makes no pick at or after kickoff', () => {
-    const books = [pinnacle(), book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })];
+    const books = [pinnacle(), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })];
     for (const hours of [0, -1 / 60, -5]) {
       const result = detectValue(event(books, hours), {}, NOW);
       expect(result.candidates).toEqual([]);
@@ -174,7 +178,7 @@ describe('detectValue', () => {
   });
 
   it('makes no pick from a stale reference (the market time, else the bookmaker time)', () => {
-    const soft = book('tipico', { Arsenal: 1.55, Chelsea: 3.0 });
+    const soft = book('tipico', { Arsenal: 1.4, Chelsea: 3.0 });
     expect(reasonFor(detectValue(event([pinnacle(301), soft]), {}, NOW), 'Chelsea')).toBe('reference_stale');
     expect(detectValue(event([pinnacle(300), soft]), {}, NOW).candidates).toHaveLength(1);
     // The market's own last_update wins over the bookmaker's...
@@ -190,7 +194,7 @@ describe('detectValue', () => {
   });
 
   it('makes no pick from a stale offered price, and takes a fresh one that still has the edge', () => {
-    const stale = book('tipico', { Arsenal: 1.55, Chelsea: 3.2 }, 301);
+    const stale = book('tipico', { Arsenal: 1.4, Chelsea: 3.2 }, 301);
     const onlyStale = detectValue(event([pinnacle(), stale]), {}, NOW);
     expect(onlyStale.candidates).toEqual([]);
     expect(reasonFor(onlyStale, 'Chelsea')).toBe('offered_stale');
@@ -198,7 +202,7 @@ describe('detectValue', () => {
       { bookmaker: 'tipico', price: 3.2, reason: 'offered_stale' },
     ]);
     // A stale offered market with a fresh bookmaker time is still stale (the market's time wins).
-    const staleMarket = book('tipico', { Arsenal: 1.55, Chelsea: 3.2 }, 5, { marketUpdatedSecondsAgo: 400 });
+    const staleMarket = book('tipico', { Arsenal: 1.4, Chelsea: 3.2 }, 5, { marketUpdatedSecondsAgo: 400 });
     expect(reasonFor(detectValue(event([pinnacle(), staleMarket]), {}, NOW), 'Chelsea')).toBe('offered_stale');
 
     const fresh = book('bwin', { Arsenal: 1.5, Chelsea: 3.0 }, 20);
@@ -214,9 +218,9 @@ describe('detectValue', () => {
   it('takes the best post-tax price across bookmakers, and tax can change which book is best', () => {
     const books = [
       pinnacle(),
-      book('tipico', { Arsenal: 1.5, Chelsea: 3.0 }),
-      book('bwin', { Arsenal: 1.5, Chelsea: 3.1 }),
-      book('betfair_ex_eu', { Arsenal: 1.5, Chelsea: 3.05 }, 30, { title: 'Betfair' }),
+      book('tipico', { Arsenal: 1.4, Chelsea: 3.0 }),
+      book('bwin', { Arsenal: 1.4, Chelsea: 3.1 }),
+      book('betfair_ex_eu', { Arsenal: 1.4, Chelsea: 3.05 }, 30, { title: 'Betfair' }),
     ];
     const byDefault = candidateFor(detectValue(event(books), {}, NOW), 'Chelsea');
     expect(byDefault).toMatchObject({ bookmakerKey: 'bwin', price: 3.1, taxRate: 0.053 });
@@ -231,7 +235,7 @@ describe('detectValue', () => {
     expect(taxed.edgePostTaxFraction).toBeCloseTo(3.05 * 0.98 * 0.36 - 1, 9);
     expect(taxed.edgePercent).toBeCloseTo((3.05 * 0.36 - 1) * 100, 7);
     // Both qualify, yet the lower untaxed price nets more: 3.15 beats 3.2 x 0.947 = 3.0304.
-    const both = [pinnacle(), book('tipico', { Arsenal: 1.5, Chelsea: 3.2 }), book('exchange', { Arsenal: 1.5, Chelsea: 3.15 })];
+    const both = [pinnacle(), book('tipico', { Arsenal: 1.4, Chelsea: 3.2 }), book('exchange', { Arsenal: 1.4, Chelsea: 3.15 })];
     const untaxedWins = candidateFor(detectValue(event(both), { taxRates: { exchange: 0 } }, NOW), 'Chelsea');
     expect(untaxedWins).toMatchObject({ bookmakerKey: 'exchange', price: 3.15, taxRate: 0 });
     expect(untaxedWins.edgePostTaxFraction).toBeCloseTo(3.15 * 0.36 - 1, 9);
@@ -239,7 +243,7 @@ describe('detectValue', () => {
   });
 
   it('holds a pick for review from the review edge on, and not below it', () => {
-    const books = [pinnacle(), book('tipico', { Arsenal: 1.5, Chelsea: 4.0 })];
+    const books = [pinnacle(), book('tipico', { Arsenal: 1.3, Chelsea: 4.0 })];
     // Untaxed 4.0 against 1 / 0.36: 4 x 0.36 - 1 = 0.44.
     const held = candidateFor(detectValue(event(books), { taxRates: { tipico: 0 } }, NOW), 'Chelsea');
     expect(held.edgePostTaxFraction).toBeCloseTo(0.44, 9);
@@ -256,7 +260,7 @@ describe('detectValue', () => {
   });
 
   it('reports no_reference when the reference bookmaker is missing, and uses another one when configured', () => {
-    const books = [book('tipico', { Arsenal: 1.55, Chelsea: 3.0 }), book('bwin', { Arsenal: 1.6, Chelsea: 2.5 })];
+    const books = [book('tipico', { Arsenal: 1.4, Chelsea: 3.0 }), book('bwin', { Arsenal: 1.6, Chelsea: 2.5 })];
     const result = detectValue(event(books), {}, NOW);
     expect(result.candidates).toEqual([]);
     expect(result.rejected).toEqual([
@@ -303,7 +307,7 @@ describe('detectValue', () => {
     // Home 0.5, Draw 0.3, Away 0.2 fair, power exponent 1.08.
     const [home, draw, away] = powerMarketPrices([0.5, 0.3, 0.2], 1.08) as [number, number, number];
     const reference = book('pinnacle', { Arsenal: home, Draw: draw, Chelsea: away });
-    const soft = book('tipico', { Arsenal: 1.95, Draw: 3.6, Chelsea: 4.8 });
+    const soft = book('tipico', { Arsenal: 1.9, Draw: 3.6, Chelsea: 4.8 });
     const result = detectValue(event([reference, soft]), {}, NOW);
     const pick = candidateFor(result, 'Draw');
     expect(pick.fairProbability).toBeCloseTo(0.3, 9);
@@ -318,7 +322,7 @@ describe('detectValue', () => {
     expect(pick.provenance.fairProbabilities.power).toBeCloseTo(0.3, 9);
     expect(pick.provenance.devigMethod).toBe('power');
     expect(pick.provenance.referenceUpdatedAt).toEqual(secondsAgo(30));
-    expect(reasonFor(result, 'Arsenal')).toBe('below_min_edge'); // 1.95 x 0.947 x 0.5 < 1
+    expect(reasonFor(result, 'Arsenal')).toBe('below_min_edge'); // 1.9 x 0.947 x 0.5 < 1
     expect(reasonFor(result, 'Chelsea')).toBe('below_min_edge'); // 4.8 x 0.947 x 0.2 < 1
     expect(result.candidates).toHaveLength(1);
   });
@@ -340,77 +344,90 @@ describe('detectValue', () => {
 
 describe('confidenceScore', () => {
   const maxAge = DEFAULT_DETECTION_OPTIONS.referenceMaxAgeSeconds;
-  const margin = fc.double({ min: 0, max: 0.3, noNaN: true });
-  const disagreement = fc.double({ min: 0, max: 0.2, noNaN: true });
-  const age = fc.double({ min: 0, max: 300, noNaN: true });
   const score = (inputs: ConfidenceInputs) => confidenceScore(inputs, maxAge);
+  /** A clean pick: no reference margin or disagreement, fresh prices, a usual book margin and edge. */
+  const clean: ConfidenceInputs = { margin: 0, methodDisagreement: 0, referenceAgeSeconds: 0, offeredAgeSeconds: 0, offeredMargin: 0.05, edge: 0.04 };
+  const inputs = fc.record({
+    margin: fc.double({ min: 0, max: 0.3, noNaN: true }),
+    methodDisagreement: fc.double({ min: 0, max: 0.2, noNaN: true }),
+    referenceAgeSeconds: fc.double({ min: 0, max: 300, noNaN: true }),
+    offeredAgeSeconds: fc.double({ min: 0, max: 300, noNaN: true }),
+    offeredMargin: fc.option(fc.double({ min: -0.05, max: 0.3, noNaN: true }), { nil: null }),
+    edge: fc.double({ min: 0, max: 5, noNaN: true }),
+  });
 
   it('has exact values at the corners and in between', () => {
-    expect(score({ margin: 0, methodDisagreement: 0, referenceAgeSeconds: 0 })).toBe(100);
-    expect(score({ margin: 0.25, methodDisagreement: 0, referenceAgeSeconds: 0 })).toBe(0);
-    expect(score({ margin: 0, methodDisagreement: 0.1, referenceAgeSeconds: 0 })).toBe(0);
-    expect(score({ margin: 0, methodDisagreement: 0, referenceAgeSeconds: 300 })).toBe(50);
+    expect(score(clean)).toBe(100);
+    expect(score({ ...clean, margin: 0.25 })).toBe(0);
+    expect(score({ ...clean, methodDisagreement: 0.1 })).toBe(0);
+    expect(score({ ...clean, referenceAgeSeconds: 300 })).toBe(50);
+    expect(score({ ...clean, offeredAgeSeconds: 300 })).toBe(50);
     // 100 x (1 - 0.025 / 0.25) x (1 - 0.02 / 0.1) x (1 - 0.5 x 150 / 300) = 100 x 0.9 x 0.8 x 0.75 = 54
-    expect(score({ margin: 0.025, methodDisagreement: 0.02, referenceAgeSeconds: 150 })).toBe(54);
-    expect(score({ margin: 0.5, methodDisagreement: 1, referenceAgeSeconds: 10_000 })).toBe(0);
+    expect(score({ ...clean, margin: 0.025, methodDisagreement: 0.02, referenceAgeSeconds: 150 })).toBe(54);
+    // Book margin: 1 on [0.02, 0.12]; 0.01 below is 1 - 0.01 / 0.04 = 0.75; 0.065 above is 1 - 0.065 / 0.13 = 0.5.
+    expect(score({ ...clean, offeredMargin: 0.02 })).toBe(100);
+    expect(score({ ...clean, offeredMargin: 0.12 })).toBe(100);
+    expect(score({ ...clean, offeredMargin: 0.01 })).toBe(75);
+    expect(score({ ...clean, offeredMargin: 0.185 })).toBe(50);
+    expect(score({ ...clean, offeredMargin: -0.02 })).toBe(0);
+    expect(score({ ...clean, offeredMargin: null })).toBe(100);
+    // Edge: 1 up to 5 %, then 1 / (1 + (edge - 0.05) / 0.2): 25 % -> 0.5, 45 % -> 1/3.
+    expect(score({ ...clean, edge: 0.05 })).toBe(100);
+    expect(score({ ...clean, edge: 0.25 })).toBe(50);
+    expect(score({ ...clean, edge: 0.45 })).toBe(33);
+    expect(score({ margin: 0.5, methodDisagreement: 1, referenceAgeSeconds: 10_000, offeredAgeSeconds: 10_000, offeredMargin: 1, edge: 100 })).toBe(0);
   });
 
   it('is an integer from 0 to 100', () => {
-    fc.assert(
-      fc.property(margin, disagreement, age, (m, d, a) => {
-        const value = score({ margin: m, methodDisagreement: d, referenceAgeSeconds: a });
-        return Number.isInteger(value) && value >= 0 && value <= 100;
-      }),
-    );
+    fc.assert(fc.property(inputs, (i) => {
+      const value = score(i);
+      return Number.isInteger(value) && value >= 0 && value <= 100;
+    }));
   });
 
-  it('falls as the reference margin grows, the others fixed', () => {
+  // One property per input: raising it, the others fixed, never raises the score.
+  const monotone = (field: 'margin' | 'methodDisagreement' | 'referenceAgeSeconds' | 'offeredAgeSeconds' | 'edge', bound: number) =>
     fc.assert(
-      fc.property(margin, margin, disagreement, age, (m1, m2, d, a) => {
-        const [low, high] = m1 <= m2 ? [m1, m2] : [m2, m1];
-        return (
-          score({ margin: low, methodDisagreement: d, referenceAgeSeconds: a }) >=
-          score({ margin: high, methodDisagreement: d, referenceAgeSeconds: a })
-        );
-      }),
+      fc.property(inputs, fc.double({ min: 0, max: bound, noNaN: true }), (i, extra) => score(i) >= score({ ...i, [field]: i[field] + extra })),
     );
-    expect(score({ margin: 0.02, methodDisagreement: 0, referenceAgeSeconds: 0 })).toBeGreaterThan(
-      score({ margin: 0.08, methodDisagreement: 0, referenceAgeSeconds: 0 }),
-    );
+  it('falls as the reference margin grows', () => {
+    monotone('margin', 0.3);
+    expect(score({ ...clean, margin: 0.02 })).toBeGreaterThan(score({ ...clean, margin: 0.08 }));
   });
-
-  it('falls as the devig methods disagree more, the others fixed', () => {
-    fc.assert(
-      fc.property(disagreement, disagreement, margin, age, (d1, d2, m, a) => {
-        const [low, high] = d1 <= d2 ? [d1, d2] : [d2, d1];
-        return (
-          score({ margin: m, methodDisagreement: low, referenceAgeSeconds: a }) >=
-          score({ margin: m, methodDisagreement: high, referenceAgeSeconds: a })
-        );
-      }),
-    );
-    expect(score({ margin: 0.02, methodDisagreement: 0.01, referenceAgeSeconds: 0 })).toBeGreaterThan(
-      score({ margin: 0.02, methodDisagreement: 0.05, referenceAgeSeconds: 0 }),
-    );
+  it('falls as the devig methods disagree more', () => {
+    monotone('methodDisagreement', 0.2);
+    expect(score({ ...clean, methodDisagreement: 0.01 })).toBeGreaterThan(score({ ...clean, methodDisagreement: 0.05 }));
   });
-
-  it('falls as the reference price ages, the others fixed', () => {
+  it('falls as the reference price ages', () => {
+    monotone('referenceAgeSeconds', 300);
+    expect(score({ ...clean, referenceAgeSeconds: 10 })).toBeGreaterThan(score({ ...clean, referenceAgeSeconds: 250 }));
+  });
+  it('falls as the offered price ages', () => {
+    monotone('offeredAgeSeconds', 300);
+    expect(score({ ...clean, offeredAgeSeconds: 10 })).toBeGreaterThan(score({ ...clean, offeredAgeSeconds: 250 }));
+  });
+  it("falls as the offering book's margin leaves [0.02, 0.12], either way", () => {
     fc.assert(
-      fc.property(age, age, margin, disagreement, (a1, a2, m, d) => {
-        const [low, high] = a1 <= a2 ? [a1, a2] : [a2, a1];
-        return (
-          score({ margin: m, methodDisagreement: d, referenceAgeSeconds: low }) >=
-          score({ margin: m, methodDisagreement: d, referenceAgeSeconds: high })
-        );
+      fc.property(inputs, fc.double({ min: 0.02, max: 0.12, noNaN: true }), fc.double({ min: 0, max: 0.3, noNaN: true }), (i, inside, away) => {
+        const at = (m: number) => score({ ...i, offeredMargin: m });
+        return at(inside) >= at(0.02 - away) && at(inside) >= at(0.12 + away) && at(0.02 - away) >= at(0.02 - away - 0.01) && at(0.12 + away) >= at(0.12 + away + 0.01);
       }),
     );
-    expect(score({ margin: 0.02, methodDisagreement: 0, referenceAgeSeconds: 10 })).toBeGreaterThan(
-      score({ margin: 0.02, methodDisagreement: 0, referenceAgeSeconds: 250 }),
+    expect(score({ ...clean, offeredMargin: 0.05 })).toBeGreaterThan(score({ ...clean, offeredMargin: 0.005 }));
+    expect(score({ ...clean, offeredMargin: 0.05 })).toBeGreaterThan(score({ ...clean, offeredMargin: 0.16 }));
+  });
+  it('falls as the edge grows past what markets usually allow: at 50 % at most half of the same pick at 5 %', () => {
+    monotone('edge', 5);
+    fc.assert(
+      fc.property(inputs, (i) => score({ ...i, edge: 0.5 }) <= score({ ...i, edge: 0.05 }) / 2 + 0.5),
     );
+    expect(score({ ...clean, edge: 0.5 })).toBeLessThanOrEqual(score({ ...clean, edge: 0.05 }) / 2);
+    // The engine's old score gave a 376 % "edge" and a 5 % one the same 85.
+    expect(score({ ...clean, margin: 0.03, edge: 3.76 })).toBeLessThan(score({ ...clean, margin: 0.03, edge: 0.05 }) / 10);
   });
 
   it('falls in detectValue as the reference ages and as its margin grows', () => {
-    const soft = book('tipico', { Arsenal: 1.55, Chelsea: 3.4 });
+    const soft = book('tipico', { Arsenal: 1.4, Chelsea: 3.4 });
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 300 }), (s1, s2) => {
         const [young, old] = s1 <= s2 ? [s1, s2] : [s2, s1];
@@ -432,7 +449,7 @@ describe('confidenceScore', () => {
 
 describe('analysisText', () => {
   it('says, from the numbers, who priced what, the edges, Kelly and how the methods agree', () => {
-    const feedEvent = event([pinnacle(), book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })]);
+    const feedEvent = event([pinnacle(), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]);
     const pick = candidateFor(detectValue(feedEvent, {}, NOW), 'Chelsea');
     const text = analysisText(pick, feedEvent);
     expect(text).toContain('Arsenal v Chelsea (EPL)');
@@ -466,18 +483,90 @@ describe('analysisText', () => {
 
 describe('referenceFairPrices (what the engine keeps for the closing line)', () => {
   it("gives the reference's fair price per outcome by the chosen method, and its market's last_update", () => {
-    const fair = referenceFairPrices(event([pinnacle(45), book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power' });
+    const fair = referenceFairPrices(event([pinnacle(45), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW);
     expect(fair!.fair.Arsenal).toBeCloseTo(1 / 0.64, 9);
     expect(fair!.fair.Chelsea).toBeCloseTo(1 / 0.36, 9);
     expect(fair!.updatedAt).toEqual(new Date(NOW.getTime() - 45_000));
     // Multiplicative on the same prices keeps more of the long shot's margin: a shorter fair price.
-    const multiplicative = referenceFairPrices(event([pinnacle(45)]), { referenceBookmaker: 'pinnacle', devigMethod: 'multiplicative' });
+    const multiplicative = referenceFairPrices(event([pinnacle(45)]), { referenceBookmaker: 'pinnacle', devigMethod: 'multiplicative', clockSkewSeconds: 60 }, NOW);
     expect(multiplicative!.fair.Chelsea).toBeLessThan(1 / 0.36);
   });
 
   it('is null without the reference or when the devig refuses its market', () => {
-    expect(referenceFairPrices(event([book('tipico', { Arsenal: 1.55, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power' })).toBeNull();
+    expect(referenceFairPrices(event([book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)).toBeNull();
     // Booksum 1 / 1.2 + 1 / 1.3 = 1.60: outside the accepted range.
-    expect(referenceFairPrices(event([book('pinnacle', { Arsenal: 1.2, Chelsea: 1.3 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power' })).toBeNull();
+    expect(referenceFairPrices(event([book('pinnacle', { Arsenal: 1.2, Chelsea: 1.3 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)).toBeNull();
+  });
+
+  it('is null when the reference is stamped further ahead of our clock than FEED_CLOCK_SKEW_SECONDS', () => {
+    const options = { referenceBookmaker: 'pinnacle', devigMethod: 'power' as const, clockSkewSeconds: 60 };
+    expect(referenceFairPrices(event([pinnacle(-60)]), options, NOW)).not.toBeNull();
+    expect(referenceFairPrices(event([pinnacle(-61)]), options, NOW)).toBeNull();
+  });
+});
+
+describe('bad markets (docs/VALUE_ENGINE.md, "Detection")', () => {
+  it('skips a soft market listing an outcome the reference lacks (a 3-way book against a 2-way reference)', () => {
+    // Today's bug: an NHL regulation 3-way price compared with the 2-way moneyline looked like a 16-23 % edge.
+    const threeWay = book('tipico', { Arsenal: 2.2, Chelsea: 3.6, Draw: 4.1 });
+    const result = detectValue(event([pinnacle(), threeWay]), { taxRates: { tipico: 0 } }, NOW);
+    expect(result.candidates).toEqual([]);
+    expect(result.skippedBooks).toEqual([{ bookmaker: 'tipico', reason: 'outcome_not_in_reference', detail: expect.stringContaining('"Draw"') }]);
+    // Its other outcomes are not offers either: Chelsea has no offer at all.
+    expect(reasonFor(result, 'Chelsea')).toBe('no_offer');
+  });
+
+  it('compares a soft market with a subset of the reference outcomes outcome by outcome', () => {
+    const reference = book('pinnacle', { Arsenal: 2.0, Draw: 3.5, Chelsea: 4.0 });
+    const twoOutcomes = book('tipico', { Arsenal: 2.0, Chelsea: 4.8 });
+    const result = detectValue(event([reference, twoOutcomes]), { taxRates: { tipico: 0 } }, NOW);
+    expect(result.skippedBooks).toEqual([]);
+    const pick = candidateFor(result, 'Chelsea');
+    expect(pick.confidenceInputs.offeredMargin).toBeNull();
+  });
+
+  it('skips a soft market with a price above 3 x the reference price of that outcome, and not at exactly 3 x', () => {
+    const reference = book('pinnacle', { Arsenal: 2.0, Draw: 3.5, Chelsea: 4.0 });
+    const absurd = book('tipico', { Arsenal: 1.9, Draw: 10.6, Chelsea: 4.6 });
+    const result = detectValue(event([reference, absurd]), { taxRates: { tipico: 0 } }, NOW);
+    expect(result.candidates).toEqual([]);
+    expect(result.skippedBooks[0]).toMatchObject({ bookmaker: 'tipico', reason: 'price_beyond_reference_multiple' });
+    const atLimit = book('tipico', { Arsenal: 1.35, Draw: 10.5, Chelsea: 4.6 });
+    expect(detectValue(event([reference, atLimit]), { taxRates: { tipico: 0 } }, NOW).skippedBooks).toEqual([]);
+  });
+
+  it('skips a full soft market whose implied probabilities sum below 1 (a negative margin)', () => {
+    const reference = book('pinnacle', { Arsenal: 2.0, Draw: 3.5, Chelsea: 4.0 });
+    // 1 / 2.2 + 1 / 3.9 + 1 / 4.6 = 0.929: no book pays out more than it takes.
+    const negative = book('tipico', { Arsenal: 2.2, Draw: 3.9, Chelsea: 4.6 });
+    const result = detectValue(event([reference, negative]), { taxRates: { tipico: 0 } }, NOW);
+    expect(result.candidates).toEqual([]);
+    expect(result.skippedBooks[0]).toMatchObject({ bookmaker: 'tipico', reason: 'negative_margin' });
+    // A fair book (sum exactly 1) is allowed.
+    const fairBook = book('tipico', { Arsenal: 2.0, Draw: 4.0, Chelsea: 4.0 });
+    expect(detectValue(event([reference, fairBook]), { taxRates: { tipico: 0 } }, NOW).skippedBooks).toEqual([]);
+  });
+
+  it('makes a market stale when its last_update is further ahead than FEED_CLOCK_SKEW_SECONDS, not when within it', () => {
+    const soft = book('tipico', { Arsenal: 1.4, Chelsea: 3.4 });
+    expect(detectValue(event([pinnacle(-60), soft]), {}, NOW).candidates).toHaveLength(1);
+    expect(reasonFor(detectValue(event([pinnacle(-61), soft]), {}, NOW), 'Chelsea')).toBe('reference_stale');
+    expect(reasonFor(detectValue(event([pinnacle(), book('tipico', { Arsenal: 1.4, Chelsea: 3.4 }, -61)]), {}, NOW), 'Chelsea')).toBe('offered_stale');
+    expect(reasonFor(detectValue(event([pinnacle(-3600), soft]), { clockSkewSeconds: 0 }, NOW), 'Chelsea')).toBe('reference_stale');
+  });
+
+  it('publishes the best plausible price and records the too-good one; holds only when no plausible offer exists', () => {
+    const reference = book('pinnacle', { Arsenal: 1.5, Draw: 4.2, Chelsea: 3.1 });
+    const fair = referenceFairPrices(event([reference]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)!.fair.Chelsea!;
+    const suspect = book('bwin', { Arsenal: 1.45, Draw: 4.0, Chelsea: 9.0 });
+    const plausible = book('tipico', { Arsenal: 1.45, Draw: 4.0, Chelsea: fair * 1.1 });
+    const options = { taxRates: { bwin: 0, tipico: 0 } };
+    const both = candidateFor(detectValue(event([reference, suspect, plausible]), options, NOW), 'Chelsea');
+    expect(both).toMatchObject({ bookmakerKey: 'tipico', held: false });
+    expect(both.price).toBeCloseTo(fair * 1.1, 9);
+    expect(both.provenance.excludedOffers).toEqual([{ bookmaker: 'bwin', price: 9.0, reason: 'too_good' }]);
+    const alone = candidateFor(detectValue(event([reference, suspect]), options, NOW), 'Chelsea');
+    expect(alone).toMatchObject({ bookmakerKey: 'bwin', held: true, price: 9.0 });
+    expect(alone.provenance.excludedOffers).toEqual([]);
   });
 });

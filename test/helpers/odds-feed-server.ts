@@ -132,7 +132,10 @@ export function v4OddsEvent(fields: {
   };
 }
 
-/** A v4 /scores event; `scores` null before the start. */
+/**
+ * A v4 /scores event; `scores` null before the start, in home, away order. `lastUpdate` defaults
+ * to two hours after kickoff (a finished soccer match); null sends null.
+ */
 export function v4ScoreEvent(fields: {
   id: string;
   sportKey?: string;
@@ -141,7 +144,9 @@ export function v4ScoreEvent(fields: {
   homeTeam: string;
   awayTeam: string;
   scores: [number, number] | null;
+  lastUpdate?: Date | null;
 }): Record<string, unknown> {
+  const lastUpdate = fields.lastUpdate === undefined ? new Date(fields.commenceTime.getTime() + 2 * 3_600_000) : fields.lastUpdate;
   return {
     id: fields.id,
     sport_key: fields.sportKey ?? 'soccer_epl',
@@ -154,7 +159,7 @@ export function v4ScoreEvent(fields: {
       { name: fields.homeTeam, score: String(fields.scores[0]) },
       { name: fields.awayTeam, score: String(fields.scores[1]) },
     ],
-    last_update: fields.commenceTime.toISOString(),
+    last_update: lastUpdate?.toISOString() ?? null,
   };
 }
 

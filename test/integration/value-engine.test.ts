@@ -214,12 +214,12 @@ describe('value engine against a local v4 feed', () => {
 
   it('holds a too-good pick for review; the queue lists it oldest first, approve publishes it, discard retires another for good', async () => {
     // 6.0 x 0.947 / 4 - 1 = 42 % >= the 25 % review edge.
-    feed.set('odds', 'soccer_epl', [match('h1', books('h1', { tipico: { Arsenal: 1.9, Chelsea: 6.0, Draw: 3.8 } }))]);
+    feed.set('odds', 'soccer_epl', [match('h1', books('h1', { tipico: { Arsenal: 1.7, Chelsea: 6.0, Draw: 3.8 } }))]);
     await poll();
     clock.advance(1_000);
     feed.set('odds', 'soccer_epl', [
-      match('h1', books('h1', { tipico: { Arsenal: 1.9, Chelsea: 6.0, Draw: 3.8 } })),
-      match('h2', books('h2', { tipico: { Arsenal: 1.9, Chelsea: 6.5, Draw: 3.8 } })),
+      match('h1', books('h1', { tipico: { Arsenal: 1.7, Chelsea: 6.0, Draw: 3.8 } })),
+      match('h2', books('h2', { tipico: { Arsenal: 1.7, Chelsea: 6.5, Draw: 3.8 } })),
     ]);
     await poll();
     expect(await visiblePicks()).toEqual([]);
@@ -248,7 +248,7 @@ describe('value engine against a local v4 feed', () => {
   });
 
   it('refuses to approve a held pick after kickoff and to discard a pick that was visible', async () => {
-    feed.set('odds', 'soccer_epl', [match('k1', books('k1', { tipico: { Arsenal: 1.9, Chelsea: 6.0, Draw: 3.8 } }))]);
+    feed.set('odds', 'soccer_epl', [match('k1', books('k1', { tipico: { Arsenal: 1.7, Chelsea: 6.0, Draw: 3.8 } }))]);
     await poll();
     const [held] = (await t.graphql<{ reviewQueue: { nodes: { id: string }[] } }>(REVIEW_QUEUE, {})).data!.reviewQueue.nodes;
     clock.set(KICKOFF);
@@ -399,7 +399,7 @@ describe('value engine against a local v4 feed', () => {
       match('s-won', books('s-won', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 } })),
       match('s-lost', books('s-lost', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 } })),
       match('s-draw', books('s-draw', { tipico: { Arsenal: 1.9, Chelsea: 3.8, Draw: 4.6 } })),
-      match('s-held', books('s-held', { tipico: { Arsenal: 1.9, Chelsea: 6.0, Draw: 3.8 } })),
+      match('s-held', books('s-held', { tipico: { Arsenal: 1.7, Chelsea: 6.0, Draw: 3.8 } })),
     ]);
     await poll();
     expect(await visiblePicks()).toHaveLength(4);

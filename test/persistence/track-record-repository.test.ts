@@ -22,12 +22,12 @@ afterAll(async () => {
 });
 
 /** The fragment over one row with the picks' column names and types. */
-async function sqlClv(odds: number, closingOdds: number | null): Promise<number | null> {
+async function sqlClv(odds: number, closingOdds: number | null, stale = false): Promise<number | null> {
   const [row] = await orm.em
     .fork()
     .execute<{ clv: string | number | null }[]>(
-      `select (${CLV_PCT_SQL})::float8 as clv from (select ?::numeric(10,4) as odds, ?::numeric(10,4) as closing_odds) as picks`,
-      [odds, closingOdds],
+      `select (${CLV_PCT_SQL})::float8 as clv from (select ?::numeric(10,4) as odds, ?::numeric(10,4) as closing_odds, ?::boolean as closing_stale) as picks`,
+      [odds, closingOdds, stale],
     );
   return row?.clv == null ? null : Number(row.clv);
 }
@@ -43,7 +43,8 @@ describe('CLV_PCT_SQL', () => {
     expect(await sqlClv(odds, closingOdds)).toBeCloseTo(clvPct(odds, closingOdds), 9);
   });
 
-  it('is null without closing odds (the sums skip it)', async () => {
+  it('is null without closing odds, or with a stale close (the sums skip both)', async () => {
     expect(await sqlClv(2.1, null)).toBeNull();
+    expect(await sqlClv(2.1, 2.0, true)).toBeNull();
   });
 });

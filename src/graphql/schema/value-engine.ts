@@ -99,6 +99,24 @@ interface ProvenanceShape {
   devigMethod: string;
   fairProbabilities: Record<'multiplicative' | 'additive' | 'power' | 'shin' | 'oddsRatio', number | null>;
   offeredPrices: { bookmaker: string; price: number; updatedAt: string }[];
+  /** Absent on picks found before the rule existed. */
+  excludedOffers?: { bookmaker: string; price: number; reason: string }[];
+  closingLine?: {
+    referencePrices: { name: string; price: number }[];
+    fairOdds: number;
+    at: string;
+    ageSecondsAtKickoff: number;
+    stale: boolean;
+  };
+  settlement?: {
+    eventId: string;
+    homeTeam: string;
+    awayTeam: string;
+    commenceTime: string;
+    scores: { name: string; score: number }[];
+    lastUpdate: string | null;
+    receivedAt: string;
+  };
   engineVersion: string;
 }
 
@@ -125,6 +143,43 @@ const FairProbabilitiesRef = builder.objectRef<ProvenanceShape['fairProbabilitie
   }),
 });
 
+const ExcludedOfferRef = builder.objectRef<NonNullable<ProvenanceShape['excludedOffers']>[number]>('ExcludedOffer').implement({
+  description: 'A qualifying offer the engine passed over for a plausible one.',
+  fields: (t) => ({
+    bookmaker: t.exposeString('bookmaker', { description: 'Feed bookmaker key.' }),
+    price: t.exposeFloat('price'),
+    reason: t.exposeString('reason', { description: '"too_good": its post-tax edge was at or above PICK_REVIEW_EDGE.' }),
+  }),
+});
+
+const ClosingLineRecordRef = builder.objectRef<NonNullable<ProvenanceShape['closingLine']>>('ClosingLineRecord').implement({
+  description: "What the stored closing line was made of: the reference's last prices before kickoff.",
+  fields: (t) => ({
+    referencePrices: t.field({ type: [PriceRef], resolve: (c) => c.referencePrices }),
+    fairOdds: t.exposeFloat('fairOdds', { description: "The selection's no-vig closing price (Pick.closingOdds)." }),
+    at: t.field({ type: 'DateTime', description: "The reference market's last_update.", resolve: (c) => new Date(c.at) }),
+    ageSecondsAtKickoff: t.exposeFloat('ageSecondsAtKickoff'),
+    stale: t.exposeBoolean('stale', { description: 'Older than CLOSING_LINE_MAX_AGE_SECONDS at kickoff: shown, left out of the CLV average.' }),
+  }),
+});
+
+const FinalScoreRef = builder.objectRef<{ name: string; score: number }>('FinalTeamScore').implement({
+  fields: (t) => ({ name: t.exposeString('name'), score: t.exposeInt('score') }),
+});
+
+const SettlementRecordRef = builder.objectRef<NonNullable<ProvenanceShape['settlement']>>('SettlementRecord').implement({
+  description: 'The score record an automatic settlement came from, as the scores feed sent it.',
+  fields: (t) => ({
+    eventId: t.exposeString('eventId'),
+    homeTeam: t.exposeString('homeTeam'),
+    awayTeam: t.exposeString('awayTeam'),
+    commenceTime: t.field({ type: 'DateTime', resolve: (r) => new Date(r.commenceTime) }),
+    scores: t.field({ type: [FinalScoreRef], resolve: (r) => r.scores }),
+    lastUpdate: t.field({ type: 'DateTime', nullable: true, resolve: (r) => (r.lastUpdate === null ? null : new Date(r.lastUpdate)) }),
+    receivedAt: t.field({ type: 'DateTime', resolve: (r) => new Date(r.receivedAt) }),
+  }),
+});
+
 const PickProvenanceRef = builder.objectRef<ProvenanceShape>('PickProvenance').implement({
   description: 'How the value engine found a pick (internal tools).',
   fields: (t) => ({
@@ -136,6 +191,9 @@ const PickProvenanceRef = builder.objectRef<ProvenanceShape>('PickProvenance').i
     devigMethod: t.exposeString('devigMethod'),
     fairProbabilities: t.field({ type: FairProbabilitiesRef, resolve: (p) => p.fairProbabilities }),
     offeredPrices: t.field({ type: [OfferedPriceRef], resolve: (p) => p.offeredPrices }),
+    excludedOffers: t.field({ type: [ExcludedOfferRef], resolve: (p) => p.excludedOffers ?? [] }),
+    closingLine: t.field({ type: ClosingLineRecordRef, nullable: true, description: 'Null until kickoff.', resolve: (p) => p.closingLine ?? null }),
+    settlement: t.field({ type: SettlementRecordRef, nullable: true, description: 'Null until the engine settles the pick (and for settlements by hand).', resolve: (p) => p.settlement ?? null }),
     engineVersion: t.exposeString('engineVersion'),
   }),
 });

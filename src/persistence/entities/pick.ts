@@ -40,6 +40,10 @@ export const PickSchema = defineEntity({
     eventId: p.text().nullable(),
     /** How the engine found the pick (PickProvenance); null for a pick published by hand. */
     provenance: p.json<Record<string, unknown>>().nullable(),
+    /** Which fixture of a reused feed event id the pick belongs to (odds_events.generation); 0 for manual picks. */
+    eventGeneration: p.integer().default(0),
+    /** The stored closing line was older than CLOSING_LINE_MAX_AGE_SECONDS at kickoff: kept, shown, left out of the CLV average. */
+    closingStale: p.boolean().default(false),
   },
   // The read paths' partial indexes (src/persistence/picks-repository.ts, track-record-repository.ts).
   indexes: [
@@ -52,8 +56,8 @@ export const PickSchema = defineEntity({
     { name: 'picks_review_queue_idx', properties: ['createdAt', 'id'], where: "status = 'admin_review'" },
     { name: 'picks_open_event_idx', properties: ['eventId'], where: "event_id is not null and status in ('published', 'admin_review')" },
   ],
-  // At most one pick per (event, market, selection), ever: the engine's duplicate guard.
-  uniques: [{ name: 'picks_event_selection_unique', properties: ['eventId', 'market', 'selection'], where: 'event_id is not null' }],
+  // At most one pick per (event, generation, market, selection), ever: the engine's duplicate guard.
+  uniques: [{ name: 'picks_event_selection_unique', properties: ['eventId', 'eventGeneration', 'market', 'selection'], where: 'event_id is not null' }],
   checks: [
     { name: 'picks_odds_check', expression: 'odds > 1' },
     { name: 'picks_reference_fair_odds_check', expression: 'reference_fair_odds > 1' },

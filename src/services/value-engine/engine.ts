@@ -17,7 +17,8 @@ import {
   type ScoreEvent,
   type ValidatedEvent,
 } from '../../domain/odds-feed.js';
-import { h2hResult } from '../../domain/settlement.js';
+import { FINAL_REFUSAL_TEXT, finalScoreFor, h2hResult, judgeFinal, type FinalRefusal, type SettlementOptions } from '../../domain/settlement.js';
+import { isSportSlug } from '../../domain/sports.js';
 import { checkText } from '../../domain/text.js';
 import {
   analysisText,
@@ -27,12 +28,16 @@ import {
   type ValueCandidate,
 } from '../../domain/value-detection.js';
 import {
+  generationOf,
   listOddsHistory,
+  readOddsEvents,
   recordFinalScores,
   recordPriceChanges,
   recordReferenceFair,
   takeOverdueEvents,
   upsertOddsEvents,
+  withdrawFinalScores,
+  type FinalScoreRow,
   type OddsPointRecord,
   type PricePoint,
   type ReferenceFairRow,
@@ -40,7 +45,7 @@ import {
 import type { Orm } from '../../persistence/orm.js';
 import {
   engineSelectionKey,
-  engineSelectionsOf,
+  engineSlotsOf,
   moveKickoffs,
   recordClosingLines,
   settleablePicks,
@@ -64,12 +69,23 @@ export interface IngestResult {
 
 export interface ValueEngineOptions {
   detection: DetectionOptions;
+  settlement: SettlementOptions;
   log?: ServiceLog;
   /** After a commit that changed what readers see without a pick event (kickoff moved, closing line). */
   onVisibleChange?: () => void;
 }
 
+/** An odds event with its sport slug and the generation of its id it belongs to. */
+type PlacedEvent = OddsEvent & { sport: string; generation: number };
+
 export class ValueEngine {
+  /**
+   * What was last logged about each event's settlement (a refused final, an unsettleable pick),
+   * so a state is logged once, not at every poll; a new state is logged again. Per instance:
+   * a restart logs each open state once more.
+   */
+  private readonly settlementNotes = new Map<string, string>();
+
   constructor(
     private readonly orm: Orm,
     private readonly clock: Clock,
@@ -97,11 +113,12 @@ export class ValueEngine {
   async ingestOdds(parsed: readonly OddsEvent[], skipped: FeedSkip[] = []): Promise<IngestResult> {
     const now = this.clock.now();
     const { detection } = this.options;
-    const events: (OddsEvent & { sport: string })[] = [];
+    const stored = await readOddsEvents(this.orm.em.fork(), parsed.map((event) => event.id));
+    const events: PlacedEvent[] = [];
     for (const event of parsed) {
       const sport = sportSlugOfKey(event.sportKey);
       if (sport === null) skipped.push({ eventId: event.id, reason: `sport_key ${event.sportKey} maps to no sport the service publishes` });
-      else events.push({ ...event, sport });
+      else events.push({ ...event, sport, generation: generationOf(stored.get(event.id), event.commenceTime) });
     }
 
     const points: PricePoint[] = [];
@@ -113,21 +130,29 @@ export class ValueEngine {
           for (const outcome of market.outcomes) points.push({ eventId: event.id, bookmaker: bookmaker.key, outcome: outcome.name, price: outcome.price, at });
         }
       }
-      const fair = referenceFairPrices(event, detection);
-      if (fair) fairRows.push({ eventId: event.id, fair: roundedPrices(fair.fair), updatedAt: fair.updatedAt });
+      const fair = referenceFairPrices(event, detection, now);
+      if (fair) fairRows.push({ eventId: event.id, fair: roundedPrices(fair.fair), prices: fair.prices, updatedAt: fair.updatedAt });
     }
 
     // New picks first, in one transaction: an edge reaches the stream without waiting for the
     // poll's bulk writes.
-    const existing = await engineSelectionsOf(this.orm.em.fork(), events.map((event) => event.id));
-    const found: { event: OddsEvent & { sport: string }; candidate: ValueCandidate }[] = [];
+    const slots = await engineSlotsOf(this.orm.em.fork(), events.map((event) => event.id));
+    const found: { event: PlacedEvent; candidate: ValueCandidate }[] = [];
+    const promotions: { slotId: string; event: PlacedEvent; candidate: ValueCandidate }[] = [];
     for (const event of events) {
-      for (const candidate of detectValue(event, detection, now).candidates) {
+      const detected = detectValue(event, detection, now);
+      for (const book of detected.skippedBooks) {
+        skipped.push({ eventId: event.id, reason: `bookmaker ${book.bookmaker} not used for this event (${book.reason}): ${book.detail}` });
+      }
+      for (const candidate of detected.candidates) {
         // The unique index is the guard; this only keeps known slots out of the batch.
-        if (!existing.has(engineSelectionKey(event.id, candidate.market, candidate.selection))) found.push({ event, candidate });
+        const slot = slots.get(engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection));
+        if (!slot) found.push({ event, candidate });
+        // A held pick nobody has seen yet takes a plausible offer that has appeared since.
+        else if (!candidate.held && slot.status === 'admin_review' && !slot.everVisible) promotions.push({ slotId: slot.id, event, candidate });
       }
     }
-    const picksCreated = await this.createPicks(found, now);
+    const picksCreated = (await this.createPicks(found, now)) + (await this.promoteHeld(promotions, now));
 
     const { moved, closed } = await this.orm.em.fork().transactional(async (em) => {
       await upsertOddsEvents(
@@ -145,8 +170,8 @@ export class ValueEngine {
       );
       await recordPriceChanges(em, points);
       await recordReferenceFair(em, fairRows);
-      const moved = await moveKickoffs(em, events.map((event) => ({ eventId: event.id, commenceTime: event.commenceTime })), now);
-      const closed = await recordClosingLines(em, now);
+      const moved = await moveKickoffs(em, events.map((event) => ({ eventId: event.id, generation: event.generation, commenceTime: event.commenceTime })), now);
+      const closed = await recordClosingLines(em, now, this.options.settlement.closingLineMaxAgeSeconds);
       return { moved, closed };
     });
     if (moved > 0 || closed > 0) this.options.onVisibleChange?.();
@@ -160,25 +185,59 @@ export class ValueEngine {
     return listOddsHistory(this.orm.em.fork(), eventId, ODDS_HISTORY_POINTS_MAX);
   }
 
-  /** Settles the published picks of completed events, and reports events overdue for a result. */
+  /**
+   * Stores the finals the score records prove (docs/VALUE_ENGINE.md, "Settlement": matched by
+   * team name, not before the match can have ended, for the event's current generation only),
+   * withdraws a final a later record takes back, settles the published picks of finished events,
+   * and reports events overdue for a result.
+   */
   async ingestScores(parsed: readonly ScoreEvent[], skipped: FeedSkip[] = []): Promise<IngestResult> {
     const now = this.clock.now();
-    const finals: { eventId: string; homeScore: number; awayScore: number }[] = [];
-    for (const event of parsed) {
-      if (!event.completed) continue;
-      const home = event.scores?.find((score) => score.name === event.homeTeam);
-      const away = event.scores?.find((score) => score.name === event.awayTeam);
-      if (!home || !away) {
-        skipped.push({ eventId: event.id, reason: 'completed without a score for both teams; not settled' });
+    const stored = await readOddsEvents(this.orm.em.fork(), parsed.map((event) => event.id));
+    const finals: FinalScoreRow[] = [];
+    const withdrawals: { eventId: string; generation: number }[] = [];
+    for (const record of parsed) {
+      const event = stored.get(record.id);
+      // An event the odds feed never showed has no picks to settle.
+      if (!event) continue;
+      if (!record.completed) {
+        if (event.completed && record.commenceTime.getTime() === event.commenceTime.getTime()) withdrawals.push({ eventId: event.id, generation: event.generation });
         continue;
       }
-      finals.push({ eventId: event.id, homeScore: home.score, awayScore: away.score });
+      const minMinutes = isSportSlug(event.sport) ? this.options.settlement.matchMinMinutes[event.sport] : 0;
+      const verdict = judgeFinal(record, event, now, minMinutes);
+      if ('refusal' in verdict) {
+        this.noteFinalRefusal(record, event.generation, verdict.refusal, skipped);
+        continue;
+      }
+      this.settlementNotes.delete(`final:${record.id}`);
+      finals.push({
+        eventId: event.id,
+        generation: event.generation,
+        homeScore: verdict.final.homeScore,
+        awayScore: verdict.final.awayScore,
+        record: {
+          eventId: record.id,
+          homeTeam: record.homeTeam,
+          awayTeam: record.awayTeam,
+          commenceTime: record.commenceTime.toISOString(),
+          scores: record.scores,
+          lastUpdate: record.lastUpdate?.toISOString() ?? null,
+          receivedAt: now.toISOString(),
+        },
+      });
     }
-    const closed = await this.orm.em.fork().transactional(async (em) => {
+    const { closed, withdrawn } = await this.orm.em.fork().transactional(async (em) => {
+      const withdrawn = await withdrawFinalScores(em, withdrawals, now);
       await recordFinalScores(em, finals, now);
       // A scores poll may come before the first odds poll after kickoff: the closing line first.
-      return recordClosingLines(em, now);
+      return { withdrawn, closed: await recordClosingLines(em, now, this.options.settlement.closingLineMaxAgeSeconds) };
     });
+    for (const { eventId, settledPicks } of withdrawn) {
+      const fields = { eventId, settledPicks };
+      if (settledPicks > 0) this.options.log?.warn(fields, 'value engine: the scores feed withdrew a final after picks were settled from it; check those picks by hand');
+      else this.options.log?.info(fields, 'value engine: the scores feed withdrew a final before settlement; waiting for a new one');
+    }
     if (closed > 0) this.options.onVisibleChange?.();
     const picksSettled = await this.settleFinished();
     for (const event of await takeOverdueEvents(this.orm.em.fork(), now, OVERDUE_AFTER_MS)) {
@@ -190,6 +249,23 @@ export class ValueEngine {
     return { events: parsed.length, picksCreated: 0, picksSettled, skipped };
   }
 
+  /** A completed record not used (yet): a feed skip at every poll, a log line once per event and reason. */
+  private noteFinalRefusal(record: ScoreEvent, generation: number, refusal: FinalRefusal, skipped: FeedSkip[]): void {
+    skipped.push({ eventId: record.id, reason: FINAL_REFUSAL_TEXT[refusal] });
+    const key = `final:${record.id}`;
+    const state = `${generation}:${refusal}`;
+    if (this.settlementNotes.get(key) === state) return;
+    this.settlementNotes.set(key, state);
+    this.options.log?.warn(
+      {
+        eventId: record.id,
+        reason: refusal,
+        record: { homeTeam: record.homeTeam, awayTeam: record.awayTeam, commenceTime: record.commenceTime.toISOString(), scores: record.scores, lastUpdate: record.lastUpdate?.toISOString() ?? null },
+      },
+      `value engine: a completed score record was not used: ${FINAL_REFUSAL_TEXT[refusal]}`,
+    );
+  }
+
   /** Every published engine pick whose event has a final score, through the settlePick path. */
   private async settleFinished(): Promise<number> {
     let settled = 0;
@@ -198,23 +274,30 @@ export class ValueEngine {
       const batch = (await settleablePicks(this.orm.em.fork(), SETTLE_BATCH + failed.size)).filter((pick) => !failed.has(pick.id));
       if (batch.length === 0) return settled;
       for (const pick of batch) {
-        const result = h2hResult(pick.selection, pick.referenceOutcomes, pick);
+        const final = finalScoreFor(pick, pick.finalRecord.scores ?? []);
+        const result = final === null ? null : h2hResult(pick.selection, pick.referenceOutcomes, final);
         try {
-          if (result === null) throw new InvalidParameterError('selection', `selection ${pick.selection} names neither team nor the draw`);
-          await this.picks.settle({ id: pick.id, result });
+          if (result === null) {
+            throw new InvalidParameterError('selection', final === null ? "the final does not name the pick's two teams" : `selection ${pick.selection} names neither team nor the draw`);
+          }
+          await this.picks.settle({ id: pick.id, result, settledFrom: pick.finalRecord });
           settled += 1;
         } catch (error) {
           failed.add(pick.id);
           // Another instance settled it first: settlement is idempotent across instances.
           if (error instanceof InvalidTransitionError) continue;
-          this.options.log?.warn({ pickId: pick.id, err: (error as Error).message }, 'value engine: could not settle a finished pick; settle it by hand');
+          const message = (error as Error).message;
+          const key = `pick:${pick.id}`;
+          if (this.settlementNotes.get(key) === message) continue;
+          this.settlementNotes.set(key, message);
+          this.options.log?.warn({ pickId: pick.id, eventId: pick.eventId, err: message }, 'value engine: could not settle a finished pick; settle it by hand');
         }
       }
     }
   }
 
   /** Creates the detected picks through the publish path; returns how many were created. */
-  private async createPicks(found: readonly { event: OddsEvent & { sport: string }; candidate: ValueCandidate }[], now: Date): Promise<number> {
+  private async createPicks(found: readonly { event: PlacedEvent; candidate: ValueCandidate }[], now: Date): Promise<number> {
     if (found.length === 0) return 0;
     const results = await this.picks.publishFromEngine(found.map(({ event, candidate }) => enginePick(event, candidate, now)));
     let created = 0;
@@ -229,10 +312,33 @@ export class ValueEngine {
     });
     return created;
   }
+
+  /**
+   * Held picks never seen by anyone that now have a plausible offer: updated to it and published
+   * through the approval path, the suspect price they were held for kept in excludedOffers.
+   */
+  private async promoteHeld(promotions: readonly { slotId: string; event: PlacedEvent; candidate: ValueCandidate }[], now: Date): Promise<number> {
+    let promoted = 0;
+    for (const { slotId, event, candidate } of promotions) {
+      try {
+        const held = await this.picks.get(slotId, { includeHidden: true });
+        if (!held) continue;
+        const item = enginePick(event, candidate, now);
+        const excluded = candidate.provenance.excludedOffers;
+        if (!excluded.some((offer) => offer.bookmaker === held.bookmakerSlug && offer.price === held.odds)) {
+          item.extras.provenance.excludedOffers = [{ bookmaker: held.bookmakerSlug, price: held.odds, reason: 'too_good' }, ...excluded];
+        }
+        if (await this.picks.promoteHeld(slotId, item)) promoted += 1;
+      } catch (error) {
+        this.options.log?.warn({ eventId: event.id, selection: candidate.selection, err: (error as Error).message }, 'value engine: a held pick could not take the plausible offer');
+      }
+    }
+    return promoted;
+  }
 }
 
 /** What the publish path needs for one detected pick: the pick, its provenance and its analysis. */
-function enginePick(event: OddsEvent & { sport: string }, candidate: ValueCandidate, now: Date): { input: PublishPickInput; extras: EnginePickExtras } {
+function enginePick(event: PlacedEvent, candidate: ValueCandidate, now: Date): { input: PublishPickInput; extras: EnginePickExtras & { provenance: { excludedOffers: unknown[] } } } {
   const { provenance } = candidate;
   return {
     input: {
@@ -252,6 +358,7 @@ function enginePick(event: OddsEvent & { sport: string }, candidate: ValueCandid
     },
     extras: {
       eventId: event.id,
+      eventGeneration: event.generation,
       analysis: analysisText(candidate, event),
       provenance: {
         eventId: event.id,
@@ -262,6 +369,7 @@ function enginePick(event: OddsEvent & { sport: string }, candidate: ValueCandid
         devigMethod: provenance.devigMethod,
         fairProbabilities: provenance.fairProbabilities,
         offeredPrices: provenance.offeredPrices.map((offer) => ({ ...offer, updatedAt: offer.updatedAt.toISOString() })),
+        excludedOffers: provenance.excludedOffers as unknown[],
         engineVersion: ENGINE_VERSION,
       },
     },
