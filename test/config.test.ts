@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_TIER_LIMITS, loadConfig } from '../src/config.js';
+import { DEFAULT_MATCH_MIN_MINUTES } from '../src/domain/settlement.js';
+import { SPORT_SLUGS } from '../src/domain/sports.js';
+import { SIMULATED_MATCH_MIN_MINUTES } from '../src/seed/simulated-feed.js';
 
 const pg = {
   DATABASE_URL: 'postgres://u@127.0.0.1:5432/db',
@@ -201,6 +204,9 @@ describe('value engine configuration', () => {
       REFERENCE_MAX_AGE_SECONDS: '120',
       PICK_REVIEW_EDGE: '0.4',
       ODDS_HISTORY_DAYS: '30',
+      FEED_CLOCK_SKEW_SECONDS: '30',
+      MATCH_MIN_MINUTES: '{"soccer":100}',
+      CLOSING_LINE_MAX_AGE_SECONDS: '1800',
     }).valueEngine;
     expect(engine).toEqual({
       feed: { url: 'http://127.0.0.1:9', apiKey: 'k' },
@@ -220,7 +226,9 @@ describe('value engine configuration', () => {
         horizonHours: 48,
         referenceMaxAgeSeconds: 120,
         reviewEdge: 0.4,
+        clockSkewSeconds: 30,
       },
+      settlement: { matchMinMinutes: { ...DEFAULT_MATCH_MIN_MINUTES, soccer: 100 }, closingLineMaxAgeSeconds: 1800 },
     });
   });
 
@@ -276,6 +284,78 @@ describe('value engine configuration', () => {
     } catch (error) {
       expect((error as Error).message).toContain(name);
       expect((error as Error).message).not.toContain('\n');
+    }
+  });
+});
+
+describe('settlement and clock configuration', () => {
+  const pgEngine = (env: Record<string, string> = {}) => loadConfig({ ...pg, ...env }).valueEngine;
+  const every = (minutes: number) => Object.fromEntries(SPORT_SLUGS.map((sport) => [sport, minutes]));
+
+  it('MATCH_MIN_MINUTES defaults to the per-sport floors', () => {
+    expect(pgEngine().settlement.matchMinMinutes).toEqual(DEFAULT_MATCH_MIN_MINUTES);
+    expect(pgEngine().settlement.matchMinMinutes).toMatchObject({ soccer: 105, basketball: 120, tennis: 45, esports: 20 });
+  });
+
+  it('MATCH_MIN_MINUTES as one number applies to every sport, 0 included', () => {
+    expect(pgEngine({ MATCH_MIN_MINUTES: '90' }).settlement.matchMinMinutes).toEqual(every(90));
+    expect(pgEngine({ MATCH_MIN_MINUTES: '0' }).settlement.matchMinMinutes).toEqual(every(0));
+  });
+
+  it('MATCH_MIN_MINUTES as a JSON object changes only the sports it names', () => {
+    const minutes = pgEngine({ MATCH_MIN_MINUTES: '{"soccer":100,"tennis":60}' }).settlement.matchMinMinutes;
+    expect(minutes).toEqual({ ...DEFAULT_MATCH_MIN_MINUTES, soccer: 100, tennis: 60 });
+  });
+
+  it('the embedded demo feed defaults every sport to SIMULATED_MATCH_MIN_MINUTES unless MATCH_MIN_MINUTES is set', () => {
+    const demo = loadConfig({}).valueEngine;
+    expect(demo.demoFeed).toBe(true);
+    expect(demo.settlement.matchMinMinutes).toEqual(every(SIMULATED_MATCH_MIN_MINUTES));
+    expect(loadConfig({ MATCH_MIN_MINUTES: '30' }).valueEngine.settlement.matchMinMinutes).toEqual(every(30));
+    expect(loadConfig({ MATCH_MIN_MINUTES: '{"soccer":100}' }).valueEngine.settlement.matchMinMinutes).toEqual({
+      ...every(SIMULATED_MATCH_MIN_MINUTES),
+      soccer: 100,
+    });
+    // Without the demo feed, embedded mode keeps the real floors.
+    expect(loadConfig({ DEMO_FEED: 'false' }).valueEngine.settlement.matchMinMinutes).toEqual(DEFAULT_MATCH_MIN_MINUTES);
+  });
+
+  it('FEED_CLOCK_SKEW_SECONDS defaults to 60 and takes 0 to 600', () => {
+    expect(pgEngine().detection.clockSkewSeconds).toBe(60);
+    expect(pgEngine({ FEED_CLOCK_SKEW_SECONDS: '0' }).detection.clockSkewSeconds).toBe(0);
+    expect(pgEngine({ FEED_CLOCK_SKEW_SECONDS: '600' }).detection.clockSkewSeconds).toBe(600);
+  });
+
+  it('CLOSING_LINE_MAX_AGE_SECONDS defaults to 3600 and takes 60 to 86400', () => {
+    expect(pgEngine().settlement.closingLineMaxAgeSeconds).toBe(3600);
+    expect(pgEngine({ CLOSING_LINE_MAX_AGE_SECONDS: '60' }).settlement.closingLineMaxAgeSeconds).toBe(60);
+    expect(pgEngine({ CLOSING_LINE_MAX_AGE_SECONDS: '86400' }).settlement.closingLineMaxAgeSeconds).toBe(86_400);
+  });
+
+  it.each([
+    ['MATCH_MIN_MINUTES', '-1'],
+    ['MATCH_MIN_MINUTES', '1441'],
+    ['MATCH_MIN_MINUTES', '1.5'],
+    ['MATCH_MIN_MINUTES', 'abc'],
+    ['MATCH_MIN_MINUTES', '[]'],
+    ['MATCH_MIN_MINUTES', '{"golf":10}'],
+    ['MATCH_MIN_MINUTES', '{"soccer":-5}'],
+    ['MATCH_MIN_MINUTES', '{"soccer":"90"}'],
+    ['FEED_CLOCK_SKEW_SECONDS', '-1'],
+    ['FEED_CLOCK_SKEW_SECONDS', '601'],
+    ['FEED_CLOCK_SKEW_SECONDS', 'x'],
+    ['CLOSING_LINE_MAX_AGE_SECONDS', '59'],
+    ['CLOSING_LINE_MAX_AGE_SECONDS', '86401'],
+  ])('refuses %s=%s with one line naming the variable', (name, raw) => {
+    for (const env of [{ ...pg, [name]: raw }, { [name]: raw }]) {
+      const load = () => loadConfig(env);
+      expect(load).toThrow(ConfigError);
+      try {
+        load();
+      } catch (error) {
+        expect((error as Error).message).toContain(name);
+        expect((error as Error).message).not.toContain('\n');
+      }
     }
   });
 });
