@@ -4,7 +4,7 @@
  * parser (src/domain/odds-feed.ts) reads both.
  */
 import { Agent, request } from 'undici';
-import { redactUrl } from '../../domain/redaction.js';
+import { REDACTED, redactUrl } from '../../domain/redaction.js';
 import { SimulatedFeed } from '../../seed/simulated-feed.js';
 import type { Clock } from '../../domain/clock.js';
 
@@ -29,15 +29,51 @@ export interface FeedSource {
 
 export type FeedErrorKind = 'timeout' | 'network' | 'http_status' | 'rate_limited' | 'malformed_json' | 'too_large';
 
-/** A feed request that produced nothing usable; `retryAfterMs` is set from a 429's Retry-After. */
+/** What a feed answer told about itself, when there was an answer (all null otherwise). */
+export interface FeedErrorDetails {
+  /** The HTTP status of the answer. */
+  status?: number | null;
+  /** The feed's own `message` field of a JSON error body: at most 200 characters, credentials redacted. */
+  feedMessage?: string | null;
+  /** v4's x-requests-remaining / x-requests-used, when sent. */
+  requestsRemaining?: number | null;
+  requestsUsed?: number | null;
+}
+
+/**
+ * A feed request that produced nothing usable; `retryAfterMs` is set from a 429's Retry-After.
+ * When the feed answered, the answer's status, its `message` and the quota headers are kept: v4
+ * answers 401 both for a bad key and for a plan with no requests left, and only these tell them
+ * apart. Nothing in here carries the API key, so all of it may be logged.
+ */
 export class FeedError extends Error {
+  readonly status: number | null;
+  readonly feedMessage: string | null;
+  readonly requestsRemaining: number | null;
+  readonly requestsUsed: number | null;
+
   constructor(
     readonly kind: FeedErrorKind,
     message: string,
     readonly retryAfterMs: number | null = null,
+    details: FeedErrorDetails = {},
   ) {
     super(message);
     this.name = 'FeedError';
+    this.status = details.status ?? null;
+    this.feedMessage = details.feedMessage ?? null;
+    this.requestsRemaining = details.requestsRemaining ?? null;
+    this.requestsUsed = details.requestsUsed ?? null;
+  }
+
+  /** The fields a log line shows: those that are known. */
+  logFields(): FeedErrorDetails {
+    const fields: FeedErrorDetails = {};
+    if (this.status !== null) fields.status = this.status;
+    if (this.feedMessage !== null) fields.feedMessage = this.feedMessage;
+    if (this.requestsRemaining !== null) fields.requestsRemaining = this.requestsRemaining;
+    if (this.requestsUsed !== null) fields.requestsUsed = this.requestsUsed;
+    return fields;
   }
 }
 
@@ -45,6 +81,10 @@ export class FeedError extends Error {
 export const FEED_TIMEOUT_MS = 10_000;
 /** Far above a real v4 answer (a busy sport with every region is a few MB). */
 export const MAX_FEED_BODY_BYTES = 32 * 1024 * 1024;
+/** An error answer's body is read this far for its `message` (v4's are a few hundred bytes). */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** The feed's `message` is logged at most this long. */
+export const MAX_FEED_MESSAGE_LENGTH = 200;
 /** A Retry-After longer than this is honoured as this (the next poll comes anyway). */
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
@@ -61,6 +101,26 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | n
 function headerNumber(value: string | null): number | null {
   if (value === null || !/^\d{1,15}$/.test(value.trim())) return null;
   return Number(value.trim());
+}
+
+/** `apiKey=...`, `api_key: ...` and the like in free text (a URL's query is redactUrl's). */
+const KEY_IN_TEXT = /\b(api[-_]?key|access[-_]?token|token|secret|password)(\s*[=:]\s*)[^\s&"',;:()<>[\]{}]+/gi;
+
+/**
+ * The feed's own `message` as a log may show it: the configured key (as is and URL-encoded) and
+ * credential-looking parameters replaced wherever they stand, control characters made spaces,
+ * then cut to 200 characters (after redacting, so a key is never left in half).
+ */
+export function feedMessageForLog(message: string, apiKey: string): string {
+  let text = message;
+  for (const secret of new Set([apiKey, encodeURIComponent(apiKey)])) {
+    if (secret.length > 0) text = text.split(secret).join(REDACTED);
+  }
+  text = redactUrl(text).replace(KEY_IN_TEXT, `$1$2${REDACTED}`);
+  // eslint-disable-next-line no-control-regex
+  text = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim();
+  const characters = Array.from(text);
+  return characters.length <= MAX_FEED_MESSAGE_LENGTH ? text : `${characters.slice(0, MAX_FEED_MESSAGE_LENGTH - 1).join('')}…`;
 }
 
 export interface HttpFeedOptions {
@@ -112,26 +172,41 @@ export class HttpFeedSource implements FeedSource {
       };
       const requestsRemaining = headerNumber(header('x-requests-remaining'));
       const requestsUsed = headerNumber(header('x-requests-used'));
-      if (response.statusCode === 429) {
-        await response.body.dump().catch(() => undefined);
-        throw new FeedError('rate_limited', `${shown} answered 429 (rate limited)`, parseRetryAfter(header('retry-after'), Date.now()));
-      }
-      if (response.statusCode < 200 || response.statusCode > 299) {
-        await response.body.dump().catch(() => undefined);
-        throw new FeedError('http_status', `${shown} answered HTTP ${response.statusCode}`);
+      const status = response.statusCode;
+      if (status < 200 || status > 299) {
+        const details = { status, feedMessage: await this.errorMessage(response.body), requestsRemaining, requestsUsed };
+        if (status === 429) {
+          throw new FeedError('rate_limited', `${shown} answered 429 (rate limited)`, parseRetryAfter(header('retry-after'), Date.now()), details);
+        }
+        throw new FeedError('http_status', `${shown} answered HTTP ${status}`, null, details);
       }
       const text = await readCapped(response.body, MAX_FEED_BODY_BYTES);
       let body: unknown;
       try {
         body = JSON.parse(text);
       } catch {
-        throw new FeedError('malformed_json', `${shown} answered a body that is not JSON`);
+        throw new FeedError('malformed_json', `${shown} answered a body that is not JSON`, null, { status, requestsRemaining, requestsUsed });
       }
       return { body, requestsRemaining, requestsUsed };
     } catch (error) {
       if (error instanceof FeedError) throw error;
       if (timeout.aborted) throw new FeedError('timeout', `no complete answer from ${shown} within ${timeoutMs / 1000} s`);
       throw new FeedError('network', `request to ${shown} failed: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * The `message` of an error answer's JSON body (v4: `{"message": "..."}`), ready for a log;
+   * null when the body is not such JSON, too large or does not arrive in time.
+   */
+  private async errorMessage(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
+    try {
+      const parsed: unknown = JSON.parse(await readCapped(body, MAX_ERROR_BODY_BYTES));
+      const message = typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown }).message : undefined;
+      return typeof message === 'string' && message.trim() !== '' ? feedMessageForLog(message, this.options.apiKey) : null;
+    } catch {
+      body.destroy();
+      return null;
     }
   }
 

@@ -5,9 +5,17 @@
  * the others try to take it every half period, and the lease runs 1.5 periods past its last
  * renewal, so when the poller dies another instance polls within 2 periods.
  *
- * A failed request (timeout, non-2xx, not JSON) is retried with backoff (p-retry), a 429 after
- * its Retry-After; a body that is not an array is refused whole; a bad event is skipped and the
- * rest are processed. Nothing here throws out of a timer: the engine never takes the process down.
+ * Each sport is polled on its own: its requests (and their retries) run concurrently with the
+ * other sports', and a turn never waits for another sport's, so one sport's failing feed delays
+ * no other sport (nor the lease's renewal). What the answers hold is ingested one answer at a
+ * time, in the order the answers arrive: the embedded database is a single connection.
+ *
+ * A failed request (timeout, network, 5xx, not JSON) is retried with backoff (p-retry), a 429
+ * after its Retry-After; 401, 403 and 422 are not retried (a bad key, an empty plan or a refused
+ * query: the same request fails again). Failures are logged as warnings with the answer's status,
+ * the feed's own message and the quota headers. A body that is not an array is refused whole; a
+ * bad event is skipped and the rest are processed. Nothing here throws out of a timer: the engine
+ * never takes the process down.
  */
 import { randomUUID } from 'node:crypto';
 import pRetry, { AbortError } from 'p-retry';
@@ -23,6 +31,11 @@ export const FEED_LEASE = 'odds-feed';
 const REQUESTS_WARNING_SHARE = 0.1;
 /** Skipped events are logged by reason, at most this many examples per poll. */
 const SKIP_EXAMPLES = 5;
+/**
+ * Answers a retry cannot change: 401 (v4: a bad key, or a plan with no requests left), 403 and
+ * 422 (a query the feed refuses). The next poll asks again.
+ */
+const NOT_RETRIED_STATUSES: ReadonlySet<number> = new Set([401, 403, 422]);
 
 export interface FeedPollerOptions {
   sportKeys: readonly string[];
@@ -37,6 +50,17 @@ export interface FeedPollerOptions {
 }
 
 type Kind = 'odds' | 'scores';
+const KINDS: readonly Kind[] = ['odds', 'scores'];
+
+/** The log fields of a failed request: the error's message and what the feed's answer told. */
+function failureFields(error: unknown): Record<string, unknown> {
+  if (error instanceof FeedError) return { err: error.message, ...error.logFields() };
+  return { err: error instanceof Error ? error.message : String(error) };
+}
+
+function isNotRetried(error: unknown): error is FeedError {
+  return error instanceof FeedError && error.status !== null && NOT_RETRIED_STATUSES.has(error.status);
+}
 
 export class FeedPoller {
   private readonly holder: string;
@@ -46,7 +70,14 @@ export class FeedPoller {
   private holding = false;
   /** Set by stop(): no new poll starts, timers are not re-armed. */
   private stopped = false;
-  private lastPoll: Record<Kind, number> = { odds: 0, scores: 0 };
+  /** When each sport's odds / scores were last polled by the timers, by `kind:sportKey`. */
+  private readonly lastPoll = new Map<string, number>();
+  /** The timers' turn of each sport still under way (fetching, retrying or ingesting), by sport key. */
+  private readonly turns = new Map<string, Promise<void>>();
+  /** Every poll under way (the timers' and pollNow's): stop() waits for them. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** The last ingestion queued: each answer's ingestion starts after the one before it ends. */
+  private ingestTail: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly orm: Orm,
@@ -68,8 +99,9 @@ export class FeedPoller {
   }
 
   /**
-   * Stops polling. `release: false` leaves the lease to run out, as a crashed instance does
-   * (the takeover test uses it); a normal stop hands the lease over at once.
+   * Stops polling: every request under way is aborted, and the polls under way end before this
+   * resolves. `release: false` leaves the lease to run out, as a crashed instance does (the
+   * takeover test uses it); a normal stop hands the lease over at once.
    */
   async stop(options: { release?: boolean } = {}): Promise<void> {
     this.stopped = true;
@@ -77,6 +109,8 @@ export class FeedPoller {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     await this.running;
+    await Promise.all([...this.inFlight]);
+    await this.ingestTail;
     await this.source.close?.().catch(() => undefined);
     if (this.holding && options.release !== false) {
       this.holding = false;
@@ -87,8 +121,9 @@ export class FeedPoller {
   }
 
   /**
-   * One turn: take or renew the lease; when held, poll whatever is due. Runs every half odds
-   * period, so the lease (1.5 periods) is renewed at least twice before it could lapse.
+   * One turn: take or renew the lease; when held, start a turn for every sport with something
+   * due whose previous turn has ended. Runs every half odds period, so the lease (1.5 periods)
+   * is renewed at least twice before it could lapse; it does not wait for the sports' turns.
    */
   async tick(): Promise<void> {
     try {
@@ -98,28 +133,33 @@ export class FeedPoller {
       this.options.log?.warn({ err: (error as Error).message }, 'value engine: could not reach the database for the feed lease');
       return;
     }
-    if (!this.holding) return;
+    if (!this.holding || this.stopped) return;
     const now = Date.now();
-    if (now - this.lastPoll.odds >= this.options.oddsPollMs) {
-      this.lastPoll.odds = now;
-      await this.pollAll('odds');
-    }
-    if (this.stopped) return;
-    if (now - this.lastPoll.scores >= this.options.scoresPollMs) {
-      this.lastPoll.scores = now;
-      await this.pollAll('scores');
+    for (const sportKey of this.options.sportKeys) {
+      // A sport still fetching, retrying or ingesting is left to finish; it is due again after.
+      if (this.turns.has(sportKey)) continue;
+      const due = KINDS.filter((kind) => now - (this.lastPoll.get(`${kind}:${sportKey}`) ?? 0) >= this.periodMs(kind));
+      if (due.length === 0) continue;
+      for (const kind of due) this.lastPoll.set(`${kind}:${sportKey}`, now);
+      const turn = this.track(this.sportTurn(sportKey, due)).finally(() => this.turns.delete(sportKey));
+      this.turns.set(sportKey, turn);
     }
   }
 
   /**
-   * Takes the lease and polls now, whatever the timers say: for tests and tools. False when
-   * another instance holds the lease (nothing was polled).
+   * Takes the lease and polls now, whatever the timers say: for tests and tools. Each kind is
+   * polled for every sport at once, odds before scores; resolves when every answer is ingested.
+   * False when another instance holds the lease (nothing was polled).
    */
   async pollNow(kinds: readonly Kind[] = ['odds', 'scores']): Promise<boolean> {
     this.holding = await tryTakeLease(this.orm.em.fork(), FEED_LEASE, this.holder, Math.round(this.options.oddsPollMs * 1.5));
     if (!this.holding) return false;
     for (const kind of kinds) await this.pollAll(kind);
     return true;
+  }
+
+  private periodMs(kind: Kind): number {
+    return kind === 'odds' ? this.options.oddsPollMs : this.options.scoresPollMs;
   }
 
   private schedule(delayMs: number): void {
@@ -137,23 +177,64 @@ export class FeedPoller {
     this.timers.add(timer);
   }
 
-  private async pollAll(kind: Kind): Promise<void> {
-    for (const sportKey of this.options.sportKeys) {
+  /** Keeps `poll` in the set stop() waits for until it settles; it never rejects. */
+  private track(poll: Promise<void>): Promise<void> {
+    const tracked = poll.catch((error: unknown) => this.options.log?.error({ err: error }, 'value engine: poll failed'));
+    this.inFlight.add(tracked);
+    void tracked.finally(() => this.inFlight.delete(tracked));
+    return tracked;
+  }
+
+  /** One sport's due kinds, odds before scores. */
+  private async sportTurn(sportKey: string, kinds: readonly Kind[]): Promise<void> {
+    for (const kind of kinds) {
       if (this.stopped) return;
       await this.pollSport(kind, sportKey);
     }
   }
 
-  /** One sport's odds or scores: fetched with retries, parsed, ingested. Logs, never throws. */
+  /** Every sport's odds or scores, fetched concurrently; resolves when all are ingested. */
+  private async pollAll(kind: Kind): Promise<void> {
+    if (this.stopped) return;
+    await Promise.all(this.options.sportKeys.map((sportKey) => this.track(this.pollSport(kind, sportKey))));
+  }
+
+  /**
+   * One sport's odds or scores: fetched with retries, then parsed and ingested after the
+   * ingestions queued before it. Logs, never throws.
+   */
   async pollSport(kind: Kind, sportKey: string): Promise<void> {
+    if (this.stopped) return;
     let response: FeedResponse;
     try {
       response = await this.fetchWithRetry(kind, sportKey);
     } catch (error) {
       if (this.stopped) return;
-      this.options.log?.warn({ sportKey, kind, err: (error as Error).message }, 'value engine: feed request failed after retries; trying again next poll');
+      if (isNotRetried(error)) {
+        const quotaExhausted = error.status === 401 && error.requestsRemaining === 0;
+        this.options.log?.warn(
+          { sportKey, kind, ...failureFields(error), ...(quotaExhausted ? { quotaExhausted } : {}) },
+          quotaExhausted
+            ? 'value engine: the odds feed plan has no requests left (HTTP 401); not retried; trying again next poll'
+            : `value engine: the odds feed refused the request (HTTP ${error.status}); not retried; trying again next poll`,
+        );
+        return;
+      }
+      this.options.log?.warn({ sportKey, kind, ...failureFields(error) }, 'value engine: feed request failed after retries; trying again next poll');
       return;
     }
+    await this.queueIngest(() => this.ingest(kind, sportKey, response));
+  }
+
+  /** Runs `ingest` once every ingestion queued before it has ended: never two at once. */
+  private queueIngest(ingest: () => Promise<void>): Promise<void> {
+    const turn = this.ingestTail.then(ingest);
+    this.ingestTail = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** One answer into the engine. Logs, never throws. */
+  private async ingest(kind: Kind, sportKey: string, response: FeedResponse): Promise<void> {
     this.checkQuota(response);
     const refused = (reason: string) =>
       this.options.log?.warn({ sportKey, kind, reason }, 'value engine: feed body refused whole; nothing from it is used');
@@ -185,6 +266,8 @@ export class FeedPoller {
           return await (kind === 'odds' ? this.source.odds(sportKey, signal) : this.source.scores(sportKey, signal));
         } catch (error) {
           if (signal.aborted) throw new AbortError('stopped');
+          // A bad key, an empty plan or a refused query: retrying asks the same and gets the same.
+          if (isNotRetried(error)) throw new AbortError(error);
           throw error;
         }
       },
@@ -195,7 +278,7 @@ export class FeedPoller {
         maxTimeout: 30_000,
         signal,
         onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
-          this.options.log?.warn({ sportKey, kind, attempt: attemptNumber, retriesLeft, err: error.message }, 'value engine: feed request failed');
+          this.options.log?.warn({ sportKey, kind, attempt: attemptNumber, retriesLeft, ...failureFields(error) }, 'value engine: feed request failed');
           // A 429 names its own wait; honour it before p-retry's backoff.
           if (error instanceof FeedError && error.retryAfterMs !== null && retriesLeft > 0) await abortableDelay(error.retryAfterMs, signal);
         },
