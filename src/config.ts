@@ -1,5 +1,5 @@
 /**
- * The one configuration loader (DESIGN section 4). Every variable is parsed and
+ * The one configuration loader (README.md, "Configuration"). Every variable is parsed and
  * validated here, once; a bad value is a ConfigError whose message is one line naming
  * the variable and what is allowed, and the entry point exits with it.
  */

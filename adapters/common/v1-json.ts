@@ -1,9 +1,9 @@
-/** GraphQL results -> the documented snake_case JSON of spec section 2 (enums lower case). */
+/** GraphQL results -> the documented snake_case JSON of docs/API.md, "Resources" (enums lower case). */
 import { v1PickJson, type V1PickJson } from '../../src/domain/pick-view.js';
 import type { V1PickFragment } from './generated/graphql.js';
 import { domainValue } from './graphql-enums.js';
 
-/** The spec 2.1 Pick of a GraphQL Pick, built by the same function as webhook bodies. */
+/** The documented Pick (docs/API.md, "Pick") of a GraphQL Pick, built by the same function as webhook bodies. */
 export function v1Pick(node: V1PickFragment): V1PickJson {
   return v1PickJson({
     id: node.id,

@@ -1,5 +1,5 @@
 /**
- * The customer dashboard at /dashboard (spec 5.3, docs/DASHBOARD.md): server-rendered HTML,
+ * The customer dashboard at /dashboard (docs/DASHBOARD.md): server-rendered HTML,
  * progressive enhancement only (one small script for the copy button). This module composes the
  * encapsulated /dashboard scope:
  *

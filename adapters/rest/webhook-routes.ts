@@ -1,5 +1,5 @@
 /**
- * The /api/v1/webhooks routes (spec 2.5 and 4.4; DESIGN section 3 "Webhooks" for list, get,
+ * The /api/v1/webhooks routes (docs/API.md, "Endpoints" and "Webhooks", for create, list, get,
  * update, delete, rotate-secret and deliveries; docs/WEBHOOKS.md for test and replay). Same shape as routes.ts: one GraphQL
  * document per route, its parameters and body, the documented schemas, and the mapping of
  * the GraphQL data to snake_case JSON. The body translation only checks JSON types and maps

@@ -1,10 +1,10 @@
 /**
- * GET /api/v1/picks/stream (spec 4.5 and 6.2): executes the pickPublished subscription
+ * GET /api/v1/picks/stream (docs/API.md, "Picks stream"): executes the pickPublished subscription
  * through the shared schema and writes the documented frames:
  *
  *   id: <sequence>            (addition: resume with Last-Event-ID)
  *   event: pick.published
- *   data: <Pick JSON of spec 2.1, one line>
+ *   data: <Pick JSON of docs/API.md "Pick", one line>
  *   <blank line>
  *
  * opened by ": stream open" and "retry: 3000" as soon as the stream is admitted, plus

@@ -1,6 +1,6 @@
 /**
  * The one place that knows what each tier may do: which operations need which minimum tier
- * (spec section 4) and the default hourly and monthly limits (spec section 8; TIER_LIMITS may
+ * (docs/API.md, "Authentication and tiers") and the default hourly and monthly limits (docs/API.md, "Rate limits"; TIER_LIMITS may
  * override the numbers through the config loader).
  */
 import type { Tier } from './api-key.js';
@@ -17,7 +17,7 @@ export const DEFAULT_TIER_LIMITS: Readonly<TierLimits> = Object.freeze({
   enterprise: Object.freeze({ hourly: 10_000, monthly: 1_000_000 }),
 });
 
-/** Minimum tier per customer-facing operation (the tier table of spec section 4). */
+/** Minimum tier per customer-facing operation (the tier table of docs/API.md, "Authentication and tiers"). */
 export const MINIMUM_TIER = {
   listPicks: 'starter',
   trackRecord: 'growth',

@@ -1,4 +1,4 @@
-/** API keys and tiers (spec section 5, DESIGN section 3 "Access"). */
+/** API keys and tiers (docs/API.md, "Authentication and tiers"). */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { secretDigest } from './secrets.js';
 

@@ -22,7 +22,7 @@ export const DELIVERIES_PAGE: Bound = { default: 20, max: 100 };
 /** The track record's lookback window in days (`days_back`, `daysBack`). */
 export const DAYS_BACK: Bound = { default: 30, max: 365 };
 
-/** An integer from 1 to max, or invalid_parameter naming `parameter`: validated, never clamped (DESIGN section 3, "Lists"). */
+/** An integer from 1 to max, or invalid_parameter naming `parameter`: validated, never clamped (docs/API.md, "Lists and cursors"). */
 export function validatePageSize(parameter: string, value: number, max: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw new InvalidParameterError(parameter, `${parameter} must be an integer between 1 and ${max}`);

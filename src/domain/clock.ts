@@ -1,6 +1,6 @@
 /**
  * Time source. Everything time-dependent (windows, retries, month boundaries) takes a
- * Clock so tests can pin and move time (DESIGN section 5).
+ * Clock so tests can pin and move time (docs/ARCHITECTURE.md).
  */
 export interface Clock {
   now(): Date;

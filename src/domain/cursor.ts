@@ -1,5 +1,5 @@
 /**
- * Keyset cursor for picks ordered by kickoff_at desc, id desc (DESIGN section 3, "Lists").
+ * Keyset cursor for picks ordered by kickoff_at desc, id desc (docs/API.md, "Lists and cursors").
  * The cursor names the last row of a page, so pages stay stable under concurrent inserts.
  * It is opaque to clients but not secret: the checksum only catches accidental edits.
  */

@@ -1,6 +1,6 @@
 /**
  * The one error table of the service (in the style of Fastify's lib/errors.js): one row per
- * documented `code` (spec section 7, DESIGN section 3) with its HTTP status, default message and
+ * documented `code` (docs/API.md, "Errors") with its HTTP status, default message and
  * the names of the extra fields its body carries. Everything else reads this table: the
  * ErrorCode names, the AppError classes below (their default messages), GraphQL's
  * `extensions` (code and extras) and the one HTTP error exit (src/server/http-errors.ts:

@@ -1,4 +1,4 @@
-/** Odds math of DESIGN section 3 ("Picks and money"). */
+/** Odds math of a pick's edges, Kelly stake and tier (docs/API.md, "Pick"). */
 import { InvalidParameterError } from './errors.js';
 import { roundTo } from './numbers.js';
 

@@ -1,8 +1,8 @@
 /**
- * The documented JSON shapes of a pick (spec 2.1 and 2.6), built from the stored fields.
- * Events carry a PickSnapshot; webhook bodies build the spec 2.1 Pick from it with v1PickJson,
+ * The documented JSON shapes of a pick (docs/API.md, "Pick" and "Public pick"), built from the stored fields.
+ * Events carry a PickSnapshot; webhook bodies build the documented Pick from it with v1PickJson,
  * and the REST adapters build it with the same function from GraphQL results
- * (adapters/common/v1-json.ts), so there is one spec 2.1 Pick.
+ * (adapters/common/v1-json.ts), so there is one documented Pick.
  */
 import type { EdgeTier } from './odds.js';
 import type { PickResult, PickStatus } from './pick.js';
@@ -120,7 +120,7 @@ export interface V1PickJson {
   result: PickResult | null;
 }
 
-/** The fields of the spec 2.1 Pick, timestamps as ISO strings: a PickSnapshot has them. */
+/** The fields of the documented Pick (docs/API.md, "Pick"), timestamps as ISO strings: a PickSnapshot has them. */
 export type V1PickSource = Pick<
   PickSnapshot,
   'id' | 'sport' | 'league' | 'homeTeam' | 'awayTeam' | 'kickoffAt' | 'description' | 'odds' | 'edgePct' | 'confidence' | 'status' | 'settledAt' | 'result'

@@ -1,4 +1,4 @@
-/** Pick lifecycle and input rules (DESIGN section 3, "Picks and money"). */
+/** Pick lifecycle and input rules (docs/API.md, "Pick"). */
 import { InvalidParameterError, InvalidTransitionError } from './errors.js';
 import { roundTo } from './numbers.js';
 

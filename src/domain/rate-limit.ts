@@ -1,5 +1,5 @@
 /**
- * The rate-limit rules (DESIGN section 3 "Access", spec section 8), pure and engine-free: the
+ * The rate-limit rules (docs/API.md, "Rate limits"; docs/RATE_LIMITING.md), pure and engine-free: the
  * in-memory limiter runs them directly; the Redis Lua script applies the same decision rule
  * atomically and hands its usage snapshot back here to compute the standing and Retry-After.
  *

@@ -1,11 +1,11 @@
-/** Webhook signing: spec 6.1 (X-Service-Signature) plus Standard Webhooks v1 headers. */
+/** Webhook signing (docs/API.md, "Delivery"): X-Service-Signature plus Standard Webhooks v1 headers. */
 import { createHmac, randomBytes as cryptoRandomBytes, timingSafeEqual } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
 
 /**
- * 'whsec_' + base64 of 32 random bytes. The same string works for both schemes: spec 6.1
+ * 'whsec_' + base64 of 32 random bytes. The same string works for both schemes: X-Service-Signature
  * keys HMAC with its UTF-8 bytes, Standard Webhooks with the base64-decoded part.
  */
 export function generateWebhookSecret(randomBytes: (n: number) => Buffer = cryptoRandomBytes): string {

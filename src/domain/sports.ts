@@ -1,4 +1,4 @@
-/** Sport slugs of spec 4.6; the public endpoint and pick input accept exactly these. */
+/** Sport slugs of docs/API.md ("Pick", `sport`); the public endpoint and pick input accept exactly these. */
 export const SPORT_SLUGS = [
   'soccer',
   'basketball',

@@ -63,7 +63,7 @@ export function utcDateString(at: Date): string {
   return at.toISOString().slice(0, 10);
 }
 
-/** Monthly quotas reset here (spec section 8). Date.UTC rolls December into January. */
+/** Monthly quotas reset here (docs/API.md, "Rate limits"). Date.UTC rolls December into January. */
 export function startOfNextUtcMonth(at: Date): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
 }

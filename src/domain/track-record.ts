@@ -1,5 +1,5 @@
 /**
- * Track record at flat 1-unit stakes (DESIGN section 3, "Track record").
+ * Track record at flat 1-unit stakes (docs/API.md, "Track record").
  * Aggregation runs on buckets the database pre-groups by (UTC date, sport, result), so
  * the work here is proportional to days x sports, not to the number of picks.
  */

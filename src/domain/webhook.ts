@@ -1,6 +1,6 @@
 /**
  * Webhook rules that need no I/O: event types, the subscription limit, the retry schedule,
- * the delivery body (DESIGN 3) and the headers of one attempt (spec 6.1 + Standard Webhooks).
+ * the delivery body (docs/API.md, "Webhooks") and the headers of one attempt (docs/API.md, "Delivery"; Standard Webhooks).
  */
 import { InvalidParameterError } from './errors.js';
 import { v1PickJson, type PickSnapshot } from './pick-view.js';
@@ -10,7 +10,7 @@ export const WEBHOOK_EVENT_TYPES = ['pick.published', 'pick.settled'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const MAX_SUBSCRIPTIONS_PER_KEY = 5;
-/** Attempt timeout: success is a 2xx within this time (DESIGN 3). */
+/** Attempt timeout: success is a 2xx within this time (docs/API.md, "Success and retries"). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /** Stored per attempt: the first bytes (UTF-8) of the receiver's answer. */
 export const WEBHOOK_RESPONSE_BODY_LIMIT = 4_096;

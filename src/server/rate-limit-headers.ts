@@ -1,5 +1,5 @@
 /**
- * Rate-limit headers on every response to a valid key, 429 included (DESIGN section 3):
+ * Rate-limit headers on every response to a valid key, 429 included (docs/API.md, "Rate limits"):
  * X-RateLimit-Limit / -Remaining / -Reset for the hourly window, Retry-After on 429, and as
  * an addition the IETF draft RateLimit-Policy / RateLimit fields for both policies.
  */

@@ -32,7 +32,7 @@ const odds = fc.double({ min: 1.01, max: 1000, noNaN: true });
 const taxRate = fc.double({ min: 0, max: 0.3, noNaN: true });
 
 describe('constants', () => {
-  it('match DESIGN section 3', () => {
+  it('match the documented formulas', () => {
     expect(DEFAULT_TAX_RATE).toBe(0.053);
     expect(DEFAULT_EDGE_TIER_THRESHOLDS).toEqual({ bigEdge: 0.08, stark: 0.04 });
     expect(EDGE_TIERS).toEqual(['big_edge', 'stark', 'standard']);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isSportSlug, SPORT_SLUGS } from '../../src/domain/sports.js';
 
 describe('sports', () => {
-  it('lists exactly the slugs of spec 4.6, in order', () => {
+  it('lists exactly the documented sport slugs, in order', () => {
     expect(SPORT_SLUGS).toEqual([
       'soccer',
       'basketball',

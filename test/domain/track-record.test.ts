@@ -58,7 +58,7 @@ function bucketsInWindow(picks: SettledPickFacts[], window: { from: Date; to: Da
   );
 }
 
-/** Straightforward per-pick reading of DESIGN section 3, independent of the bucket code. */
+/** Straightforward per-pick reading of docs/API.md "Track record", independent of the bucket code. */
 function referenceTrackRecord(picks: SettledPickFacts[], window: { from: Date; to: Date }): TrackRecord {
   const inWindow = picks.filter(
     (p) => p.settledAt.getTime() >= window.from.getTime() && p.settledAt.getTime() <= window.to.getTime(),

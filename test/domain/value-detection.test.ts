@@ -82,7 +82,7 @@ describe('detectValue', () => {
       NOW,
     );
     const pick = candidateFor(result, 'Chelsea');
-    // By hand: fair p = 0.36, fair odds 1 / 0.36; edges from DESIGN section 3 with tax 0.053.
+    // By hand: fair p = 0.36, fair odds 1 / 0.36; edges as docs/API.md "Pick" defines them, with tax 0.053.
     const fairOdds = 1 / 0.36;
     const edgePercent = (3.0 * 0.36 - 1) * 100; // 8 %
     const edgePostTax = 3.0 * (1 - 0.053) * 0.36 - 1; // 0.02276

@@ -73,7 +73,7 @@ describe('delivery body and headers', () => {
   } as unknown as PickSnapshot;
   const event = { id: '01930000-0000-7000-8000-0000000000e1', type: 'pick.published' as const, createdAt: '2026-11-22T12:00:00.000Z', pick };
 
-  it('is DESIGN 3 body with the Pick of spec 2.1, identical bytes every time', () => {
+  it('is the documented delivery body with the documented Pick, identical bytes every time', () => {
     const body = webhookBody(event);
     expect(webhookBody(event)).toBe(body);
     const parsed = JSON.parse(body);

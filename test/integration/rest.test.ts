@@ -155,7 +155,7 @@ describe('authentication (401 invalid_api_key)', () => {
   });
 });
 
-describe('tier table (spec section 4)', () => {
+describe('tier table (docs/API.md, "Authentication and tiers")', () => {
   const cells: [string, string, number][] = [
     ['/api/v1/picks', 'starter', 200],
     ['/api/v1/picks', 'growth', 200],

@@ -72,7 +72,7 @@ describe('schema.graphql', () => {
     expect(committed).toBe(printedSchema());
   });
 
-  it('keeps the contract names of DESIGN section 2', () => {
+  it('keeps the documented contract names', () => {
     const schema = printedSchema();
     for (const name of [
       'createApiKey(input: CreateApiKeyInput!): CreatedApiKey!',

@@ -88,7 +88,7 @@ afterAll(async () => {
 });
 
 describe('POST /api/v1/webhooks', () => {
-  it('201 with the four fields of spec 2.5 plus status and created_at; hmac_secret starts whsec_', async () => {
+  it('201 with the four documented fields plus status and created_at; hmac_secret starts whsec_', async () => {
     const key = await createKey();
     const res = await call('POST', BASE, { key, body: { url: 'https://hooks.test:9/a', events: ['pick.settled', 'pick.published'] } });
     expect(res.statusCode).toBe(201);

@@ -148,7 +148,7 @@ describe('POST /api/v1/webhooks/:id/test', () => {
     expect(Object.keys(body.data).sort()).toEqual(
       ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result'].sort(),
     );
-    // Both signatures, as for a real delivery: spec 6.1 and Standard Webhooks (the package customers use).
+    // Both signatures, as for a real delivery: X-Service-Signature and Standard Webhooks (the package customers use).
     expect(verifyWebhookSignature(secret, request!.body, header(request!, 'x-service-signature'))).toBe(true);
     expect(new Webhook(secret).verify(request!.body.toString('utf8'), standardHeaders(request!))).toMatchObject({ test: true });
 

@@ -1,5 +1,5 @@
 /**
- * The guarantees every RateLimiter gives (DESIGN section 3, spec section 8), as one suite run
+ * The guarantees every RateLimiter gives (docs/API.md "Rate limits", docs/RATE_LIMITING.md), as one suite run
  * against each implementation. Each test uses fresh random API key ids, so suites can share a
  * Redis without flushing it.
  */

@@ -1,5 +1,5 @@
 /**
- * The limiter port (DESIGN section 3, issue 3): one call per request with a valid key checks
+ * The limiter port (docs/RATE_LIMITING.md, "The decision"): one call per request with a valid key checks
  * the hourly sliding window and the monthly cap together and, when both allow, counts the
  * request in both. Rejected requests consume nothing. Two implementations: Redis (shared by
  * all instances, one atomic Lua round trip) and in-memory (one process).

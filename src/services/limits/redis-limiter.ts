@@ -1,6 +1,6 @@
 /**
  * The shared limiter: every instance decides through one atomic Lua script per request, so
- * the hourly window and the month cap hold across all instances (DESIGN section 3). The
+ * the hourly window and the month cap hold across all instances (docs/RATE_LIMITING.md). The
  * script reads the time from Redis (instance clocks do not matter), computes the UTC month
  * itself, applies the decision rule of src/domain/rate-limit.ts and hands its usage snapshot
  * back so the standing (remaining, reset, Retry-After) is computed by the same domain code as

@@ -1,5 +1,5 @@
 /**
- * Durable monthly usage (DESIGN section 3: "Monthly usage is durable ... persisted to
+ * Durable monthly usage (docs/RATE_LIMITING.md, "Durability: monthly usage in PostgreSQL": "Monthly usage is durable ... persisted to
  * Postgres"). The limiters keep the live count (Redis or memory) and write ABSOLUTE counts
  * here; PostgreSQL keeps the greatest value it has seen. Absolute values make a flush
  * idempotent: a retried flush, or several instances flushing the same key-month, can never

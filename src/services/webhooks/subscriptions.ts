@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions of an API key (spec 4.4, DESIGN 3): create, list, get, update
+ * Webhook subscriptions of an API key (docs/API.md, "Webhooks"; docs/WEBHOOKS.md): create, list, get, update
  * (url, events, reactivation), delete, rotate the secret, and the deliveries log. Secrets are
  * generated here, returned once, and stored encrypted. Another key's subscription is
  * not_found, never forbidden: its existence is not revealed.
@@ -61,7 +61,7 @@ import { LOG_RETENTION_DAYS } from '../retention.js';
 import { WebhookSender, type SendErrorKind } from './http-sender.js';
 import type { WebhookUrlGuard } from './url-guard.js';
 
-/** Tiers whose keys may receive webhooks (spec section 4). */
+/** Tiers whose keys may receive webhooks (docs/API.md, "Authentication and tiers"). */
 const WEBHOOK_TIERS = TIERS.filter((tier) => tierAtLeast(tier, MINIMUM_TIER.webhooks));
 
 export type { DeliveryAttempt, WebhookDelivery, WebhookSubscription } from '../../domain/webhook-records.js';
