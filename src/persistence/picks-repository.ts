@@ -192,6 +192,9 @@ export interface EngineSlot {
   status: string;
   /** Whether the pick was ever visible (published once). */
   everVisible: boolean;
+  /** The feed key and price of the offer the pick holds (a held pick's suspect price). */
+  bookmaker: string;
+  price: number;
 }
 
 /**
@@ -202,14 +205,20 @@ export async function engineSlotsOf(em: Em, eventIds: readonly string[]): Promis
   if (eventIds.length === 0) return new Map();
   const rows = await executeBound<Row>(
     em,
-    `select id, event_id, event_generation, market, selection, status, published_at is not null as ever_visible
+    `select id, event_id, event_generation, market, selection, status, published_at is not null as ever_visible, bookmaker_slug, odds
        from picks where event_id in (select jsonb_array_elements_text($1::jsonb))`,
     [JSON.stringify(eventIds)],
   );
   return new Map(
     rows.map((row) => [
       engineSelectionKey(String(row.event_id), numberOf(row.event_generation), String(row.market), String(row.selection)),
-      { id: String(row.id), status: String(row.status), everVisible: row.ever_visible === true },
+      {
+        id: String(row.id),
+        status: String(row.status),
+        everVisible: row.ever_visible === true,
+        bookmaker: String(row.bookmaker_slug),
+        price: numberOf(row.odds),
+      },
     ]),
   );
 }

@@ -47,6 +47,7 @@ import {
   engineSelectionKey,
   engineSlotsOf,
   moveKickoffs,
+  type EngineSlot,
   recordClosingLines,
   settleablePicks,
 } from '../../persistence/picks-repository.js';
@@ -138,7 +139,7 @@ export class ValueEngine {
     // poll's bulk writes.
     const slots = await engineSlotsOf(this.orm.em.fork(), events.map((event) => event.id));
     const found: { event: PlacedEvent; candidate: ValueCandidate }[] = [];
-    const promotions: { slotId: string; event: PlacedEvent; candidate: ValueCandidate }[] = [];
+    const promotions: { held: EngineSlot; event: PlacedEvent; candidate: ValueCandidate }[] = [];
     for (const event of events) {
       const detected = detectValue(event, detection, now);
       for (const book of detected.skippedBooks) {
@@ -149,7 +150,7 @@ export class ValueEngine {
         const slot = slots.get(engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection));
         if (!slot) found.push({ event, candidate });
         // A held pick nobody has seen yet takes a plausible offer that has appeared since.
-        else if (!candidate.held && slot.status === 'admin_review' && !slot.everVisible) promotions.push({ slotId: slot.id, event, candidate });
+        else if (!candidate.held && slot.status === 'admin_review' && !slot.everVisible) promotions.push({ held: slot, event, candidate });
       }
     }
     const picksCreated = (await this.createPicks(found, now)) + (await this.promoteHeld(promotions, now));
@@ -216,15 +217,7 @@ export class ValueEngine {
         generation: event.generation,
         homeScore: verdict.final.homeScore,
         awayScore: verdict.final.awayScore,
-        record: {
-          eventId: record.id,
-          homeTeam: record.homeTeam,
-          awayTeam: record.awayTeam,
-          commenceTime: record.commenceTime.toISOString(),
-          scores: record.scores,
-          lastUpdate: record.lastUpdate?.toISOString() ?? null,
-          receivedAt: now.toISOString(),
-        },
+        record: { ...scoreRecordJson(record), receivedAt: now.toISOString() },
       });
     }
     const { closed, withdrawn } = await this.orm.em.fork().transactional(async (em) => {
@@ -252,18 +245,18 @@ export class ValueEngine {
   /** A completed record not used (yet): a feed skip at every poll, a log line once per event and reason. */
   private noteFinalRefusal(record: ScoreEvent, generation: number, refusal: FinalRefusal, skipped: FeedSkip[]): void {
     skipped.push({ eventId: record.id, reason: FINAL_REFUSAL_TEXT[refusal] });
-    const key = `final:${record.id}`;
-    const state = `${generation}:${refusal}`;
-    if (this.settlementNotes.get(key) === state) return;
-    this.settlementNotes.set(key, state);
+    if (!this.isNewNote(`final:${record.id}`, `${generation}:${refusal}`)) return;
     this.options.log?.warn(
-      {
-        eventId: record.id,
-        reason: refusal,
-        record: { homeTeam: record.homeTeam, awayTeam: record.awayTeam, commenceTime: record.commenceTime.toISOString(), scores: record.scores, lastUpdate: record.lastUpdate?.toISOString() ?? null },
-      },
+      { eventId: record.id, reason: refusal, record: scoreRecordJson(record) },
       `value engine: a completed score record was not used: ${FINAL_REFUSAL_TEXT[refusal]}`,
     );
+  }
+
+  /** Whether `state` is new for `key` (and remembers it): each state is logged once, a changed one again. */
+  private isNewNote(key: string, state: string): boolean {
+    if (this.settlementNotes.get(key) === state) return false;
+    this.settlementNotes.set(key, state);
+    return true;
   }
 
   /** Every published engine pick whose event has a final score, through the settlePick path. */
@@ -287,9 +280,7 @@ export class ValueEngine {
           // Another instance settled it first: settlement is idempotent across instances.
           if (error instanceof InvalidTransitionError) continue;
           const message = (error as Error).message;
-          const key = `pick:${pick.id}`;
-          if (this.settlementNotes.get(key) === message) continue;
-          this.settlementNotes.set(key, message);
+          if (!this.isNewNote(`pick:${pick.id}`, message)) continue;
           this.options.log?.warn({ pickId: pick.id, eventId: pick.eventId, err: message }, 'value engine: could not settle a finished pick; settle it by hand');
         }
       }
@@ -317,18 +308,16 @@ export class ValueEngine {
    * Held picks never seen by anyone that now have a plausible offer: updated to it and published
    * through the approval path, the suspect price they were held for kept in excludedOffers.
    */
-  private async promoteHeld(promotions: readonly { slotId: string; event: PlacedEvent; candidate: ValueCandidate }[], now: Date): Promise<number> {
+  private async promoteHeld(promotions: readonly { held: EngineSlot; event: PlacedEvent; candidate: ValueCandidate }[], now: Date): Promise<number> {
     let promoted = 0;
-    for (const { slotId, event, candidate } of promotions) {
+    for (const { held, event, candidate } of promotions) {
       try {
-        const held = await this.picks.get(slotId, { includeHidden: true });
-        if (!held) continue;
         const item = enginePick(event, candidate, now);
         const excluded = candidate.provenance.excludedOffers;
-        if (!excluded.some((offer) => offer.bookmaker === held.bookmakerSlug && offer.price === held.odds)) {
-          item.extras.provenance.excludedOffers = [{ bookmaker: held.bookmakerSlug, price: held.odds, reason: 'too_good' }, ...excluded];
+        if (!excluded.some((offer) => offer.bookmaker === held.bookmaker && offer.price === held.price)) {
+          item.extras.provenance.excludedOffers = [{ bookmaker: held.bookmaker, price: held.price, reason: 'too_good' }, ...excluded];
         }
-        if (await this.picks.promoteHeld(slotId, item)) promoted += 1;
+        if (await this.picks.promoteHeld(held.id, item)) promoted += 1;
       } catch (error) {
         this.options.log?.warn({ eventId: event.id, selection: candidate.selection, err: (error as Error).message }, 'value engine: a held pick could not take the plausible offer');
       }
@@ -373,6 +362,18 @@ function enginePick(event: PlacedEvent, candidate: ValueCandidate, now: Date): {
         engineVersion: ENGINE_VERSION,
       },
     },
+  };
+}
+
+/** A score record as stored with a final and logged with a refusal: the feed's fields, times in ISO 8601. */
+function scoreRecordJson(record: ScoreEvent): Record<string, unknown> {
+  return {
+    eventId: record.id,
+    homeTeam: record.homeTeam,
+    awayTeam: record.awayTeam,
+    commenceTime: record.commenceTime.toISOString(),
+    scores: record.scores,
+    lastUpdate: record.lastUpdate?.toISOString() ?? null,
   };
 }
 
