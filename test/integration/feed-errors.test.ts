@@ -330,13 +330,16 @@ describe('odds feed errors', () => {
   });
 
   it("polls a good sport again on the timers while another sport's request is still unanswered; stop aborts it", async () => {
-    await start({ sports: 'basketball_nba,soccer_epl', timers: true });
+    // The answers are set before the app starts: its timers poll at once, possibly before
+    // start() returns, and a first request answered by the default handler would end the turn.
+    feed = await startFeed();
     const never = deferred();
-    feed!.on('odds:basketball_nba', async () => {
+    feed.on('odds:basketball_nba', async () => {
       await never.promise;
       return { status: 200, body: [] };
     });
-    feed!.on('odds:soccer_epl', () => ({ status: 200, body: goodOdds('t1') }));
+    feed.on('odds:soccer_epl', () => ({ status: 200, body: goodOdds('t1') }));
+    await start({ sports: 'basketball_nba,soccer_epl', timers: true });
 
     // Two odds polls of the good sport (a period apart) while the other's first request hangs.
     await until(() => feed!.count('odds:soccer_epl') >= 2 && feed!.requests.filter((r) => r.endpoint === 'odds:soccer_epl').every((r) => r.answered), 'a second poll of the good sport');
