@@ -269,9 +269,38 @@ if (realRedisUrl) {
         expect(await limiter.consume(key, policy)).toMatchObject({ allowed: true });
         expect(limiter.mode()).toBe('redis');
         expect(log.warn).not.toHaveBeenCalled();
+        // The slow request reached Redis and was counted there too; the late reply said so, so
+        // the flush's hand-over does not add the fallback's admission: 5 admitted, 5 counted.
         await limiter.flush();
-        // The slow request reached Redis and was counted there too: a late reply over-counts
-        // by one (5 admitted, 6 counted), never under.
+        expect(await admin.get(monthKey(key, '2026-11'))).toBe('5');
+      } finally {
+        await limiter.close();
+        await proxy.close();
+      }
+    });
+
+    it('takes back what Redis counted for a request the fallback refused after its reply came too late', async () => {
+      const proxy = await startProxy(redisUrl);
+      const { limiter } = await setUp({ url: proxy.url, replyTimeoutMs: DEFAULT_REPLY_TIMEOUT_MS });
+      try {
+        const key = await database.createApiKey();
+        const policy = { hourly: 100, monthly: 10 };
+        // PostgreSQL (what the fallback starts from) says the month is used up; the Redis
+        // counter, as after a lost flush, says 5: Redis admits, the fallback refuses.
+        await database.usageStore.flush([{ apiKeyId: key, month: '2026-11', count: 10 }]);
+        await admin.set(monthKey(key, '2026-11'), '5');
+
+        proxy.holdReplies();
+        const refused = await limiter.consume(key, policy);
+        expect(refused).toMatchObject({ allowed: false, reason: 'monthly' });
+        expect(limiter.mode()).toBe('fallback');
+        proxy.releaseReplies();
+        // The next decision's reply comes after the late one on the same connection.
+        expect(await limiter.consume(key, policy)).toMatchObject({ allowed: true });
+        expect(await admin.get(monthKey(key, '2026-11'))).toBe('7');
+
+        // The request answered 429 is taken back: only the one answered 200 stays counted.
+        await limiter.flush();
         expect(await admin.get(monthKey(key, '2026-11'))).toBe('6');
       } finally {
         await limiter.close();

@@ -38,7 +38,10 @@ export interface KeyMonth {
   month: string;
 }
 
-/** Requests of one key-month the fallback admitted that Redis has not counted. */
+/**
+ * Requests of one key-month the fallback admitted that Redis has not counted, less those Redis
+ * counted although the fallback answered them (a reply past the deadline): may be negative.
+ */
 export interface FallbackAdmits extends KeyMonth {
   count: number;
 }
@@ -150,7 +153,16 @@ export class RedisFallback {
   }
 
   /**
-   * Adds the requests the fallback admitted to the Redis month counters. What fails is kept
+   * Redis counted a request the fallback answered (its reply came past the deadline): one
+   * less to hand over, or one to take off the Redis counter.
+   */
+  takeBack(keyMonth: KeyMonth): void {
+    this.mergeAdmits({ ...keyMonth, count: -1 });
+  }
+
+  /**
+   * Adds the requests the fallback admitted to the Redis month counters (net of what Redis
+   * counted for requests the fallback answered). What fails is kept
    * for the next attempt (and the first failure thrown).
    */
   async handOver(): Promise<void> {
@@ -197,6 +209,7 @@ export class RedisFallback {
     const entry = this.admits.get(key);
     if (entry) entry.count += admits.count;
     else this.admits.set(key, { ...admits });
+    if (this.admits.get(key)!.count === 0) this.admits.delete(key);
   }
 
   /** Checks Redis at most once per probe interval; on success, hands over and switches back. */

@@ -109,8 +109,8 @@ const ADD_IF_PRESENT_LUA = luaSource('add-if-present.lua');
 interface LimiterCommands {
   /** lua/decide.lua: KEYS hourly hash, previous, current and next month counter; ARGV see there. */
   rateLimitDecide(...keysAndArgs: (string | number)[]): Promise<(string | number)[]>;
-  /** lua/add-if-present.lua: the new count, or -1 if the counter does not exist. */
-  rateLimitAddIfPresent(monthCounter: string, count: number): Promise<number>;
+  /** lua/add-if-present.lua: the new count, or null if the counter does not exist. */
+  rateLimitAddIfPresent(monthCounter: string, count: number): Promise<number | null>;
 }
 
 /**
@@ -324,10 +324,21 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Runs Redis commands, waiting first for a connection being set up; any failure, or no
-   * answer within replyTimeoutMs, becomes RedisUnavailableError.
+   * A decide reply that arrived after the deadline, when the fallback had already answered
+   * the request: if Redis admitted it, its month count is taken back (the fallback counted
+   * the request if it admitted it, and a refused request counts nothing).
    */
-  private async redis<T>(commands: () => Promise<T>): Promise<T> {
+  private takeBackLateAdmission(apiKeyId: string, reply: (string | number)[]): void {
+    const [status, month, , allowed] = reply;
+    if (status === 'ok' && Number(allowed) === 1) this.fallback.takeBack({ apiKeyId, month: String(month) });
+  }
+
+  /**
+   * Runs Redis commands, waiting first for a connection being set up; any failure, or no
+   * answer within replyTimeoutMs, becomes RedisUnavailableError. `onLate` gets a result that
+   * arrives after the deadline.
+   */
+  private async redis<T>(commands: () => Promise<T>, onLate?: (result: T) => void): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -336,11 +347,13 @@ export class RedisRateLimiter implements RateLimiter {
         setImmediate(() => reject(new Error(`no answer within ${this.replyTimeoutMs} ms`)));
       }, this.replyTimeoutMs);
     });
+    const answer = this.whenConnected().then(commands);
     try {
-      const result = await Promise.race([this.whenConnected().then(commands), deadline]);
+      const result = await Promise.race([answer, deadline]);
       this.fallback.noteAnswer();
       return result;
     } catch (error) {
+      if (onLate) answer.then(onLate, () => undefined);
       throw new RedisUnavailableError(error);
     } finally {
       clearTimeout(timer);
@@ -374,8 +387,11 @@ export class RedisRateLimiter implements RateLimiter {
     // At most: one seed, and one correction of a guess more than a month off.
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const keys = [hourlyKey(apiKeyId), ...neighbouringMonths(monthGuess).map((month) => monthKey(apiKeyId, month))];
-      const reply = await this.redis(() =>
-        this.client.rateLimitDecide(...keys, policy.hourly, policy.monthly, nowArgument, operation, HOURLY_HASH_TTL_MS),
+      const reply = await this.redis(
+        () => this.client.rateLimitDecide(...keys, policy.hourly, policy.monthly, nowArgument, operation, HOURLY_HASH_TTL_MS),
+        // Past the deadline the fallback answers the request; if Redis counted it anyway, the
+        // fallback's answer stands and Redis' count is taken back at the next hand-over.
+        operation === 'consume' ? (late) => this.takeBackLateAdmission(apiKeyId, late) : undefined,
       );
       const [status, month] = reply;
       if (status === 'ok') return parseSnapshot(reply);
@@ -402,14 +418,16 @@ export class RedisRateLimiter implements RateLimiter {
   /**
    * The fallback's hand-over of one key-month. A counter Redis lost is seeded from PostgreSQL
    * first; the fallback never writes to PostgreSQL before this, so that seed cannot already
-   * contain these requests.
+   * contain these requests. Requests to take back from a counter Redis lost are dropped: the
+   * seed may or may not hold them, and the count errs on the side of one too many.
    */
   private async addToMonthCounter(admits: FallbackAdmits): Promise<void> {
     const key = monthKey(admits.apiKeyId, admits.month);
     const addIfPresent = () => this.redis(() => this.client.rateLimitAddIfPresent(key, admits.count));
-    if ((await addIfPresent()) === -1) {
+    if ((await addIfPresent()) === null) {
+      if (admits.count < 0) return;
       await this.seedMonth(admits.apiKeyId, admits.month);
-      if ((await addIfPresent()) === -1) {
+      if ((await addIfPresent()) === null) {
         throw new RedisUnavailableError(new Error(`${key} vanished right after it was seeded`));
       }
     }
