@@ -66,9 +66,19 @@ export async function appendOutboxEvent(
   } as never);
 }
 
-/** Takes the relay lock for the transaction of `em`; false when another instance holds it. */
-export async function tryRelayLock(em: Em): Promise<boolean> {
-  const [lock] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [RELAY_LOCK]);
+/**
+ * Takes the relay lock for the transaction of `em`; false when another instance holds it.
+ * The lock lives as long as the transaction, so a holder that stops answering (a frozen
+ * process, a network partition) would keep it as long as its connection stays open:
+ * PostgreSQL ends the session once the transaction has been idle for `idleTimeoutMs`, which
+ * releases the lock for the other instances.
+ */
+export async function tryRelayLock(em: Em, idleTimeoutMs: number): Promise<boolean> {
+  if (!Number.isSafeInteger(idleTimeoutMs) || idleTimeoutMs < 1) throw new RangeError(`idleTimeoutMs must be a positive integer, got ${idleTimeoutMs}`);
+  const [lock] = await em.execute<{ locked: boolean }[]>(
+    "select set_config('idle_in_transaction_session_timeout', ?, true), pg_try_advisory_xact_lock(?) as locked",
+    [String(idleTimeoutMs), RELAY_LOCK],
+  );
   return Boolean(lock?.locked);
 }
 

@@ -2,7 +2,8 @@
  * The outbox relay: publishes committed events to the bus at least once, in commit order,
  * and marks them relayed. One instance relays at a time (a transaction-scoped advisory lock
  * per batch): events stay in order across instances, and when the relaying instance dies
- * its lock dies with its connection, so another instance takes over at its next tick.
+ * its lock dies with its connection, so another instance takes over at its next tick; when it
+ * freezes instead, PostgreSQL ends its idle transaction after RELAY_LOCK_IDLE_TIMEOUT_MS.
  * A crash between publish and commit republishes the batch; consumers drop repeated seqs.
  *
  * When the bus cannot publish (Redis down), the batch's webhook fan-out still commits (it is
@@ -19,6 +20,12 @@ export type PickEventMessage = OutboxEventRecord;
 
 /** Longest pause between attempts while batches keep failing (bus or database down). */
 export const RELAY_MAX_BACKOFF_MS = 1_000;
+/**
+ * A relaying instance that leaves its transaction idle this long (frozen, partitioned) loses
+ * its session and the lock with it. Far above a healthy batch's pauses: each publish waits at
+ * most the bus' 1 s command timeout.
+ */
+export const RELAY_LOCK_IDLE_TIMEOUT_MS = 5_000;
 
 /** The bus refused a batch; its fan-out committed, the batch stays unrelayed. */
 export class RelayPublishError extends Error {
@@ -36,6 +43,8 @@ export interface OutboxRelayOptions {
   onBatch?: (em: Em, messages: PickEventMessage[]) => Promise<void>;
   /** After a batch committed (e.g. wake the local webhook dispatcher). */
   onCommitted?: (messages: PickEventMessage[]) => void;
+  /** RELAY_LOCK_IDLE_TIMEOUT_MS; tests shorten it. */
+  lockIdleTimeoutMs?: number;
 }
 
 export class OutboxRelay {
@@ -79,7 +88,7 @@ export class OutboxRelay {
   async relayOnce(): Promise<number> {
     let publishError: unknown = null;
     const relayed = await this.orm.em.fork().transactional(async (em) => {
-      if (!(await tryRelayLock(em))) return [] as PickEventMessage[];
+      if (!(await tryRelayLock(em, this.options.lockIdleTimeoutMs ?? RELAY_LOCK_IDLE_TIMEOUT_MS))) return [] as PickEventMessage[];
       const messages = await listUnrelayedEvents(em, this.batchSize);
       if (messages.length === 0) return [];
       await this.options.onBatch?.(em as Em, messages);
