@@ -8,6 +8,7 @@ import { Migration20261126000000LogRetention } from './Migration20261126000000_l
 import { Migration20261127000000ValueEngine } from './Migration20261127000000_value_engine.js';
 import { Migration20261127100000WebhookRotation } from './Migration20261127100000_webhook_rotation.js';
 import { Migration20261128000000SettlementSafety } from './Migration20261128000000_settlement_safety.js';
+import { Migration20261129000000UsageRefunds } from './Migration20261129000000_usage_refunds.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -20,4 +21,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127000000_value_engine', class: Migration20261127000000ValueEngine },
   { name: 'Migration20261127100000_webhook_rotation', class: Migration20261127100000WebhookRotation },
   { name: 'Migration20261128000000_settlement_safety', class: Migration20261128000000SettlementSafety },
+  { name: 'Migration20261129000000_usage_refunds', class: Migration20261129000000UsageRefunds },
 ];

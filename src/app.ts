@@ -115,7 +115,11 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
   });
   await registerOpenApi(app);
-  registerRateLimitHeaders(app, () => runtime.clock.now().getTime());
+  registerRateLimitHeaders(
+    app,
+    () => runtime.clock.now().getTime(),
+    (admission) => void runtime.services.auth.release(admission).catch((error: unknown) => app.log.warn({ err: error }, 'rate limiter: taking back a request answered 5xx failed; it stays counted')),
+  );
   registerGraphQLRoute(app, yoga);
   registerGraphQLSseRoute(app, runtime.services, {
     now: () => runtime.clock.now().getTime(),

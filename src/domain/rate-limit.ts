@@ -43,9 +43,25 @@ export interface MonthlyState {
   resetsAt: Date;
 }
 
+/** Which engine decided a request: Redis, the in-memory limiter, or the in-memory fallback of the Redis one. */
+export type LimiterEngine = 'redis' | 'memory' | 'fallback';
+
+/**
+ * What an admitted request counted (set by the engines): enough to take it back when its
+ * answer turns out to be a 5xx, which counts nothing.
+ */
+export interface Admission {
+  apiKeyId: string;
+  /** 'YYYY-MM' of the month counter it was counted in. */
+  month: string;
+  /** The hourly bucket it was counted in. */
+  bucket: number;
+  by: LimiterEngine;
+}
+
 /** A limiter's answer for one request: the one decision type of every engine and of the HTTP headers. */
 export type LimitDecision =
-  | { allowed: true; hourly: HourlyState; monthly: MonthlyState }
+  | { allowed: true; hourly: HourlyState; monthly: MonthlyState; admission?: Admission }
   | {
       allowed: false;
       reason: 'hourly' | 'monthly';
@@ -54,6 +70,26 @@ export type LimitDecision =
       hourly: HourlyState;
       monthly: MonthlyState;
     };
+
+/**
+ * A key's month as stored: `count` requests counted (admitted less refunded), `refunded`
+ * admitted requests taken back (answered 5xx, or counted by Redis for a request the fallback
+ * answered). Admitted (count + refunded) and refunded only grow.
+ */
+export interface MonthlyUsage {
+  count: number;
+  refunded: number;
+}
+
+/**
+ * Whether `a` is a later state of the same key-month than `b`: admitted more, or as many and
+ * refunded more. Absolute writes keep the later state, so their order and repetition do not matter.
+ */
+export function isLaterUsage(a: MonthlyUsage, b: MonthlyUsage): boolean {
+  const admittedA = a.count + a.refunded;
+  const admittedB = b.count + b.refunded;
+  return admittedA > admittedB || (admittedA === admittedB && a.refunded > b.refunded);
+}
 
 /** What a decision needs to know: the key's buckets and month usage before this request. */
 export interface UsageSnapshot {

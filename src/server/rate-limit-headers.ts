@@ -4,7 +4,7 @@
  * an addition the IETF draft RateLimit-Policy / RateLimit fields for both policies.
  */
 import type { FastifyInstance } from 'fastify';
-import type { LimitDecision } from '../services/limits/rate-limiter.js';
+import type { Admission, LimitDecision } from '../services/limits/rate-limiter.js';
 
 export function rateLimitHeaders(decision: LimitDecision, nowMs: number): Record<string, string> {
   const { hourly, monthly } = decision;
@@ -22,8 +22,22 @@ export function rateLimitHeaders(decision: LimitDecision, nowMs: number): Record
   return headers;
 }
 
-export function registerRateLimitHeaders(app: FastifyInstance, now: () => number): void {
+/**
+ * The headers on every response with a decision, and the month invariant's HTTP side: a
+ * request admitted and then answered 5xx (a database outage's 503, an internal error) is handed
+ * to `release`, so it counts nothing. The answer's status is read when the response has been
+ * sent in full ('finish'; hijacked responses, such as streams, included): an answer that never
+ * reached the client stays counted.
+ */
+export function registerRateLimitHeaders(app: FastifyInstance, now: () => number, release: (admission: Admission) => void): void {
   app.decorateRequest('rateLimit', null);
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.raw.once('finish', () => {
+      const decision = req.rateLimit;
+      if (decision?.allowed && decision.admission && reply.raw.statusCode >= 500) release(decision.admission);
+    });
+    done();
+  });
   // Callback style: runs on every response, most of which (anonymous, health, docs) have no
   // decision, and an async hook would cost each of them a promise and a microtask turn.
   app.addHook('onSend', (req, reply, payload, done) => {

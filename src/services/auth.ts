@@ -21,7 +21,7 @@ import type { Tier } from '../domain/api-key.js';
 import type { ApiKeyService } from './api-keys.js';
 import { BusChannel, type EventBus } from './events/event-bus.js';
 import { anonymousClientKey } from './limits/anonymous-window.js';
-import type { AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter, UsageReadDecision } from './limits/rate-limiter.js';
+import type { Admission, AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter, UsageReadDecision } from './limits/rate-limiter.js';
 
 export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 
@@ -157,6 +157,14 @@ export class AuthService {
   /** Counts one request against the key's hourly window and monthly cap. */
   consume(principal: ApiKeyPrincipal): Promise<LimitDecision> {
     return this.limiter.consume(principal.apiKeyId, this.options.tierLimits[principal.tier]);
+  }
+
+  /**
+   * Takes back a request `consume` admitted: its answer was a 5xx (a database outage's 503, an
+   * internal error), and a request the service failed to answer counts nothing.
+   */
+  release(admission: Admission): Promise<void> {
+    return this.limiter.release(admission);
   }
 
   /**

@@ -14,7 +14,7 @@ import { startSilentServer, type LoopbackServer } from './network.js';
 import { realRedisUrl } from './support.js';
 
 /** The anonymous limit stores nothing durable: month usage is never asked for here. */
-const noUsage: MonthlyUsageStore = { load: async () => 0, flush: async () => undefined };
+const noUsage: MonthlyUsageStore = { load: async () => ({ count: 0, refunded: 0 }), flush: async () => undefined };
 const MINUTE = Date.parse('2026-11-22T12:00:00Z');
 
 let nowMs = MINUTE;

@@ -33,6 +33,12 @@ function seededRandom(seed: number): () => number {
   };
 }
 
+function withoutAdmission(decision: LimitDecision): LimitDecision {
+  if (!decision.allowed) return decision;
+  const { admission: _admission, ...rest } = decision;
+  return rest;
+}
+
 function admittedCount(decisions: LimitDecision[]): number {
   return decisions.filter((decision) => decision.allowed).length;
 }
@@ -65,9 +71,10 @@ export function describeLimiterContract(
       return { clock, limiter };
     }
 
+    /** The decision at `iso`, without what the admission counted (the release test checks that). */
     async function consumeAt(limiter: RateLimiter, clock: ManualClock, iso: string, apiKeyId: string, policy: TierLimit) {
       clock.set(iso);
-      return limiter.consume(apiKeyId, policy);
+      return withoutAdmission(await limiter.consume(apiKeyId, policy));
     }
 
     it('admits exactly 25 of 60 parallel requests on a 25/h key, one remaining value each', async () => {
@@ -100,6 +107,24 @@ export function describeLimiterContract(
       const monthCapped = { hourly: 100, monthly: 6 };
       for (let i = 0; i < 3; i += 1) expect(await limiter.consume(key, monthCapped)).toMatchObject({ allowed: false, reason: 'monthly' });
       expect(await limiter.peek(key, monthCapped)).toMatchObject({ hourly: { remaining: 97 }, monthly: { used: 6 } });
+    });
+
+    it('takes a released request back from the hour and the month, and stores it as refunded', async () => {
+      const { limiter } = await setUp('2026-11-22T10:00:00Z');
+      const key = await database.createApiKey();
+      const policy = { hourly: 3, monthly: 100 };
+      const admitted = [];
+      for (let i = 0; i < 3; i += 1) admitted.push(await limiter.consume(key, policy));
+      expect(await limiter.consume(key, policy)).toMatchObject({ allowed: false, reason: 'hourly' });
+      const [first] = admitted;
+      expect(first).toMatchObject({ allowed: true, admission: { apiKeyId: key, month: '2026-11', by: expectedMode } });
+      // Its answer was a 5xx: the request counts nothing, and its room in the hour is free again.
+      if (!first?.allowed || !first.admission) throw new Error('the first request was admitted');
+      await limiter.release(first.admission);
+      expect(await limiter.peek(key, policy)).toMatchObject({ hourly: { remaining: 1 }, monthly: { used: 2 } });
+      expect(await limiter.consume(key, policy)).toMatchObject({ allowed: true, hourly: { remaining: 0 }, monthly: { used: 3 } });
+      await limiter.flush();
+      expect(await database.usageStore.load(key, '2026-11')).toEqual({ count: 3, refunded: 1 });
     });
 
     it('never admits more than the limit in any rolling hour, bursts at bucket and window edges included', async () => {
@@ -199,7 +224,7 @@ export function describeLimiterContract(
       const policy = { hourly: 3, monthly: 1_000 };
       const monthly = (used: number) => ({ limit: 1_000, used, remaining: 1_000 - used, resetsAt: new Date('2026-12-01T00:00:00Z') });
       // Requests of the 10:00 bucket leave the window at 11:01:00.
-      expect(await limiter.consume(key, policy)).toEqual({ allowed: true, hourly: { limit: 3, remaining: 2, resetAt: unix('2026-11-22T11:01:00Z') }, monthly: monthly(1) });
+      expect(withoutAdmission(await limiter.consume(key, policy))).toEqual({ allowed: true, hourly: { limit: 3, remaining: 2, resetAt: unix('2026-11-22T11:01:00Z') }, monthly: monthly(1) });
       expect(await consumeAt(limiter, clock, '2026-11-22T10:20:10.000Z', key, policy)).toEqual({
         allowed: true,
         hourly: { limit: 3, remaining: 1, resetAt: unix('2026-11-22T11:01:00Z') },

@@ -5,7 +5,7 @@ import { MemoryRateLimiter } from '../../src/services/limits/memory-limiter.js';
 import { RedisRateLimiter } from '../../src/services/limits/redis-limiter.js';
 import type { MonthlyUsageStore } from '../../src/services/limits/usage-store.js';
 
-const emptyUsage: MonthlyUsageStore = { load: async () => 0, flush: async () => undefined };
+const emptyUsage: MonthlyUsageStore = { load: async () => ({ count: 0, refunded: 0 }), flush: async () => undefined };
 
 describe('createRateLimiter', () => {
   it('builds the in-memory limiter without a Redis URL', async () => {

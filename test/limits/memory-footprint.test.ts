@@ -17,7 +17,7 @@ import { RedisRateLimiter, hourlyKey, monthKey } from '../../src/services/limits
 import type { MonthlyUsageStore } from '../../src/services/limits/usage-store.js';
 import { realRedisUrl } from './support.js';
 
-const emptyUsage: MonthlyUsageStore = { load: async () => 0, flush: async () => undefined };
+const emptyUsage: MonthlyUsageStore = { load: async () => ({ count: 0, refunded: 0 }), flush: async () => undefined };
 const START = '2026-11-22T10:00:00Z';
 
 describe('in-process memory per key', () => {

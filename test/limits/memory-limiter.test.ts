@@ -34,7 +34,7 @@ describe('MemoryRateLimiter', () => {
 
   it('seeds a key-month once for concurrent first requests, then admits only what the month has left', async () => {
     const key = await database.createApiKey();
-    await database.usageStore.flush([{ apiKeyId: key, month: '2026-11', count: 20 }]);
+    await database.usageStore.flush([{ apiKeyId: key, month: '2026-11', count: 20, refunded: 0 }]);
     const load = vi.fn((apiKeyId: string, month: string) => database.usageStore.load(apiKeyId, month));
     const { limiter } = setUp('2026-11-22T10:00:00Z', { load, flush: (rows) => database.usageStore.flush(rows) });
     const decisions = await Promise.all(Array.from({ length: 60 }, () => limiter.consume(key, { hourly: 25, monthly: 30 })));

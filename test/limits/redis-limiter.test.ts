@@ -287,7 +287,7 @@ if (realRedisUrl) {
         const policy = { hourly: 100, monthly: 10 };
         // PostgreSQL (what the fallback starts from) says the month is used up; the Redis
         // counter, as after a lost flush, says 5: Redis admits, the fallback refuses.
-        await database.usageStore.flush([{ apiKeyId: key, month: '2026-11', count: 10 }]);
+        await database.usageStore.flush([{ apiKeyId: key, month: '2026-11', count: 10, refunded: 0 }]);
         await admin.set(monthKey(key, '2026-11'), '5');
 
         proxy.holdReplies();
@@ -423,8 +423,11 @@ if (realRedisUrl) {
           clock.set(new Date(start + minute * 60_000 + ((step * 7_919) % 60_000)));
           // Now and then a limit already reached, so that refusals (and their Retry-After) are compared too.
           const policy = { hourly: step % 4 === 3 ? 3 : 1_000, monthly: 1_000 };
-          const decision = await limiter.consume(key, policy);
-          expect(decision).toEqual(await memory.consume(key, policy));
+          const { admission, ...decision } = { admission: undefined, ...(await limiter.consume(key, policy)) };
+          const { admission: memoryAdmission, ...memoryDecision } = { admission: undefined, ...(await memory.consume(key, policy)) };
+          expect(decision).toEqual(memoryDecision);
+          // The same month and bucket to take a request back from.
+          expect(admission && { ...admission, by: 'memory' }).toEqual(memoryAdmission);
           const { summary, buckets } = await readHourlyHash(key);
           const counts = [...buckets.values()];
           const sum = counts.reduce((total, count) => total + count, 0);

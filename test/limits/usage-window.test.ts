@@ -13,7 +13,7 @@ import type { MonthlyUsageStore } from '../../src/services/limits/usage-store.js
 import { startSilentServer, type LoopbackServer } from './network.js';
 import { realRedisUrl } from './support.js';
 
-const noUsage: MonthlyUsageStore = { load: async () => 0, flush: async () => undefined };
+const noUsage: MonthlyUsageStore = { load: async () => ({ count: 0, refunded: 0 }), flush: async () => undefined };
 const HOUR = Date.parse('2026-11-22T12:00:00Z');
 const POLICY = { hourly: 5, monthly: 100 };
 

@@ -13,13 +13,15 @@ import {
   bucketOf,
   currentBucket,
   decide,
+  isLaterUsage,
   monthKeyOf,
   oldestCountedBucket,
   pruneBefore,
   standing,
+  type MonthlyUsage,
 } from '../../domain/rate-limit.js';
 import { AnonymousWindows, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
-import type { HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
+import type { Admission, HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
 import { UsageReadWindows } from './usage-window.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
@@ -44,11 +46,17 @@ export interface MemoryRateLimiterOptions {
 interface MonthCount {
   apiKeyId: string;
   month: string;
-  /** Requests counted in the month: the seeded value plus what this process admitted. */
+  /** Requests counted in the month: the seeded value plus what this process admitted, less what it took back. */
   used: number;
-  /** The greatest value the usage store has accepted (or was seeded with). */
-  persisted: number;
+  /** Admitted requests taken back (release), seeded value included. */
+  refunded: number;
+  /** The latest state the usage store has accepted (or was seeded with). */
+  persisted: MonthlyUsage;
   lastUsedMs: number;
+}
+
+function usageOf(month: MonthCount): MonthlyUsage {
+  return { count: month.used, refunded: month.refunded };
 }
 
 function keyMonthId(apiKeyId: string, month: string): string {
@@ -91,14 +99,25 @@ export class MemoryRateLimiter implements RateLimiter {
     // Nothing below awaits, so requests for one key decide strictly one after another.
     const buckets = this.bucketsOf(apiKeyId);
     const verdict = decide({ nowMs, buckets, monthUsed: month.used }, policy);
-    if (verdict.allowed) {
-      const bucket = currentBucket(buckets, nowMs);
-      buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
-      pruneBefore(buckets, oldestCountedBucket(bucket));
-      month.used += 1;
-    }
     month.lastUsedMs = nowMs;
-    return verdict;
+    if (!verdict.allowed) return verdict;
+    const bucket = currentBucket(buckets, nowMs);
+    buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
+    pruneBefore(buckets, oldestCountedBucket(bucket));
+    month.used += 1;
+    return { ...verdict, admission: { apiKeyId, month: month.month, bucket, by: 'memory' } };
+  }
+
+  async release(admission: Admission): Promise<void> {
+    const month = this.months.get(keyMonthId(admission.apiKeyId, admission.month));
+    if (month && month.used > 0) {
+      month.used -= 1;
+      month.refunded += 1;
+    }
+    const buckets = this.windows.get(admission.apiKeyId);
+    const inBucket = buckets?.get(admission.bucket) ?? 0;
+    if (inBucket > 1) buckets!.set(admission.bucket, inBucket - 1);
+    else if (inBucket === 1) buckets!.delete(admission.bucket);
   }
 
   async peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }> {
@@ -148,7 +167,7 @@ export class MemoryRateLimiter implements RateLimiter {
       if (buckets.size === 0) this.windows.delete(apiKeyId);
     }
     for (const [id, month] of this.months) {
-      if (month.used === month.persisted && nowMs - month.lastUsedMs > IDLE_MONTH_EVICTION_MS) this.months.delete(id);
+      if (!isLaterUsage(usageOf(month), month.persisted) && nowMs - month.lastUsedMs > IDLE_MONTH_EVICTION_MS) this.months.delete(id);
     }
     this.anonymous.evictEnded(nowMs);
     this.usageReads.evictEnded(nowMs);
@@ -212,7 +231,7 @@ export class MemoryRateLimiter implements RateLimiter {
         .load(apiKeyId, month)
         .then((stored) => {
           // A failed load stores nothing, so the next request tries again.
-          this.months.set(id, { apiKeyId, month, used: stored, persisted: stored, lastUsedMs: this.now() });
+          this.months.set(id, { apiKeyId, month, used: stored.count, refunded: stored.refunded, persisted: stored, lastUsedMs: this.now() });
         })
         .finally(() => this.seeding.delete(id));
       this.seeding.set(id, pending);
@@ -221,12 +240,13 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   private async writeDirtyMonths(): Promise<void> {
-    const dirty = [...this.months.values()].filter((month) => month.used > month.persisted);
+    const dirty = [...this.months.values()].filter((month) => isLaterUsage(usageOf(month), month.persisted));
     if (dirty.length === 0) return;
-    const rows = dirty.map((month) => ({ apiKeyId: month.apiKeyId, month: month.month, count: month.used }));
+    const rows = dirty.map((month) => ({ apiKeyId: month.apiKeyId, month: month.month, ...usageOf(month) }));
     await this.usageStore.flush(rows);
     dirty.forEach((month, index) => {
-      month.persisted = Math.max(month.persisted, rows[index]!.count);
+      const written = { count: rows[index]!.count, refunded: rows[index]!.refunded };
+      if (isLaterUsage(written, month.persisted)) month.persisted = written;
     });
   }
 

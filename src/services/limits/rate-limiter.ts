@@ -10,16 +10,22 @@ import type { UsageReadDecision } from './usage-window.js';
 
 export type { AnonymousDecision, UsageReadDecision };
 
-import type { HourlyState, LimitDecision, MonthlyState } from '../../domain/rate-limit.js';
+import type { Admission, HourlyState, LimitDecision, LimiterEngine, MonthlyState } from '../../domain/rate-limit.js';
 
 // The decision types are the domain's (src/domain/rate-limit.ts); the port re-exports them for its callers.
-export type { HourlyState, LimitDecision, MonthlyState };
+export type { Admission, HourlyState, LimitDecision, MonthlyState };
 
-export type LimiterMode = 'redis' | 'memory' | 'fallback';
+export type LimiterMode = LimiterEngine;
 
 export interface RateLimiter {
   /** Checks both limits and counts the request when both allow it. */
   consume(apiKeyId: string, policy: TierLimit): Promise<LimitDecision>;
+  /**
+   * Takes back an admitted request (its answer was a 5xx): one less in its month (counted as
+   * refunded) and in its hourly bucket. Never throws; what cannot reach the engine now is
+   * taken back later or, at worst, stays counted.
+   */
+  release(admission: Admission): Promise<void>;
   /** The current state without counting anything (dashboards). */
   peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }>;
   /**
@@ -39,6 +45,8 @@ export interface RateLimiter {
   mode(): LimiterMode;
   /** True while the limiter's engine answers (always true in memory); for /readyz. */
   ping(): Promise<boolean>;
+  /** Writes monthly usage to PostgreSQL now (it also happens on a timer). */
+  flush(): Promise<void>;
   /** Flushes monthly usage to PostgreSQL and stops timers. */
   close(): Promise<void>;
 }

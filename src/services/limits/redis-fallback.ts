@@ -8,11 +8,10 @@
 import type { ServiceLog } from '../log.js';
 import { performance } from 'node:perf_hooks';
 import type { TierLimit } from '../../domain/access.js';
-import { monthKeyOf } from '../../domain/rate-limit.js';
 import type { AnonymousDecision } from './anonymous-window.js';
 import type { UsageReadDecision } from './usage-window.js';
 import { MemoryRateLimiter } from './memory-limiter.js';
-import type { HourlyState, LimitDecision, LimiterMode, MonthlyState } from './rate-limiter.js';
+import type { Admission, HourlyState, LimitDecision, LimiterMode, MonthlyState } from './rate-limiter.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
 /**
@@ -133,9 +132,16 @@ export class RedisFallback {
 
   async consume(apiKeyId: string, policy: TierLimit): Promise<LimitDecision> {
     const verdict = await this.memory.consume(apiKeyId, policy);
-    if (verdict.allowed) this.recordAdmit(apiKeyId, verdict);
     this.lastMode = 'fallback';
-    return verdict;
+    if (!verdict.allowed || !verdict.admission) return verdict;
+    this.mergeAdmits({ apiKeyId, month: verdict.admission.month, count: 1 });
+    return { ...verdict, admission: { ...verdict.admission, by: 'fallback' } };
+  }
+
+  /** Takes back a request the fallback admitted: in memory, and from what it hands over to Redis. */
+  async release(admission: Admission): Promise<void> {
+    await this.memory.release(admission);
+    this.takeBack(admission);
   }
 
   peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }> {
@@ -153,8 +159,9 @@ export class RedisFallback {
   }
 
   /**
-   * Redis counted a request the fallback answered (its reply came past the deadline): one
-   * less to hand over, or one to take off the Redis counter.
+   * One request to take off a month: Redis counted a request the fallback answered (its reply
+   * came past the deadline), or a request admitted was answered 5xx. One less to hand over, or
+   * one to take off the Redis counter (as refunded).
    */
   takeBack(keyMonth: KeyMonth): void {
     this.mergeAdmits({ ...keyMonth, count: -1 });
@@ -197,11 +204,6 @@ export class RedisFallback {
     // Seed afresh from PostgreSQL: counts from an earlier outage were handed to Redis since.
     this.memory.reset();
     this.log?.warn({ err: error.cause }, 'rate limiter: Redis unavailable, deciding in memory per instance');
-  }
-
-  private recordAdmit(apiKeyId: string, verdict: LimitDecision): void {
-    // The decision's month: the one that ends at monthly.resetsAt.
-    this.mergeAdmits({ apiKeyId, month: monthKeyOf(verdict.monthly.resetsAt.getTime() - 1), count: 1 });
   }
 
   private mergeAdmits(admits: FallbackAdmits): void {

@@ -27,10 +27,10 @@ import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { TierLimit } from '../../domain/access.js';
 import { systemClock } from '../../domain/clock.js';
-import { decide, monthKeyOf, standing } from '../../domain/rate-limit.js';
+import { currentBucket, decide, monthKeyOf, standing } from '../../domain/rate-limit.js';
 import { ANONYMOUS_WINDOW_MS, anonymousDecision, anonymousWindowOf, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
 import { DEFAULT_FLUSH_INTERVAL_MS } from './memory-limiter.js';
-import type { HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
+import type { Admission, HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
 import { USAGE_READ_WINDOW_MS, usageReadDecision, usageReadWindowOf } from './usage-window.js';
 import { RedisFallback, RedisUnavailableError, type FallbackAdmits, type KeyMonth } from './redis-fallback.js';
 import type { MonthlyUsageStore } from './usage-store.js';
@@ -78,6 +78,11 @@ export function monthKey(apiKeyId: string, month: string): string {
   return `rl:{${apiKeyId}}:m:${month}`;
 }
 
+/** The admitted requests of the month taken back (only grows; see release). */
+export function refundsKey(apiKeyId: string, month: string): string {
+  return `rl:{${apiKeyId}}:r:${month}`;
+}
+
 /**
  * One counter per deployment, client address and minute; it expires shortly after its minute.
  * (API key ids are unique across deployments; addresses are not.)
@@ -104,13 +109,16 @@ function luaSource(file: string): string {
 export const LUA_MONTH_OF = luaSource('month-of.lua');
 const DECIDE_LUA = `${LUA_MONTH_OF}\n${luaSource('decide.lua')}`;
 const ADD_IF_PRESENT_LUA = luaSource('add-if-present.lua');
+const REFUND_LUA = luaSource('refund.lua');
 
 /** The limiter's scripts as commands of its client (see defineLimiterCommands). */
 interface LimiterCommands {
   /** lua/decide.lua: KEYS hourly hash, previous, current and next month counter; ARGV see there. */
   rateLimitDecide(...keysAndArgs: (string | number)[]): Promise<(string | number)[]>;
   /** lua/add-if-present.lua: the new count, or null if the counter does not exist. */
-  rateLimitAddIfPresent(monthCounter: string, count: number): Promise<number | null>;
+  rateLimitAddIfPresent(monthCounter: string, refundsCounter: string, count: number): Promise<number | null>;
+  /** lua/refund.lua: takes one admitted request back from its month and bucket. */
+  rateLimitRefund(hourlyHash: string, monthCounter: string, refundsCounter: string, bucket: number): Promise<number>;
 }
 
 /**
@@ -119,7 +127,8 @@ interface LimiterCommands {
  */
 function defineLimiterCommands(client: Redis): Redis & LimiterCommands {
   client.defineCommand('rateLimitDecide', { numberOfKeys: 4, lua: DECIDE_LUA });
-  client.defineCommand('rateLimitAddIfPresent', { numberOfKeys: 1, lua: ADD_IF_PRESENT_LUA });
+  client.defineCommand('rateLimitAddIfPresent', { numberOfKeys: 2, lua: ADD_IF_PRESENT_LUA });
+  client.defineCommand('rateLimitRefund', { numberOfKeys: 3, lua: REFUND_LUA });
   return client as Redis & LimiterCommands;
 }
 
@@ -215,10 +224,31 @@ export class RedisRateLimiter implements RateLimiter {
         }
         this.touched.set(monthKey(apiKeyId, snapshot.month), { apiKeyId, month: snapshot.month });
         this.fallback.decidedInRedis();
-        return verdict;
+        if (!verdict.allowed) return verdict;
+        return { ...verdict, admission: { apiKeyId, month: snapshot.month, bucket: currentBucket(snapshot.buckets, snapshot.nowMs), by: 'redis' } };
       },
       () => this.fallback.consume(apiKeyId, policy),
     );
+  }
+
+  /**
+   * A request the fallback admitted is taken back there. One Redis admitted is taken back in
+   * Redis (month and bucket); while Redis does not answer, its month is handed over later,
+   * and its bucket stays counted (the hourly window only errs on the strict side).
+   */
+  async release(admission: Admission): Promise<void> {
+    if (admission.by === 'fallback') return this.fallback.release(admission);
+    const { apiKeyId, month, bucket } = admission;
+    if (this.fallback.redisHealthy) {
+      try {
+        await this.redis(() => this.client.rateLimitRefund(hourlyKey(apiKeyId), monthKey(apiKeyId, month), refundsKey(apiKeyId, month), bucket));
+        this.touched.set(monthKey(apiKeyId, month), { apiKeyId, month });
+        return;
+      } catch {
+        // Not taken back in Redis now: handed over with the fallback's counts later.
+      }
+    }
+    this.fallback.takeBack({ apiKeyId, month });
   }
 
   async peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }> {
@@ -408,7 +438,16 @@ export class RedisRateLimiter implements RateLimiter {
     if (!pending) {
       pending = (async () => {
         const stored = await this.usageStore.load(apiKeyId, month);
-        await this.redis(() => this.client.set(key, stored, 'PX', MONTH_COUNTER_TTL_MS, 'NX'));
+        // Both or neither: a later flush reads them as one state.
+        const replies = await this.redis(() =>
+          this.client
+            .multi()
+            .set(key, stored.count, 'PX', MONTH_COUNTER_TTL_MS, 'NX')
+            .set(refundsKey(apiKeyId, month), stored.refunded, 'PX', MONTH_COUNTER_TTL_MS, 'NX')
+            .exec(),
+        );
+        const failed = replies?.find(([error]) => error) ?? (replies ? null : [new Error('no reply')]);
+        if (failed) throw new RedisUnavailableError(failed[0]);
       })().finally(() => this.seeding.delete(key));
       this.seeding.set(key, pending);
     }
@@ -423,7 +462,7 @@ export class RedisRateLimiter implements RateLimiter {
    */
   private async addToMonthCounter(admits: FallbackAdmits): Promise<void> {
     const key = monthKey(admits.apiKeyId, admits.month);
-    const addIfPresent = () => this.redis(() => this.client.rateLimitAddIfPresent(key, admits.count));
+    const addIfPresent = () => this.redis(() => this.client.rateLimitAddIfPresent(key, refundsKey(admits.apiKeyId, admits.month), admits.count));
     if ((await addIfPresent()) === null) {
       if (admits.count < 0) return;
       await this.seedMonth(admits.apiKeyId, admits.month);
@@ -442,15 +481,19 @@ export class RedisRateLimiter implements RateLimiter {
     const batch = this.touched;
     this.touched = new Map();
     try {
-      const keys = [...batch.keys()];
-      const values = await this.redis(() => this.client.pipeline(keys.map((key) => ['get', key])).exec());
-      const rows = keys.flatMap((key, index) => {
-        const [error, value] = values?.[index] ?? [new Error('no reply'), null];
+      const keyMonths = [...batch.values()];
+      // Each month with its refunds in one MGET (one slot, one moment): a state PostgreSQL can
+      // order against any other moment's.
+      const values = await this.redis(() =>
+        this.client.pipeline(keyMonths.map(({ apiKeyId, month }) => ['mget', monthKey(apiKeyId, month), refundsKey(apiKeyId, month)])).exec(),
+      );
+      const rows = keyMonths.flatMap(({ apiKeyId, month }, index) => {
+        const [error, pair] = values?.[index] ?? [new Error('no reply'), null];
         if (error) throw new RedisUnavailableError(error);
+        const [value, refunded] = pair as [string | null, string | null];
         // A counter that expired has nothing to add to what PostgreSQL holds.
         if (value === null) return [];
-        const { apiKeyId, month } = batch.get(key)!;
-        return [{ apiKeyId, month, count: Number(value) }];
+        return [{ apiKeyId, month, count: Number(value), refunded: Number(refunded ?? 0) }];
       });
       await this.usageStore.flush(rows);
     } catch (error) {
