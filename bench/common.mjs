@@ -31,6 +31,18 @@ export const r1 = (v) => (v === null || v === undefined || Number.isNaN(v) ? nul
 export const r2 = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 100) / 100);
 export const r3 = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 1000) / 1000);
 
+/** mulberry32: a small seeded PRNG, so a seed replays the same numbers. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export function intEnv(name, fallback, min, max) {
   const raw = process.env[name]?.trim();
   if (!raw) return fallback;

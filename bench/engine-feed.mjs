@@ -25,7 +25,7 @@
  */
 import { createServer } from 'node:http';
 import { devig } from '../dist/src/domain/devig.js';
-import { HOST, serveCommands, wallNow } from './common.mjs';
+import { HOST, rng, serveCommands, wallNow } from './common.mjs';
 
 if (!process.send) {
   process.stderr.write('bench/engine-feed.mjs is started by bench/engine-run.mjs (npm run bench:engine), not directly.\n');
@@ -57,17 +57,6 @@ const CLUBS = [
   'Blackburn Rovers', 'Preston North End', 'Luton Town', 'Plymouth Argyle',
 ];
 
-/** mulberry32: a small seeded PRNG, so every run quotes the same market. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const round3 = (x) => Math.round(x * 1000) / 1000;
 const floor2 = (x) => Math.floor(x * 100 + 1e-9) / 100;

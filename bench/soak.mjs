@@ -70,7 +70,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
-import { BENCH_DIR, HOST, ROOT, intEnv, log, machine, sleep } from './common.mjs';
+import { BENCH_DIR, HOST, ROOT, intEnv, log, machine, rng, sleep } from './common.mjs';
 
 const execFileAsync = promisify(execFile);
 const MAIN_JS = path.join(ROOT, 'dist/src/main.js');
@@ -159,17 +159,6 @@ const settings = {
 
 // ---------------------------------------------------------------- small helpers
 
-/** mulberry32: a small seeded PRNG. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const between = (r, lo, hi) => lo + r() * (hi - lo);
 const choose = (r, items) => items[Math.floor(r() * items.length)];
 const floor2 = (x) => Math.floor(x * 100 + 1e-9) / 100;
