@@ -13,7 +13,7 @@ import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
 import { BOOKMAKER_KEY, sportSlugOfKey } from './domain/odds-feed.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from './domain/value-detection.js';
 import { DEFAULT_MATCH_MIN_MINUTES, DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from './domain/settlement.js';
-import { SIMULATED_MATCH_MIN_MINUTES } from './seed/simulated-feed.js';
+import { SIMULATED_MATCH_MIN_MINUTES } from './services/value-engine/simulated-feed.js';
 import { isSportSlug, SPORT_SLUGS, type SportSlug } from './domain/sports.js';
 
 export class ConfigError extends Error {

@@ -23,7 +23,7 @@ import { WebhookSender } from './services/webhooks/http-sender.js';
 import { WebhookUrlGuard, type Resolver } from './services/webhooks/url-guard.js';
 import { HttpFeedSource, SimulatedFeedSource, type FeedSource } from './services/value-engine/feed-source.js';
 import { FeedPoller } from './services/value-engine/poller.js';
-import { SIMULATED_SPORT_KEYS } from './seed/simulated-feed.js';
+import { SIMULATED_SPORT_KEYS } from './services/value-engine/simulated-feed.js';
 
 export interface ReadinessCheck {
   name: string;

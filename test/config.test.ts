@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_TIER_LIMITS, loadConfig } from '../src/config.js';
 import { DEFAULT_MATCH_MIN_MINUTES } from '../src/domain/settlement.js';
 import { SPORT_SLUGS } from '../src/domain/sports.js';
-import { SIMULATED_MATCH_MIN_MINUTES } from '../src/seed/simulated-feed.js';
+import { SIMULATED_MATCH_MIN_MINUTES } from '../src/services/value-engine/simulated-feed.js';
 
 const pg = {
   DATABASE_URL: 'postgres://u@127.0.0.1:5432/db',

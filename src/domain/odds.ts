@@ -2,7 +2,7 @@
 import { InvalidParameterError } from './errors.js';
 import { roundTo } from './numbers.js';
 
-/** Default bookmaker tax on stakes; per-bookmaker rates override it. */
+/** Default bookmaker tax on stakes (a bet pays odds x (1 - tax) per unit staked); per-bookmaker rates override it. */
 export const DEFAULT_TAX_RATE = 0.053;
 
 export type EdgeTier = 'big_edge' | 'stark' | 'standard';
@@ -22,8 +22,11 @@ export function edgePct(odds: number, referenceFairOdds: number): number {
   return (odds / referenceFairOdds - 1) * 100;
 }
 
-/** Post-tax edge as a fraction (0.0858 style): odds x (1 - tax) / fair - 1. */
-export function edgePctPostTax(odds: number, referenceFairOdds: number, taxRate: number): number {
+/**
+ * Post-tax edge as a fraction (0.0858 style): odds x (1 - tax) / fair - 1. Stored and served
+ * as `edgePctPostTax` / `edge_pct_post_tax`, names the API keeps although the value is no percent.
+ */
+export function postTaxEdgeFraction(odds: number, referenceFairOdds: number, taxRate: number): number {
   return (odds * (1 - taxRate)) / referenceFairOdds - 1;
 }
 
@@ -67,7 +70,7 @@ export function priceEdges(
   validateDecimalOdds('odds', input.odds);
   validateDecimalOdds('referenceFairOdds', input.referenceFairOdds);
   validateTaxRate('taxRate', input.taxRate);
-  const postTax = edgePctPostTax(input.odds, input.referenceFairOdds, input.taxRate);
+  const postTax = postTaxEdgeFraction(input.odds, input.referenceFairOdds, input.taxRate);
   return {
     edgePct: roundTo(edgePct(input.odds, input.referenceFairOdds), 2),
     edgePctPostTax: roundTo(postTax, 4),

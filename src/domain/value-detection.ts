@@ -16,7 +16,7 @@ import {
 } from './devig.js';
 import { DRAW_SELECTION } from './market.js';
 import { H2H_MARKET, type OddsBookmaker, type OddsEvent, type OddsMarket } from './odds-feed.js';
-import { DEFAULT_TAX_RATE, type EdgeTier, edgePct, edgePctPostTax, edgeTier, kellyFraction } from './odds.js';
+import { DEFAULT_TAX_RATE, type EdgeTier, edgePct, edgeTier, postTaxEdgeFraction, kellyFraction } from './odds.js';
 
 export interface OddsRange {
   /** Inclusive bounds on the offered (pre-tax) decimal price. */
@@ -151,7 +151,7 @@ export interface ValueCandidate {
   fairOdds: number;
   /** Pre-tax edge in percent: (price / fair - 1) x 100 (odds.ts edgePct). */
   edgePercent: number;
-  /** Post-tax edge as a fraction: price x (1 - tax) / fair - 1 (odds.ts edgePctPostTax). */
+  /** Post-tax edge as a fraction: price x (1 - tax) / fair - 1 (odds.ts postTaxEdgeFraction). */
   edgePostTaxFraction: number;
   kellyFraction: number;
   edgeTier: EdgeTier;
@@ -405,7 +405,7 @@ function detectSelection(
   const rejectionOf = (offer: Offer): OfferRejection | null => {
     if (ageSeconds(offer.updatedAt, now, opts.clockSkewSeconds) > opts.referenceMaxAgeSeconds) return 'offered_stale';
     if (offer.price < opts.oddsRange.min || offer.price > opts.oddsRange.max) return 'outside_odds_range';
-    if (edgePctPostTax(offer.price, fairOdds, offer.taxRate) < opts.minEdge) return 'below_min_edge';
+    if (postTaxEdgeFraction(offer.price, fairOdds, offer.taxRate) < opts.minEdge) return 'below_min_edge';
     return null;
   };
   // Best post-tax price first; a tie keeps feed order (sort is stable).
@@ -422,7 +422,7 @@ function detectSelection(
   // Best plausible price first: an edge at or above reviewEdge looks wrong, so a qualifying
   // offer below it is published instead, and the suspect ones are recorded; only when every
   // qualifying offer looks wrong is the best one held for review.
-  const tooGood = (offer: Offer) => edgePctPostTax(offer.price, fairOdds, offer.taxRate) >= opts.reviewEdge;
+  const tooGood = (offer: Offer) => postTaxEdgeFraction(offer.price, fairOdds, offer.taxRate) >= opts.reviewEdge;
   const plausible = qualifying.find((offer) => !tooGood(offer));
   const best = plausible ?? qualifying[0]!;
   const excludedOffers: ExcludedOffer[] = plausible
@@ -430,7 +430,7 @@ function detectSelection(
     : [];
 
   const fairProbabilities = selectionProbabilities(reference.all, index);
-  const edgePostTaxFraction = edgePctPostTax(best.price, fairOdds, best.taxRate);
+  const edgePostTaxFraction = postTaxEdgeFraction(best.price, fairOdds, best.taxRate);
   const offeredPrices = best.market.outcomes.map((o) => o.price);
   const confidenceInputs: ConfidenceInputs = {
     margin: overround(reference.market.outcomes.map((o) => o.price)),

@@ -3,6 +3,7 @@
  * the delivery body (docs/API.md, "Webhooks") and the headers of one attempt (docs/API.md, "Delivery"; Standard Webhooks).
  */
 import { InvalidParameterError } from './errors.js';
+import { priceEdges } from './odds.js';
 import { v1PickJson, type PickSnapshot } from './pick-view.js';
 import { signWebhookBody, standardWebhookSignature } from './signature.js';
 
@@ -80,6 +81,10 @@ export function webhookBody(event: WebhookEvent, options: { test?: boolean } = {
  * The pick a test delivery carries: obviously a sample (teams and league say so), published,
  * kicking off a day after `now`, with the fields of a real pick so receivers parse it as one.
  */
+const SAMPLE_PRICE = { odds: 2.1, referenceFairOdds: 2.01, taxRate: 0 } as const;
+/** The sample's edges and stake, computed as a real pick's are: a receiver checking them finds them consistent. */
+const samplePricing = priceEdges(SAMPLE_PRICE);
+
 export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
   const kickoff = new Date(now.getTime() + 24 * 60 * 60 * 1000);
   kickoff.setUTCMinutes(0, 0, 0);
@@ -91,8 +96,8 @@ export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
     awayTeam: 'Sample Away FC',
     kickoffAt: kickoff.toISOString(),
     description: 'Sample Home FC to win (test delivery)',
-    odds: 2.1,
-    edgePct: 4.2,
+    odds: SAMPLE_PRICE.odds,
+    edgePct: samplePricing.edgePct,
     confidence: 62,
     status: 'published',
     settledAt: null,
@@ -101,11 +106,11 @@ export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
     selection: 'Sample Home FC',
     bookmakerName: 'Sample Bookmaker',
     bookmakerSlug: 'sample',
-    referenceFairOdds: 2.01,
-    taxRate: 0,
-    edgePctPostTax: 4.2,
-    kellyFraction: 0.02,
-    edgeTier: 'standard',
+    referenceFairOdds: SAMPLE_PRICE.referenceFairOdds,
+    taxRate: SAMPLE_PRICE.taxRate,
+    edgePctPostTax: samplePricing.edgePctPostTax,
+    kellyFraction: samplePricing.kellyFraction,
+    edgeTier: samplePricing.edgeTier,
     publishedAt: now.toISOString(),
     closingOdds: null,
   };

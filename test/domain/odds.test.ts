@@ -6,7 +6,7 @@ import {
   DEFAULT_TAX_RATE,
   EDGE_TIERS,
   edgePct,
-  edgePctPostTax,
+  postTaxEdgeFraction,
   edgeTier,
   kellyFraction,
   priceEdges,
@@ -48,18 +48,18 @@ describe('edgePct', () => {
   });
 });
 
-describe('edgePctPostTax', () => {
+describe('postTaxEdgeFraction (edgePctPostTax in the API)', () => {
   it('is odds x (1 - tax) / fair - 1, a fraction', () => {
-    expect(edgePctPostTax(2.2, 2.0, 0.053)).toBeCloseTo(0.0417, 12);
-    expect(edgePctPostTax(2.2, 2.0, 0)).toBeCloseTo(0.1, 12);
-    expect(edgePctPostTax(2.5, 2.1, 0.053)).toBeCloseTo(0.12738095238095, 12);
-    expect(edgePctPostTax(2.0, 2.0, 0.053)).toBeCloseTo(-0.053, 12);
+    expect(postTaxEdgeFraction(2.2, 2.0, 0.053)).toBeCloseTo(0.0417, 12);
+    expect(postTaxEdgeFraction(2.2, 2.0, 0)).toBeCloseTo(0.1, 12);
+    expect(postTaxEdgeFraction(2.5, 2.1, 0.053)).toBeCloseTo(0.12738095238095, 12);
+    expect(postTaxEdgeFraction(2.0, 2.0, 0.053)).toBeCloseTo(-0.053, 12);
   });
 
   it('equals edgePct / 100 without tax', () => {
     fc.assert(
       fc.property(odds, odds, (o, f) => {
-        expect(edgePctPostTax(o, f, 0)).toBeCloseTo(edgePct(o, f) / 100, 9);
+        expect(postTaxEdgeFraction(o, f, 0)).toBeCloseTo(edgePct(o, f) / 100, 9);
       }),
     );
   });
@@ -108,7 +108,7 @@ describe('kellyFraction', () => {
         const k = kellyFraction(o, f, t);
         expect(k).toBeGreaterThanOrEqual(0);
         expect(k).toBeLessThan(1);
-        const edge = edgePctPostTax(o, f, t);
+        const edge = postTaxEdgeFraction(o, f, t);
         if (Math.abs(edge) > 1e-9) expect(k > 0).toBe(edge > 0);
       }),
     );
@@ -194,9 +194,9 @@ describe('priceEdges', () => {
       fc.property(odds, odds, taxRate, (o, f, t) => {
         const priced = priceEdges({ odds: o, referenceFairOdds: f, taxRate: t });
         expect(Math.abs(priced.edgePct - edgePct(o, f))).toBeLessThanOrEqual(0.005 + 1e-9);
-        expect(Math.abs(priced.edgePctPostTax - edgePctPostTax(o, f, t))).toBeLessThanOrEqual(0.00005 + 1e-12);
+        expect(Math.abs(priced.edgePctPostTax - postTaxEdgeFraction(o, f, t))).toBeLessThanOrEqual(0.00005 + 1e-12);
         expect(Math.abs(priced.kellyFraction - kellyFraction(o, f, t))).toBeLessThanOrEqual(0.00005 + 1e-12);
-        expect(priced.edgeTier).toBe(edgeTier(edgePctPostTax(o, f, t)));
+        expect(priced.edgeTier).toBe(edgeTier(postTaxEdgeFraction(o, f, t)));
         expect(Number.isFinite(priced.edgePct)).toBe(true);
       }),
     );

@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { SIMULATED_SOFT_BOOKMAKERS } from '../../src/seed/simulated-feed.js';
+import { SIMULATED_SOFT_BOOKMAKERS } from '../../src/services/value-engine/simulated-feed.js';
 import { SimulatedFeedSource } from '../../src/services/value-engine/feed-source.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';

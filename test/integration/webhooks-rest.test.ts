@@ -11,6 +11,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { BODY_LIMIT_BYTES } from '../../src/server/http-limits.js';
 import { openApiValidator, type OpenApiValidator } from '../helpers/openapi.js';
 import { CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
 
@@ -228,8 +229,8 @@ describe('body rules of POST /api/v1/webhooks', () => {
     expect(list.json()).toEqual({ data: [], count: 0 });
   });
 
-  it('413 payload_too_large for a body over 256 KiB', async () => {
-    const res = await call('POST', BASE, { key, body: { ...valid, padding: 'x'.repeat(300 * 1024) } });
+  it('413 payload_too_large for a body over 64 KiB', async () => {
+    const res = await call('POST', BASE, { key, body: { ...valid, padding: 'x'.repeat(BODY_LIMIT_BYTES) } });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ error: 'payload_too_large', message: expect.any(String) });
     expectMatchesOpenApi(BASE, 'POST', 413, res.json());

@@ -5,7 +5,7 @@
  */
 import { Agent, request } from 'undici';
 import { REDACTED, redactUrl } from '../../domain/redaction.js';
-import { SimulatedFeed } from '../../seed/simulated-feed.js';
+import { SimulatedFeed } from './simulated-feed.js';
 import type { Clock } from '../../domain/clock.js';
 
 export interface FeedResponse {

@@ -8,7 +8,7 @@ import {
   SIMULATED_SOFT_BOOKMAKERS,
   SIMULATED_SPORT_KEYS,
   SimulatedFeed,
-} from '../../src/seed/simulated-feed.js';
+} from '../../src/services/value-engine/simulated-feed.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

@@ -5,9 +5,9 @@
  * of (seed, sport, fixture index, what, time bucket), so a body depends only on its arguments,
  * and calls may come in any order.
  */
-import { devig } from '../domain/devig.js';
-import { DRAW_SELECTION } from '../domain/market.js';
-import { DEFAULT_TAX_RATE } from '../domain/odds.js';
+import { devig } from '../../domain/devig.js';
+import { DRAW_SELECTION } from '../../domain/market.js';
+import { DEFAULT_TAX_RATE } from '../../domain/odds.js';
 
 export interface SimulatedFeedOptions {
   seed?: number;
