@@ -9,7 +9,7 @@
  * (docs/API.md, "Versioning"), and clients must ignore fields they do not know.
  */
 import { encodePickCursor } from '../../src/domain/cursor.js';
-import { ERRORS, type ErrorCode } from '../../src/domain/errors.js';
+import { ERROR_EXTRA_FIELDS, ERRORS, type ErrorCode, type ErrorExtraField } from '../../src/domain/errors.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
@@ -108,15 +108,16 @@ const webhookAttempt = {
   },
 } as const;
 
-/** Every body field an error can carry beside `error` and `message` (src/domain/errors.ts extras). */
-const errorExtras = {
-  parameter: { type: 'string', description: 'invalid_parameter: the offending parameter, body field or header.' },
-  minimum_tier: { type: 'string', enum: ['growth', 'enterprise'], description: 'tier_upgrade_required: the lowest tier with access.' },
-  retry_after_seconds: { type: 'integer', minimum: 1, description: 'rate_limit_exceeded: seconds until a request would be admitted (also Retry-After).' },
-  resets_at: { ...timestamp, description: 'monthly_quota_exceeded: 00:00 UTC on the first day of the next month.' },
-  subscription_id: { type: 'string', format: 'uuid', description: 'duplicate_url: the existing subscription for this url.' },
-  limit: { type: 'integer', description: 'subscription_limit: subscriptions allowed per API key.' },
-} as const;
+/**
+ * Every body field an error can carry beside `error` and `message`: the error table's extra
+ * fields, each described with the codes that carry it.
+ */
+const errorExtras = Object.fromEntries(
+  (Object.entries(ERROR_EXTRA_FIELDS) as [ErrorExtraField, (typeof ERROR_EXTRA_FIELDS)[ErrorExtraField]][]).map(([name, field]) => {
+    const codes = (Object.keys(ERRORS) as ErrorCode[]).filter((code) => (ERRORS[code].extras as readonly string[]).includes(name));
+    return [name, { ...field, description: `${codes.join(', ')}: ${field.description}` }];
+  }),
+) as Record<ErrorExtraField, object>;
 
 /** The named components, in the order the document lists them. */
 export const API_SCHEMAS = {
@@ -404,16 +405,18 @@ export function errorSchemaFor(codes: readonly ErrorCode[]): object {
 
 /** An example error body of a code, from the one error table. */
 export function errorExample(code: ErrorCode): Record<string, unknown> {
-  const extras: Record<string, unknown> = {
+  const extras: Record<ErrorExtraField, unknown> = {
     parameter: 'limit',
     minimum_tier: 'growth',
     retry_after_seconds: 1200,
     resets_at: '2026-12-01T00:00:00.000Z',
     subscription_id: EXAMPLE_SUBSCRIPTION.subscription_id,
     limit: MAX_SUBSCRIPTIONS_PER_KEY,
+    from: 'settled',
+    to: 'published',
   };
   const row = ERRORS[code];
-  return { error: code, message: row.message, ...Object.fromEntries(row.extras.filter((name) => name in extras).map((name) => [name, extras[name]])) };
+  return { error: code, message: row.message, ...Object.fromEntries(row.extras.map((name) => [name, extras[name]])) };
 }
 
 // Routes name their bodies through these (the webhook routes, the read routes, the public endpoint).

@@ -6,17 +6,35 @@
  * `extensions` (code and extras) and the one HTTP error exit (src/server/http-errors.ts:
  * status, headers, `{error, message, ...extras}`). A new code is one new row.
  */
+/**
+ * Every extra body field an error can carry beside `error` and `message` (GraphQL: beside
+ * `code` in `extensions`): its JSON type and meaning. The OpenAPI error schema is made from
+ * this and the rows below, so a row cannot name a field the document does not describe.
+ */
+export const ERROR_EXTRA_FIELDS = {
+  parameter: { type: 'string', description: 'The offending parameter, body field or header.' },
+  minimum_tier: { type: 'string', enum: ['growth', 'enterprise'], description: 'The lowest tier with access.' },
+  retry_after_seconds: { type: 'integer', minimum: 1, description: 'Seconds until a request would be admitted (also Retry-After).' },
+  resets_at: { type: 'string', format: 'date-time', description: '00:00 UTC on the first day of the next month.' },
+  subscription_id: { type: 'string', format: 'uuid', description: 'The existing subscription for this url.' },
+  limit: { type: 'integer', minimum: 1, description: 'How many are allowed at once.' },
+  from: { type: 'string', description: "The pick's current status." },
+  to: { type: 'string', description: 'The status asked for.' },
+} as const;
+
+export type ErrorExtraField = keyof typeof ERROR_EXTRA_FIELDS;
+
 export interface ErrorRow {
   readonly status: number;
   /** What the caller reads when the thrower has nothing more specific to say. */
   readonly message: string;
   /** Names of the extra body fields (GraphQL: extensions) this code always carries. */
-  readonly extras: readonly string[];
+  readonly extras: readonly ErrorExtraField[];
   /** Retry-After of every answer with this code; a `retry_after_seconds` extra overrides it. */
   readonly retryAfterSeconds?: number;
 }
 
-function row(status: number, message: string, extras: readonly string[] = [], more: Partial<ErrorRow> = {}): ErrorRow {
+function row(status: number, message: string, extras: readonly ErrorExtraField[] = [], more: Partial<ErrorRow> = {}): ErrorRow {
   return { status, message, extras, ...more };
 }
 
