@@ -6,6 +6,8 @@
  * `extensions` (code and extras) and the one HTTP error exit (src/server/http-errors.ts:
  * status, headers, `{error, message, ...extras}`). A new code is one new row.
  */
+import { bearerChallenge } from './bearer-challenge.js';
+
 /**
  * Every extra body field an error can carry beside `error` and `message` (GraphQL: beside
  * `code` in `extensions`): its JSON type and meaning. The OpenAPI error schema is made from
@@ -80,6 +82,27 @@ export const ErrorCode = Object.fromEntries(
 
 /** HTTP status per code, read from the table. */
 export const ERROR_HTTP_STATUS = Object.fromEntries(Object.entries(ERRORS).map(([code, entry]) => [code, entry.status])) as Readonly<Record<ErrorCode, number>>;
+
+/** The status line and headers of an error answer, whatever the surface writes in its body. */
+export interface ErrorHead {
+  status: number;
+  headers: Record<string, string>;
+}
+
+/**
+ * The one mapping of a code to its answer's head: the table's status, `Retry-After` (the
+ * `retry_after_seconds` extra, else the row's own) and, for a refused key, the Bearer challenge
+ * (with `error="invalid_token"` when the request carried a credential). Fastify's error exit
+ * and GraphQL's error masking both call it.
+ */
+export function errorHead(code: ErrorCode, extras: ErrorExtras = {}, credentialSent = false): ErrorHead {
+  const entry: ErrorRow = ERRORS[code];
+  const headers: Record<string, string> = {};
+  const retryAfter = typeof extras.retry_after_seconds === 'number' ? extras.retry_after_seconds : entry.retryAfterSeconds;
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+  if (code === 'invalid_api_key') headers['www-authenticate'] = bearerChallenge(credentialSent);
+  return { status: entry.status, headers };
+}
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERRORS, value);
@@ -265,5 +288,3 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
-/** Seconds a 503 `service_unavailable` asks the client to wait (Retry-After). */
-export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = ERRORS.service_unavailable.retryAfterSeconds;

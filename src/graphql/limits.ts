@@ -32,7 +32,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
-import { ERROR_HTTP_STATUS, ErrorCode, QueryTooComplexError } from '../domain/errors.js';
+import { ErrorCode, errorHead, QueryTooComplexError } from '../domain/errors.js';
 
 export const QUERY_LIMITS = {
   /**
@@ -60,7 +60,7 @@ export const QUERY_LIMITS = {
 export function queryTooComplexError(message: string): GraphQLError {
   return new GraphQLError(message, {
     originalError: new QueryTooComplexError(message),
-    extensions: { code: ErrorCode.queryTooComplex, http: { status: ERROR_HTTP_STATUS[ErrorCode.queryTooComplex] } },
+    extensions: { code: ErrorCode.queryTooComplex, http: errorHead(ErrorCode.queryTooComplex) },
   });
 }
 

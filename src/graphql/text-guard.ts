@@ -32,7 +32,7 @@ import {
   type VariableDefinitionNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { ERROR_HTTP_STATUS, ErrorCode, InvalidParameterError } from '../domain/errors.js';
+import { ErrorCode, errorHead, InvalidParameterError } from '../domain/errors.js';
 import { textViolation, type TextRule } from '../domain/text.js';
 
 /** Schema coordinates (`InputType.field`, `Type.field(argument:)`) of the long texts: tab, LF and CR allowed. */
@@ -195,7 +195,7 @@ function firstViolation(plan: Plan, variableValues: Readonly<Record<string, unkn
 function refusal(error: InvalidParameterError): GraphQLError {
   return new GraphQLError(error.message, {
     originalError: error,
-    extensions: { code: ErrorCode.invalidParameter, ...error.extras, http: { status: ERROR_HTTP_STATUS[ErrorCode.invalidParameter] } },
+    extensions: { code: ErrorCode.invalidParameter, ...error.extras, http: errorHead(ErrorCode.invalidParameter) },
   });
 }
 

@@ -5,17 +5,15 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga, type CORSOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import {
   AppError,
-  ERROR_HTTP_STATUS,
   ERRORS,
   ErrorCode,
+  errorHead,
   InvalidApiKeyError,
   isAppError,
   MonthlyQuotaExceededError,
   RateLimitExceededError,
-  SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS,
   ServiceUnavailableError,
 } from '../domain/errors.js';
-import { bearerChallenge } from '../domain/bearer-challenge.js';
 import { isDatabaseUnavailable } from '../persistence/availability.js';
 import { authorizationHeaders } from '../services/auth.js';
 import type { LimitDecision } from '../services/limits/rate-limiter.js';
@@ -38,10 +36,10 @@ declare module 'fastify' {
 }
 
 /** A failure of the whole request (auth, limits): carries its HTTP status (and headers) for yoga. */
-function requestError(error: AppError, headers?: Record<string, string>): GraphQLError {
+function requestError(error: AppError, credentialSent = false): GraphQLError {
   return new GraphQLError(error.message, {
     originalError: error,
-    extensions: { code: error.code, ...error.extras, http: { status: ERROR_HTTP_STATUS[error.code], ...(headers ? { headers } : {}) } },
+    extensions: { code: error.code, ...error.extras, http: errorHead(error.code, error.extras, credentialSent) },
   });
 }
 
@@ -80,7 +78,7 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
       ? await services.dashboardAuth.principalFor(options.dashboard.sessionToken)
       : await services.auth.principalFor(authorizationOf(req));
   // Only a presented credential is invalid: the challenge says the token was refused (RFC 6750).
-  if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError(), { 'www-authenticate': bearerChallenge(true) });
+  if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError(), true);
   if (principal.kind === 'anonymous' && !options.anonymous && !options.dashboard && !options.adapter) {
     const decision = await services.auth.consumeAnonymous(req.ip);
     if (!decision.allowed) {
@@ -91,7 +89,6 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
           `At most ${decision.limit} requests per minute without credentials from one address; retry in ${seconds} s or send an API key.`,
           { retry_after_seconds: seconds },
         ),
-        { 'retry-after': String(seconds) },
       );
     }
   }
@@ -105,7 +102,6 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
       const seconds = read.retryAfterSeconds;
       throw requestError(
         new AppError(ErrorCode.rateLimitExceeded, `At most ${read.limit} usage reads per API key per hour; retry in ${seconds} s.`, { retry_after_seconds: seconds }),
-        { 'retry-after': String(seconds) },
       );
     }
   } else if (principal.kind === 'apiKey') {
@@ -189,7 +185,7 @@ export function toPublicGraphQLError(error: unknown, logUnexpected: (error: unkn
     const extensions: Record<string, unknown> = { ...graphQLError?.extensions, code: original.code, ...original.extras };
     // A refused request (limits, auth) answers with its code's status whatever the Accept header:
     // yoga marks parse and validation failures as "spec" errors, which are 200 for application/json.
-    if (extensions.http) extensions.http = { ...(extensions.http as object), spec: false, status: ERROR_HTTP_STATUS[original.code] };
+    if (extensions.http) extensions.http = { ...(extensions.http as object), spec: false, status: errorHead(original.code).status };
     return new GraphQLError(original.message, {
       nodes: graphQLError?.nodes,
       path: graphQLError?.path,
@@ -212,7 +208,7 @@ export function toPublicGraphQLError(error: unknown, logUnexpected: (error: unkn
       path: graphQLError?.path,
       extensions: {
         code: ErrorCode.serviceUnavailable,
-        http: { status: ERROR_HTTP_STATUS.service_unavailable, headers: { 'retry-after': String(SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS) } },
+        http: errorHead(ErrorCode.serviceUnavailable),
       },
     });
   }

@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ExecutionResult } from 'graphql';
 import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
-import { challengeHeaders, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
+import { errorHeadersFor, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
 import type { Context } from '../graphql/context.js';
 import { getSchema } from '../graphql/schema.js';
 import { assertTextInputs } from '../graphql/text-guard.js';
@@ -212,8 +212,7 @@ export function registerGraphQLSseRoute(
         reply.raw.writeHead(refusal.status, {
           'content-type': 'application/json; charset=utf-8',
           'x-request-id': String(req.id),
-          ...refusal.headers,
-          ...challengeHeaders(refusal.code, req),
+          ...errorHeadersFor(refusal, req),
           ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
         });
         reply.raw.end(JSON.stringify({ errors: [{ message: body.message, extensions }] }));

@@ -8,8 +8,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
-import { bearerChallenge } from '../domain/bearer-challenge.js';
-import { ERRORS, ErrorCode, isAppError, isErrorCode, type ErrorExtras } from '../domain/errors.js';
+import { ERRORS, ErrorCode, errorHead, isAppError, isErrorCode, type ErrorExtras } from '../domain/errors.js';
 import { isDatabaseUnavailable } from '../persistence/availability.js';
 
 export interface HttpError {
@@ -20,12 +19,10 @@ export interface HttpError {
   headers: Record<string, string>;
 }
 
-/** The answer for a code: the table's status, default message and Retry-After. */
+/** The answer for a code: the table's status and default message, its head's headers (errorHead) as for a request without credentials. */
 export function httpError(code: ErrorCode, message: string = ERRORS[code].message, extras: ErrorExtras = {}): HttpError {
-  const entry: { status: number; retryAfterSeconds?: number } = ERRORS[code];
-  // A code whose answer says when to come back (rate limits, sign-in throttling, outages) says it in Retry-After too.
-  const retryAfter = typeof extras.retry_after_seconds === 'number' ? extras.retry_after_seconds : entry.retryAfterSeconds;
-  return { status: entry.status, code, message, extras, headers: retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) } };
+  const { status, headers } = errorHead(code, extras);
+  return { status, code, message, extras, headers };
 }
 
 /** The documented JSON body. */
@@ -104,18 +101,18 @@ function credentialSent(req: Pick<FastifyRequest, 'headers'>): boolean {
 }
 
 /**
- * The headers a refusal adds for the request it answers: a 401 invalid_api_key is a Bearer
- * challenge (RFC 6750), `error="invalid_token"` when a credential was sent.
+ * The headers of an error answering this request: Retry-After, and for a 401 invalid_api_key
+ * the Bearer challenge (RFC 6750), `error="invalid_token"` when a credential was sent.
  */
-export function challengeHeaders(code: ErrorCode, req: Pick<FastifyRequest, 'headers'>): Record<string, string> {
-  return code === ErrorCode.invalidApiKey ? { 'www-authenticate': bearerChallenge(credentialSent(req)) } : {};
+export function errorHeadersFor(error: HttpError, req: Pick<FastifyRequest, 'headers'>): Record<string, string> {
+  return errorHead(error.code, error.extras, credentialSent(req)).headers;
 }
 
 /** Writes an HttpError as the documented JSON. */
 export function sendHttpError(reply: FastifyReply, error: HttpError, options: SendOptions = {}): FastifyReply {
   reply
     .status(error.status)
-    .headers({ ...options.headers, ...error.headers, ...challengeHeaders(error.code, reply.request) })
+    .headers({ ...options.headers, ...errorHeadersFor(error, reply.request) })
     .type('application/json; charset=utf-8');
   return reply.send(options.indent === undefined ? errorBody(error) : JSON.stringify(errorBody(error), null, options.indent));
 }

@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { MINIMUM_TIER } from '../../domain/access.js';
-import { ERROR_HTTP_STATUS, ErrorCode, InvalidParameterError } from '../../domain/errors.js';
+import { ErrorCode, errorHead, InvalidParameterError } from '../../domain/errors.js';
 import { fromPickSnapshot } from '../../domain/pick-view.js';
 import { pickEventStream } from '../../services/events/event-stream.js';
 import type { PickEventMessage } from '../../services/events/outbox-relay.js';
@@ -51,7 +51,7 @@ function takeStreamSlot(context: Context): StreamSlot | null {
   const slot = services.streamSlots.reserve(principal.apiKeyId);
   if (slot) return slot;
   throw new GraphQLError(`At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key, every way of subscribing together; close one first.`, {
-    extensions: { code: ErrorCode.tooManyStreams, http: { status: ERROR_HTTP_STATUS.too_many_streams } },
+    extensions: { code: ErrorCode.tooManyStreams, http: errorHead(ErrorCode.tooManyStreams) },
   });
 }
 

@@ -140,7 +140,7 @@ const BookmakerInput = builder.inputType('BookmakerInput', {
   fields: (t) => ({
     name: t.string({ required: true }),
     slug: t.string({ required: true }),
-    taxRate: t.float({ description: 'Tax on winnings at this bookmaker (fraction); default 0.053.' }),
+    taxRate: t.float({ description: 'Tax on stakes at this bookmaker (fraction; a bet pays odds x (1 - taxRate) per unit staked); default 0.053.' }),
   }),
 });
 
