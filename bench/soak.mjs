@@ -277,6 +277,20 @@ function killEverythingSync() {
 }
 process.on('exit', killEverythingSync);
 
+/** Kills every process the soak started (PostgreSQL with SIGQUIT: its fast stop), waits up to 5 s, and exits. */
+async function stopEverythingAndExit(code) {
+  for (const m of [...managed]) {
+    try {
+      m.child.kill(m.name === 'postgres' ? 'SIGQUIT' : 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  await Promise.race([Promise.all([...managed].map((m) => m.exited)), sleep(5_000)]);
+  killEverythingSync();
+  process.exit(code);
+}
+
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
@@ -286,18 +300,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     }
     interrupted = true;
     log(`\nsoak: ${signal}, stopping everything`);
-    (async () => {
-      for (const m of [...managed]) {
-        try {
-          m.child.kill(m.name === 'postgres' ? 'SIGQUIT' : 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }
-      await Promise.race([Promise.all([...managed].map((m) => m.exited)), sleep(5_000)]);
-      killEverythingSync();
-      process.exit(130);
-    })();
+    void stopEverythingAndExit(130);
   });
 }
 
@@ -1806,15 +1809,6 @@ main().then(
     for (const m of [...managed]) {
       if (m.name.startsWith('picks-') || m.name === 'postgres' || m.name === 'redis') process.stderr.write(`--- ${m.name} (last lines)\n${m.tail(15)}\n`);
     }
-    for (const m of [...managed]) {
-      try {
-        m.child.kill(m.name === 'postgres' ? 'SIGQUIT' : 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    await Promise.race([Promise.all([...managed].map((m) => m.exited)), sleep(5_000)]);
-    killEverythingSync();
-    process.exit(1);
+    await stopEverythingAndExit(1);
   },
 );
