@@ -122,169 +122,92 @@ export class AppError extends Error {
   }
 }
 
-/** A query parameter, argument or input field has the wrong form or range. */
-export class InvalidParameterError extends AppError {
-  constructor(parameter: string, message: string) {
-    super(ErrorCode.invalidParameter, message, { parameter });
-    this.name = 'InvalidParameterError';
-  }
-}
-
-export class InvalidCursorError extends AppError {
-  constructor(message: string = ERRORS.invalid_cursor.message) {
-    super(ErrorCode.invalidCursor, message);
-    this.name = 'InvalidCursorError';
-  }
-}
-
-export class NotFoundError extends AppError {
-  constructor(message: string = ERRORS.not_found.message) {
-    super(ErrorCode.notFound, message);
-    this.name = 'NotFoundError';
-  }
-}
-
-export class InvalidTransitionError extends AppError {
-  constructor(from: string, to: string, why?: string) {
-    super(ErrorCode.invalidTransition, `A pick in status ${from} cannot become ${to}${why ? `: ${why}` : ''}.`, { from, to });
-    this.name = 'InvalidTransitionError';
-  }
-}
-
-/** A webhook URL is malformed or does not point at a public https host; the message says which. */
-export class InvalidUrlError extends AppError {
-  constructor(message: string = ERRORS.invalid_url.message) {
-    super(ErrorCode.invalidUrl, message);
-    this.name = 'InvalidUrlError';
-  }
-}
-
-export class InvalidApiKeyError extends AppError {
-  constructor(message: string = ERRORS.invalid_api_key.message) {
-    super(ErrorCode.invalidApiKey, message);
-    this.name = 'InvalidApiKeyError';
-  }
-}
-
-export class AdminRequiredError extends AppError {
-  constructor(message: string = ERRORS.admin_required.message) {
-    super(ErrorCode.adminRequired, message);
-    this.name = 'AdminRequiredError';
-  }
-}
-
-export class TierUpgradeRequiredError extends AppError {
-  constructor(minimumTier: string) {
-    super(ErrorCode.tierUpgradeRequired, `This endpoint requires the ${minimumTier} tier or higher.`, {
-      minimum_tier: minimumTier,
-    });
-    this.name = 'TierUpgradeRequiredError';
-  }
-}
-
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+/** What a thrower's arguments make of an error of its code: the message, and the row's extras. */
+type Build<A extends unknown[]> = (...args: A) => { message: string; extras?: ErrorExtras };
+
+/**
+ * The error classes, made from the rows (as Fastify's lib/errors.js makes its errors with
+ * createError): an AppError of one code, named for stack traces and `instanceof`. Without a
+ * builder the constructor takes an optional message in place of the row's; with one, the
+ * arguments the row's message and extras need.
+ */
+function errorClass<A extends unknown[] = [message?: string]>(code: ErrorCode, name: string, build?: Build<A>): new (...args: A) => AppError {
+  const Class = class extends AppError {
+    constructor(...args: A) {
+      const built = build ? build(...args) : { message: (args[0] as string | undefined) ?? ERRORS[code].message };
+      super(code, built.message, built.extras);
+      this.name = name;
+    }
+  };
+  Object.defineProperty(Class, 'name', { value: name });
+  return Class;
+}
+
+/** A query parameter, argument or input field has the wrong form or range. */
+export const InvalidParameterError = errorClass('invalid_parameter', 'InvalidParameterError', (parameter: string, message: string) => ({ message, extras: { parameter } }));
+export const InvalidCursorError = errorClass('invalid_cursor', 'InvalidCursorError');
+export const NotFoundError = errorClass('not_found', 'NotFoundError');
+export const InvalidTransitionError = errorClass('invalid_transition', 'InvalidTransitionError', (from: string, to: string, why?: string) => ({
+  message: `A pick in status ${from} cannot become ${to}${why ? `: ${why}` : ''}.`,
+  extras: { from, to },
+}));
+/** A webhook URL is malformed or does not point at a public https host; the message says which. */
+export const InvalidUrlError = errorClass('invalid_url', 'InvalidUrlError');
+export const InvalidApiKeyError = errorClass('invalid_api_key', 'InvalidApiKeyError');
+export const AdminRequiredError = errorClass('admin_required', 'AdminRequiredError');
+export const TierUpgradeRequiredError = errorClass('tier_upgrade_required', 'TierUpgradeRequiredError', (minimumTier: string) => ({
+  message: `This endpoint requires the ${minimumTier} tier or higher.`,
+  extras: { minimum_tier: minimumTier },
+}));
 /** The hourly sliding window is full. */
-export class RateLimitExceededError extends AppError {
-  constructor(retryAfterSeconds: number) {
-    super(ErrorCode.rateLimitExceeded, `Hourly request limit reached; retry in ${retryAfterSeconds} s.`, {
-      retry_after_seconds: retryAfterSeconds,
-    });
-    this.name = 'RateLimitExceededError';
-  }
-}
-
+export const RateLimitExceededError = errorClass('rate_limit_exceeded', 'RateLimitExceededError', (retryAfterSeconds: number) => ({
+  message: `Hourly request limit reached; retry in ${retryAfterSeconds} s.`,
+  extras: { retry_after_seconds: retryAfterSeconds },
+}));
 /** The monthly cap is used up until the first day of the next month, 00:00 UTC. */
-export class MonthlyQuotaExceededError extends AppError {
-  constructor(resetsAt: Date) {
-    super(ErrorCode.monthlyQuotaExceeded, `Monthly request cap reached; it resets at ${resetsAt.toISOString()}.`, {
-      resets_at: resetsAt.toISOString(),
-    });
-    this.name = 'MonthlyQuotaExceededError';
-  }
-}
-
+export const MonthlyQuotaExceededError = errorClass('monthly_quota_exceeded', 'MonthlyQuotaExceededError', (resetsAt: Date) => ({
+  message: `Monthly request cap reached; it resets at ${resetsAt.toISOString()}.`,
+  extras: { resets_at: resetsAt.toISOString() },
+}));
 /** 409: the API key already has a subscription for this URL (checked before the count limit). */
-export class DuplicateUrlError extends AppError {
-  constructor(subscriptionId: string) {
-    super(ErrorCode.duplicateUrl, ERRORS.duplicate_url.message, { subscription_id: subscriptionId });
-    this.name = 'DuplicateUrlError';
-  }
-}
-
+export const DuplicateUrlError = errorClass('duplicate_url', 'DuplicateUrlError', (subscriptionId: string) => ({
+  message: ERRORS.duplicate_url.message,
+  extras: { subscription_id: subscriptionId },
+}));
 /** 429: the API key already has the maximum number of webhook subscriptions. */
-export class SubscriptionLimitError extends AppError {
-  constructor(limit: number) {
-    super(ErrorCode.subscriptionLimit, `An API key can have at most ${limit} webhook subscriptions; delete one first.`, { limit });
-    this.name = 'SubscriptionLimitError';
-  }
-}
-
+export const SubscriptionLimitError = errorClass('subscription_limit', 'SubscriptionLimitError', (limit: number) => ({
+  message: `An API key can have at most ${limit} webhook subscriptions; delete one first.`,
+  extras: { limit },
+}));
 /** 401: wrong email or password; deliberately the same message for both (no account enumeration). */
-export class InvalidCredentialsError extends AppError {
-  constructor() {
-    super(ErrorCode.invalidCredentials);
-    this.name = 'InvalidCredentialsError';
-  }
-}
-
+export const InvalidCredentialsError = errorClass('invalid_credentials', 'InvalidCredentialsError', () => ({ message: ERRORS.invalid_credentials.message }));
 /** 429: too many failed sign-ins for this account or from this address. */
-export class LoginThrottledError extends AppError {
-  constructor(retryAfterSeconds: number) {
-    super(ErrorCode.loginThrottled, `Too many failed sign-in attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} min.`, {
-      retry_after_seconds: retryAfterSeconds,
-    });
-    this.name = 'LoginThrottledError';
-  }
-}
-
+export const LoginThrottledError = errorClass('login_throttled', 'LoginThrottledError', (retryAfterSeconds: number) => ({
+  message: `Too many failed sign-in attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} min.`,
+  extras: { retry_after_seconds: retryAfterSeconds },
+}));
 /** 401: the operation needs a signed-in dashboard session (missing, expired or signed out). */
-export class SessionRequiredError extends AppError {
-  constructor(message: string = ERRORS.session_required.message) {
-    super(ErrorCode.sessionRequired, message);
-    this.name = 'SessionRequiredError';
-  }
-}
-
+export const SessionRequiredError = errorClass('session_required', 'SessionRequiredError');
 /** 403: a state-changing dashboard request without a valid CSRF token. */
-export class InvalidCsrfTokenError extends AppError {
-  constructor() {
-    super(ErrorCode.invalidCsrfToken);
-    this.name = 'InvalidCsrfTokenError';
-  }
-}
-
+export const InvalidCsrfTokenError = errorClass('invalid_csrf_token', 'InvalidCsrfTokenError', () => ({ message: ERRORS.invalid_csrf_token.message }));
 /** 409: an account with this email already exists. */
-export class DuplicateEmailError extends AppError {
-  constructor() {
-    super(ErrorCode.duplicateEmail);
-    this.name = 'DuplicateEmailError';
-  }
-}
-
+export const DuplicateEmailError = errorClass('duplicate_email', 'DuplicateEmailError', () => ({ message: ERRORS.duplicate_email.message }));
 /** 429: the account already has the maximum number of active API keys. */
-export class ApiKeyLimitError extends AppError {
-  constructor(limit: number) {
-    super(ErrorCode.apiKeyLimit, `An account can have at most ${limit} active API keys; revoke one first.`, { limit });
-    this.name = 'ApiKeyLimitError';
-  }
-}
-
+export const ApiKeyLimitError = errorClass('api_key_limit', 'ApiKeyLimitError', (limit: number) => ({
+  message: `An account can have at most ${limit} active API keys; revoke one first.`,
+  extras: { limit },
+}));
 /** 400: a GraphQL document over the depth, cost, alias, directive or token limits (src/graphql/limits.ts). */
-export class QueryTooComplexError extends AppError {
-  constructor(message: string) {
-    super(ErrorCode.queryTooComplex, message);
-    this.name = 'QueryTooComplexError';
-  }
-}
-
+export const QueryTooComplexError = errorClass('query_too_complex', 'QueryTooComplexError', (message: string) => ({ message }));
 /** 503: a dependency the request needs (the database) cannot be reached right now; retrying later helps. */
-export class ServiceUnavailableError extends AppError {
-  constructor(message: string = ERRORS.service_unavailable.message) {
-    super(ErrorCode.serviceUnavailable, message);
-    this.name = 'ServiceUnavailableError';
-  }
-}
+export const ServiceUnavailableError = errorClass('service_unavailable', 'ServiceUnavailableError');
 
+/** Each class's instances are AppErrors of its code (for annotations such as `error as InvalidParameterError`). */
+export type InvalidParameterError = AppError;
+export type InvalidCursorError = AppError;
+export type InvalidUrlError = AppError;
+export type InvalidTransitionError = AppError;
