@@ -13,7 +13,7 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { AppError, ErrorCode, isAppError, NotFoundError } from '../../src/domain/errors.js';
 import { assertTier } from '../../src/graphql/auth.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { sendGraphQLError } from '../../src/server/http-errors.js';
+import { BODY_ERROR_MESSAGES, sendGraphQLError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openOperation, prepareOperation } from '../common/operations.js';
 import { parseParams, type ParsedParams } from '../common/params.js';
@@ -47,10 +47,10 @@ function deferBodyParsing(scope: FastifyInstance): void {
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, text, done) => {
     // An empty body with Content-Type application/json is no body (a common client default).
     if ((text as string).trim() === '') return done(null, undefined);
-    parseJson(req, text as string, (error, value) => done(null, error ? new UnreadableBody('The request body is not valid JSON.') : new JsonBody(value)));
+    parseJson(req, text as string, (error, value) => done(null, error ? new UnreadableBody(BODY_ERROR_MESSAGES.notJson) : new JsonBody(value)));
   });
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, buffer, done) =>
-    done(null, (buffer as Buffer).length === 0 ? undefined : new UnreadableBody('Unsupported Content-Type; send application/json.')),
+    done(null, (buffer as Buffer).length === 0 ? undefined : new UnreadableBody(BODY_ERROR_MESSAGES.unsupportedContentType)),
   );
 }
 

@@ -56,10 +56,16 @@ export function httpErrorOfGraphQL(error: Pick<GraphQLError, 'message' | 'extens
   return httpError(code, error.message, extras as ErrorExtras);
 }
 
+/** What a refused body is told, said once: Fastify's own refusals below and the REST adapter's deferred parsing. */
+export const BODY_ERROR_MESSAGES = {
+  notJson: 'The request body is not valid JSON.',
+  unsupportedContentType: 'Unsupported Content-Type; send application/json.',
+} as const;
+
 /** Fastify's own refusals of a request (body and content type), by their codes. */
 const FASTIFY_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: { code: ErrorCode.payloadTooLarge, message: 'The request body is too large.' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: ErrorCode.invalidRequest, message: 'Unsupported Content-Type; send application/json.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: ErrorCode.payloadTooLarge, message: ERRORS.payload_too_large.message },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: ErrorCode.invalidRequest, message: BODY_ERROR_MESSAGES.unsupportedContentType },
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: ErrorCode.invalidRequest, message: 'The JSON body is empty.' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: ErrorCode.invalidRequest, message: 'The Content-Length header does not match the body.' },
 };
@@ -77,7 +83,7 @@ export function httpErrorOf(error: unknown, onUnexpected?: (error: unknown) => v
   const fastifyError = error as Partial<FastifyError> | null;
   const known = typeof fastifyError?.code === 'string' ? FASTIFY_ERRORS[fastifyError.code] : undefined;
   if (known) return httpError(known.code, known.message);
-  if (fastifyError?.statusCode === 400 || error instanceof SyntaxError) return httpError(ErrorCode.invalidRequest, 'The request body is not valid JSON.');
+  if (fastifyError?.statusCode === 400 || error instanceof SyntaxError) return httpError(ErrorCode.invalidRequest, BODY_ERROR_MESSAGES.notJson);
   if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return httpError(ErrorCode.invalidRequest, String(fastifyError.message));
   }
