@@ -2,7 +2,6 @@
  * Pick use cases: publishing, review, settlement and the read models. Every change that
  * makes a pick visible or settles it writes its outbox event in the same transaction.
  */
-import { LRUCache } from 'lru-cache';
 import type { Clock } from '../domain/clock.js';
 import { PICKS_PAGE, TODAY_PAGE, withinBound } from '../domain/bounds.js';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
@@ -164,8 +163,9 @@ export const LIST_CACHE_TTL_MS = 2_000;
 
 export class PickService {
   private readonly thresholds: EdgeTierThresholds;
-  // Popular pages (first page, per sport) are read far more often than picks change.
-  private readonly pageCache = new LRUCache<string, PickPage>({ max: 500, ttl: LIST_CACHE_TTL_MS });
+  // Popular pages (first page, per sport) are read far more often than picks change. A page
+  // read while a change commits is served to its callers but not kept (the generation guard).
+  private readonly pageCache = new SingleFlightCache<PickPage>({ max: 500, ttlMs: LIST_CACHE_TTL_MS });
   /**
    * Today's picks below every surface (public REST, anonymous GraphQL, API keys): a handful of
    * keys per UTC day (one per sport and one without), each kept 5 s or until a visibility change.
@@ -475,20 +475,18 @@ export class PickService {
     const listQuery = listPicksSql({ sport: query.sport, league: query.league, since, after: query.after }, first + 1);
     // The SQL text is part of the key: ?sport=X and ?league=X bind the same values.
     const cacheKey = JSON.stringify([listQuery.sql, listQuery.params]);
-    const cached = this.pageCache.get(cacheKey);
-    if (cached) return cached;
-    const rows = await readPicks(this.orm.em.fork(), listQuery);
-    const picks = rows.slice(0, first);
-    const last = picks.at(-1);
-    const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
-    const page = { picks, nextCursor };
-    this.pageCache.set(cacheKey, page);
-    return page;
+    return this.pageCache.get(cacheKey, async () => {
+      const rows = await readPicks(this.orm.em.fork(), listQuery);
+      const picks = rows.slice(0, first);
+      const last = picks.at(-1);
+      const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
+      return { picks, nextCursor };
+    });
   }
 
   /** Drops cached pages: called on every instance when any pick is published, held, approved or settled. */
   invalidateReadCache(): void {
-    this.pageCache.clear();
+    this.pageCache.invalidate();
     this.todayCache.invalidate();
   }
 
