@@ -25,7 +25,7 @@ export class ConfigError extends Error {
 
 export { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits };
 
-/** Spec section 6.1: retries after 1 min, 5 min, 30 min, 2 h, 12 h. */
+/** docs/API.md, "Success and retries": retries after 1 min, 5 min, 30 min, 2 h, 12 h. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
