@@ -10,6 +10,19 @@ const pg = {
   WEBHOOK_SECRET_KEY: 'q83vEjRWeJASNFZ4kBI0VniQEjRWeJASNFZ4kBI0Vng=',
 };
 
+/** loadConfig(env) refuses with a ConfigError of one line that names `name`. */
+function expectOneLineRefusal(env: Record<string, string>, name: string): void {
+  let refusal: unknown = null;
+  try {
+    loadConfig(env);
+  } catch (error) {
+    refusal = error;
+  }
+  expect(refusal).toBeInstanceOf(ConfigError);
+  expect((refusal as Error).message).toContain(name);
+  expect((refusal as Error).message).not.toContain('\n');
+}
+
 describe('loadConfig', () => {
   it('defaults to embedded mode with demo data and spec limits', () => {
     const config = loadConfig({});
@@ -120,15 +133,7 @@ describe('loadConfig', () => {
     ['WEBHOOK_SECRET_KEY', 'zz'.repeat(32)],
     ['WEBHOOK_SECRET_KEY_PREVIOUS', 'ab'.repeat(32) + ',nope'],
   ])('rejects %s=%s with one line naming the variable', (name, raw) => {
-    const load = () => loadConfig({ ...pg, [name]: raw });
-    expect(load).toThrow(ConfigError);
-    try {
-      load();
-    } catch (error) {
-      const message = (error as Error).message;
-      expect(message).toContain(name);
-      expect(message).not.toContain('\n');
-    }
+    expectOneLineRefusal({ ...pg, [name]: raw }, name);
   });
 
   it('requires ADMIN_TOKEN with PostgreSQL, except for migrations', () => {
@@ -277,14 +282,7 @@ describe('value engine configuration', () => {
     [{ ODDS_HISTORY_DAYS: '0' }, 'ODDS_HISTORY_DAYS'],
     [{ ODDS_HISTORY_DAYS: '366' }, 'ODDS_HISTORY_DAYS'],
   ])('refuses %j with one line naming %s', (env, name) => {
-    const load = () => loadConfig(env as Record<string, string>);
-    expect(load).toThrow(ConfigError);
-    try {
-      load();
-    } catch (error) {
-      expect((error as Error).message).toContain(name);
-      expect((error as Error).message).not.toContain('\n');
-    }
+    expectOneLineRefusal(env as Record<string, string>, name);
   });
 });
 
@@ -347,15 +345,6 @@ describe('settlement and clock configuration', () => {
     ['CLOSING_LINE_MAX_AGE_SECONDS', '59'],
     ['CLOSING_LINE_MAX_AGE_SECONDS', '86401'],
   ])('refuses %s=%s with one line naming the variable', (name, raw) => {
-    for (const env of [{ ...pg, [name]: raw }, { [name]: raw }]) {
-      const load = () => loadConfig(env);
-      expect(load).toThrow(ConfigError);
-      try {
-        load();
-      } catch (error) {
-        expect((error as Error).message).toContain(name);
-        expect((error as Error).message).not.toContain('\n');
-      }
-    }
+    for (const env of [{ ...pg, [name]: raw }, { [name]: raw }]) expectOneLineRefusal(env, name);
   });
 });
