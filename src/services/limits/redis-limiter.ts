@@ -289,9 +289,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** INCR and PEXPIRE of a fixed-window counter in one round trip: the count with this request. */
   private async countInWindow(key: string, ttlMs: number): Promise<number> {
-    const replies = await this.redis(() => this.client.multi().incr(key).pexpire(key, ttlMs).exec());
-    const [error, count] = replies?.[0] ?? [new Error('no reply'), null];
-    if (error) throw new RedisUnavailableError(error);
+    const [count] = resultsOf(await this.redis(() => this.client.multi().incr(key).pexpire(key, ttlMs).exec()), 2);
     this.fallback.decidedInRedis();
     return Number(count);
   }
@@ -446,8 +444,7 @@ export class RedisRateLimiter implements RateLimiter {
             .set(refundsKey(apiKeyId, month), stored.refunded, 'PX', MONTH_COUNTER_TTL_MS, 'NX')
             .exec(),
         );
-        const failed = replies?.find(([error]) => error) ?? (replies ? null : [new Error('no reply')]);
-        if (failed) throw new RedisUnavailableError(failed[0]);
+        resultsOf(replies, 2);
       })().finally(() => this.seeding.delete(key));
       this.seeding.set(key, pending);
     }
@@ -487,10 +484,9 @@ export class RedisRateLimiter implements RateLimiter {
       const values = await this.redis(() =>
         this.client.pipeline(keyMonths.map(({ apiKeyId, month }) => ['mget', monthKey(apiKeyId, month), refundsKey(apiKeyId, month)])).exec(),
       );
+      const pairs = resultsOf(values, keyMonths.length) as [string | null, string | null][];
       const rows = keyMonths.flatMap(({ apiKeyId, month }, index) => {
-        const [error, pair] = values?.[index] ?? [new Error('no reply'), null];
-        if (error) throw new RedisUnavailableError(error);
-        const [value, refunded] = pair as [string | null, string | null];
+        const [value, refunded] = pairs[index]!;
         // A counter that expired has nothing to add to what PostgreSQL holds.
         if (value === null) return [];
         return [{ apiKeyId, month, count: Number(value), refunded: Number(refunded ?? 0) }];
@@ -518,6 +514,18 @@ export class RedisRateLimiter implements RateLimiter {
       this.client.disconnect();
     }
   }
+}
+
+/**
+ * The replies of the first `count` commands of a MULTI or pipeline, or RedisUnavailableError for
+ * the first that failed (or when no reply came at all, as for an aborted transaction).
+ */
+function resultsOf(replies: [Error | null, unknown][] | null | undefined, count: number): unknown[] {
+  return Array.from({ length: count }, (_, index) => {
+    const [error, value] = replies?.[index] ?? [new Error('no reply'), null];
+    if (error) throw new RedisUnavailableError(error);
+    return value;
+  });
 }
 
 function neighbouringMonths(month: string): [string, string, string] {
