@@ -46,17 +46,14 @@ export interface MemoryRateLimiterOptions {
 interface MonthCount {
   apiKeyId: string;
   month: string;
-  /** Requests counted in the month: the seeded value plus what this process admitted, less what it took back. */
-  used: number;
-  /** Admitted requests taken back (release), seeded value included. */
-  refunded: number;
+  /**
+   * The month as this process knows it: the seeded usage plus what it admitted (`count`), less
+   * what it took back (moved to `refunded`).
+   */
+  usage: MonthlyUsage;
   /** The latest state the usage store has accepted (or was seeded with). */
   persisted: MonthlyUsage;
   lastUsedMs: number;
-}
-
-function usageOf(month: MonthCount): MonthlyUsage {
-  return { count: month.used, refunded: month.refunded };
 }
 
 function keyMonthId(apiKeyId: string, month: string): string {
@@ -98,21 +95,21 @@ export class MemoryRateLimiter implements RateLimiter {
     const { nowMs, month } = await this.currentMonth(apiKeyId);
     // Nothing below awaits, so requests for one key decide strictly one after another.
     const buckets = this.bucketsOf(apiKeyId);
-    const verdict = decide({ nowMs, buckets, monthUsed: month.used }, policy);
+    const verdict = decide({ nowMs, buckets, monthUsed: month.usage.count }, policy);
     month.lastUsedMs = nowMs;
     if (!verdict.allowed) return verdict;
     const bucket = currentBucket(buckets, nowMs);
     buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
     pruneBefore(buckets, oldestCountedBucket(bucket));
-    month.used += 1;
+    month.usage.count += 1;
     return { ...verdict, admission: { apiKeyId, month: month.month, bucket, by: 'memory' } };
   }
 
   async release(admission: Admission): Promise<void> {
     const month = this.months.get(keyMonthId(admission.apiKeyId, admission.month));
-    if (month && month.used > 0) {
-      month.used -= 1;
-      month.refunded += 1;
+    if (month && month.usage.count > 0) {
+      month.usage.count -= 1;
+      month.usage.refunded += 1;
     }
     const buckets = this.windows.get(admission.apiKeyId);
     const inBucket = buckets?.get(admission.bucket) ?? 0;
@@ -124,7 +121,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.assertOpen();
     const { nowMs, month } = await this.currentMonth(apiKeyId);
     const buckets = this.windows.get(apiKeyId) ?? new Map<number, number>();
-    return standing({ nowMs, buckets, monthUsed: month.used }, policy);
+    return standing({ nowMs, buckets, monthUsed: month.usage.count }, policy);
   }
 
   async consumeAnonymous(clientKey: string): Promise<AnonymousDecision> {
@@ -167,7 +164,7 @@ export class MemoryRateLimiter implements RateLimiter {
       if (buckets.size === 0) this.windows.delete(apiKeyId);
     }
     for (const [id, month] of this.months) {
-      if (!isLaterUsage(usageOf(month), month.persisted) && nowMs - month.lastUsedMs > IDLE_MONTH_EVICTION_MS) this.months.delete(id);
+      if (!isLaterUsage(month.usage, month.persisted) && nowMs - month.lastUsedMs > IDLE_MONTH_EVICTION_MS) this.months.delete(id);
     }
     this.anonymous.evictEnded(nowMs);
     this.usageReads.evictEnded(nowMs);
@@ -231,7 +228,7 @@ export class MemoryRateLimiter implements RateLimiter {
         .load(apiKeyId, month)
         .then((stored) => {
           // A failed load stores nothing, so the next request tries again.
-          this.months.set(id, { apiKeyId, month, used: stored.count, refunded: stored.refunded, persisted: stored, lastUsedMs: this.now() });
+          this.months.set(id, { apiKeyId, month, usage: { ...stored }, persisted: stored, lastUsedMs: this.now() });
         })
         .finally(() => this.seeding.delete(id));
       this.seeding.set(id, pending);
@@ -240,13 +237,13 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   private async writeDirtyMonths(): Promise<void> {
-    const dirty = [...this.months.values()].filter((month) => isLaterUsage(usageOf(month), month.persisted));
+    const dirty = [...this.months.values()].filter((month) => isLaterUsage(month.usage, month.persisted));
     if (dirty.length === 0) return;
-    const rows = dirty.map((month) => ({ apiKeyId: month.apiKeyId, month: month.month, ...usageOf(month) }));
-    await this.usageStore.flush(rows);
+    // Copies: requests admitted while the write runs change month.usage, not what was written.
+    const written = dirty.map((month) => ({ ...month.usage }));
+    await this.usageStore.flush(dirty.map((month, index) => ({ apiKeyId: month.apiKeyId, month: month.month, ...written[index]! })));
     dirty.forEach((month, index) => {
-      const written = { count: rows[index]!.count, refunded: rows[index]!.refunded };
-      if (isLaterUsage(written, month.persisted)) month.persisted = written;
+      if (isLaterUsage(written[index]!, month.persisted)) month.persisted = written[index]!;
     });
   }
 
