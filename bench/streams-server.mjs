@@ -34,7 +34,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
-import { v1PickJson } from '../dist/src/domain/pick-view.js';
+import { v1PickJson } from '../dist/src/domain/pick-shape.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow, windowMeter } from './common.mjs';
 import { dropLimiterCounters, pickInput, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';

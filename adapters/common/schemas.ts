@@ -10,7 +10,7 @@
  */
 import { encodePickCursor } from '../../src/domain/cursor.js';
 import { ERROR_EXTRA_FIELDS, ERRORS, type ErrorCode, type ErrorExtraField } from '../../src/domain/errors.js';
-import { SPORT_SLUGS } from '../../src/domain/sports.js';
+import { layoutExample, layoutJsonSchema, PUBLIC_PICK, V1_PICK } from '../../src/domain/pick-shape.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
 
@@ -18,21 +18,7 @@ const timestamp = { type: 'string', format: 'date-time' } as const;
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 const SCHEMAS_PATH = '#/components/schemas/';
 
-const EXAMPLE_PICK = {
-  id: '0b7f3c9e-5d2a-4e61-9a8b-3c4d5e6f7a81',
-  sport: 'soccer',
-  league: 'Premier League',
-  home_team: 'Arsenal',
-  away_team: 'Chelsea',
-  kickoff_at: '2026-12-01T15:00:00.000Z',
-  pick: 'Arsenal to win @ 2.2',
-  odds: 2.2,
-  edge_pct: 10,
-  confidence: 70,
-  status: 'published',
-  settled_at: null,
-  result: null,
-};
+const EXAMPLE_PICK = layoutExample(V1_PICK);
 
 const EXAMPLE_SUBSCRIPTION = {
   subscription_id: '6f1d2c3b-4a59-4e8d-8c7b-1a2b3c4d5e6f',
@@ -43,26 +29,9 @@ const EXAMPLE_SUBSCRIPTION = {
 };
 
 const pick = {
-  type: 'object',
-  description: 'A published or settled pick. Picks held for review are never returned.',
-  required: ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result'],
-  properties: {
-    id: { type: 'string', format: 'uuid', description: 'Also the matchId of the match-analysis endpoint.' },
-    sport: { type: 'string', enum: [...SPORT_SLUGS], description: 'Sport slug.' },
-    league: { type: 'string', description: 'League name.' },
-    home_team: { type: 'string' },
-    away_team: { type: 'string' },
-    kickoff_at: timestamp,
-    pick: { type: 'string', description: 'Human-readable description of the bet, e.g. "Arsenal to win @ 2.2".' },
-    odds: { type: 'number', description: 'Decimal odds at the bookmaker.' },
-    edge_pct: { type: 'number', description: 'Edge in percent: (odds / reference fair odds - 1) x 100, 2 decimals.' },
-    confidence: { type: 'integer', minimum: 0, maximum: 100 },
-    status: { type: 'string', enum: ['published', 'settled'] },
-    settled_at: { ...nullableTimestamp, description: 'null until settled.' },
-    result: { type: ['string', 'null'], enum: ['won', 'lost', 'void', 'half_won', 'half_lost', null], description: 'null until settled.' },
-  },
+  ...layoutJsonSchema(V1_PICK, 'A published or settled pick. Picks held for review are never returned.'),
   examples: [EXAMPLE_PICK],
-} as const;
+};
 
 const nextCursor = {
   type: ['string', 'null'],
@@ -286,43 +255,7 @@ export const API_SCHEMAS = {
     },
     examples: [{ status: 'active' }],
   },
-  PublicPick: {
-    type: 'object',
-    required: ['id', 'match', 'market', 'selection', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt'],
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      match: {
-        type: 'object',
-        required: ['home', 'away', 'league', 'sport', 'kickoff'],
-        properties: {
-          home: { type: 'string' },
-          away: { type: 'string' },
-          league: { type: 'string' },
-          sport: { type: 'string', enum: [...SPORT_SLUGS] },
-          kickoff: timestamp,
-        },
-      },
-      market: { type: 'string', description: 'Market code; h2h = head to head (the only market published today).' },
-      selection: { type: 'string', description: 'The chosen side: a team name or "Draw".' },
-      bookmaker: {
-        type: 'object',
-        required: ['name', 'slug'],
-        properties: { name: { type: 'string' }, slug: { type: 'string' } },
-      },
-      odds: {
-        type: 'object',
-        required: ['book', 'referenceFair'],
-        properties: {
-          book: { type: 'number', description: 'Decimal odds at the bookmaker.' },
-          referenceFair: { type: 'number', description: 'Fair odds from the sharp reference bookmaker.' },
-        },
-      },
-      edgePctPostTax: { type: 'number', description: 'Decimal fraction (0.0858 = 8.58 %): odds x (1 - tax rate) / reference fair odds - 1.' },
-      kellyFraction: { type: 'number', description: 'Decimal fraction of the bankroll, floored at 0.' },
-      tier: { type: 'string', enum: ['big_edge', 'stark', 'standard'], description: 'big_edge from 0.08 post-tax edge, stark from 0.04.' },
-      publishedAt: timestamp,
-    },
-  },
+  PublicPick: layoutJsonSchema(PUBLIC_PICK),
   PublicPickList: {
     type: 'object',
     description: "Today's picks (first published on the current UTC date), best post-tax edge first.",
@@ -337,18 +270,7 @@ export const API_SCHEMAS = {
         generatedAt: '2026-11-22T12:00:03.512Z',
         count: 1,
         picks: [
-          {
-            id: EXAMPLE_PICK.id,
-            match: { home: 'Arsenal', away: 'Chelsea', league: 'Premier League', sport: 'soccer', kickoff: '2026-11-22T15:00:00.000Z' },
-            market: 'h2h',
-            selection: 'Arsenal',
-            bookmaker: { name: 'Bet365', slug: 'bet365' },
-            odds: { book: 2.2, referenceFair: 2 },
-            edgePctPostTax: 0.0417,
-            kellyFraction: 0.0347,
-            tier: 'stark',
-            publishedAt: '2026-11-22T08:30:00.000Z',
-          },
+          layoutExample(PUBLIC_PICK),
         ],
       },
     ],

@@ -1,23 +1,64 @@
-/** GraphQL results -> the documented snake_case JSON of docs/API.md, "Resources" (enums lower case). */
-import { v1PickJson, type V1PickJson } from '../../src/domain/pick-view.js';
-import type { V1PickFragment } from './generated/graphql.js';
-import { domainValue } from './graphql-enums.js';
+/**
+ * GraphQL results -> the documented JSON of docs/API.md, "Resources" (enums lower case). The pick's
+ * surfaces are layouts of its declared fields (src/domain/pick-shape.ts): the GraphQL selection each
+ * adapter asks for is made from the same layouts (pickFragments), so a field added to a layout is
+ * asked for, read and shown without another edit.
+ */
+import {
+  GRAPHQL_PICK,
+  layoutJson,
+  layoutPaths,
+  factsOf,
+  PUBLIC_PICK,
+  V1_PICK,
+  type Layout,
+  type PickField,
+  type PublicPickJson,
+  type V1PickJson,
+} from '../../src/domain/pick-shape.js';
+import type { PublicPickFragment, V1PickFragment } from './generated/graphql.js';
 
-/** The documented Pick (docs/API.md, "Pick") of a GraphQL Pick, built by the same function as webhook bodies. */
-export function v1Pick(node: V1PickFragment): V1PickJson {
-  return v1PickJson({
-    id: node.id,
-    sport: node.sport,
-    league: node.league,
-    homeTeam: node.homeTeam,
-    awayTeam: node.awayTeam,
-    kickoffAt: node.kickoffAt,
-    description: node.pick,
-    odds: node.odds,
-    edgePct: node.edgePct,
-    confidence: node.confidence,
-    status: domainValue(node.status),
-    settledAt: node.settledAt,
-    result: node.result === null ? null : domainValue(node.result),
-  });
+const GRAPHQL_PATHS = layoutPaths(GRAPHQL_PICK);
+
+function graphqlPathOf(name: PickField): readonly string[] {
+  const path = GRAPHQL_PATHS.get(name);
+  if (path === undefined) throw new Error(`the GraphQL Pick does not show ${name}`);
+  return path;
 }
+
+/** A field's value in a GraphQL Pick result, an enum's back in the domain's lower case. */
+function valueInResult(node: object, name: PickField): unknown {
+  let value: unknown = node;
+  for (const key of graphqlPathOf(name)) value = (value as Record<string, unknown>)[key];
+  return factsOf(name).values !== undefined && typeof value === 'string' ? value.toLowerCase() : value;
+}
+
+/** The documented Pick (docs/API.md, "Pick") of a GraphQL Pick: the same layout webhook bodies are built from. */
+export function v1Pick(node: V1PickFragment): V1PickJson {
+  return layoutJson(V1_PICK, (name) => valueInResult(node, name));
+}
+
+/** The public pick (docs/API.md, "Public pick") of a GraphQL Pick. */
+export function publicPick(node: PublicPickFragment): PublicPickJson {
+  return layoutJson(PUBLIC_PICK, (name) => valueInResult(node, name));
+}
+
+/** The GraphQL selection of the fields a layout shows, nested as the GraphQL Pick nests them. */
+function selectionOf(layout: Layout): string {
+  const tree: Record<string, unknown> = {};
+  for (const name of layoutPaths(layout).keys()) {
+    const path = graphqlPathOf(name);
+    let node = tree;
+    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+    node[path.at(-1)!] = true;
+  }
+  const print = (node: Record<string, unknown>): string =>
+    Object.entries(node)
+      .map(([key, child]) => (child === true ? key : `${key} { ${print(child as Record<string, unknown>)} }`))
+      .join(' ');
+  return print(tree);
+}
+
+/** The fragments the adapters' documents spread (`...V1Pick`, `...PublicPick`), for GraphQL Code Generator. */
+export const V1_PICK_FRAGMENT = `fragment V1Pick on Pick { ${selectionOf(V1_PICK)} }`;
+export const PUBLIC_PICK_FRAGMENT = `fragment PublicPick on Pick { ${selectionOf(PUBLIC_PICK)} }`;

@@ -17,7 +17,8 @@ import { perUtcPeriod, utcDateString } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { httpError, httpErrorOf, httpErrorOfGraphQL, sendHttpError, type HttpError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
-import { TodayPicksDocument, type TodayPicksQuery } from '../common/generated/graphql.js';
+import { TodayPicksDocument } from '../common/generated/graphql.js';
+import { publicPick } from '../common/v1-json.js';
 import { openOperation, prepareOperation } from '../common/operations.js';
 import { openApiRouteSchema } from '../common/openapi.js';
 import { pageParam, parseParams, type ParamSpec } from '../common/params.js';
@@ -39,21 +40,6 @@ const CORS_HEADERS = {
   'access-control-expose-headers': 'ETag, X-Request-Id',
   'access-control-max-age': '86400',
 };
-
-function publicPick(node: TodayPicksQuery['todayPicks'][number]) {
-  return {
-    id: node.id,
-    match: { home: node.homeTeam, away: node.awayTeam, league: node.league, sport: node.sport, kickoff: node.kickoffAt },
-    market: node.market,
-    selection: node.selection,
-    bookmaker: { name: node.bookmaker.name, slug: node.bookmaker.slug },
-    odds: { book: node.odds, referenceFair: node.referenceFairOdds },
-    edgePctPostTax: node.edgePctPostTax,
-    kellyFraction: node.kellyFraction,
-    tier: node.edgeTier.toLowerCase(),
-    publishedAt: node.publishedAt,
-  };
-}
 
 interface RenderedBody {
   /** Encoded once: every cache hit sends the same bytes without re-encoding the string. */

@@ -4,7 +4,7 @@
  */
 import { InvalidParameterError } from './errors.js';
 import { priceEdges } from './odds.js';
-import { v1PickJson, type PickSnapshot } from './pick-view.js';
+import { v1PickJson, withNulls, type PickSnapshot } from './pick-shape.js';
 import { signWebhookBody, standardWebhookSignature } from './signature.js';
 
 export const WEBHOOK_EVENT_TYPES = ['pick.published', 'pick.settled'] as const;
@@ -88,7 +88,7 @@ const samplePricing = priceEdges(SAMPLE_PRICE);
 export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
   const kickoff = new Date(now.getTime() + 24 * 60 * 60 * 1000);
   kickoff.setUTCMinutes(0, 0, 0);
-  return {
+  return withNulls({
     id,
     sport: 'soccer',
     league: 'Sample League',
@@ -112,8 +112,7 @@ export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
     kellyFraction: samplePricing.kellyFraction,
     edgeTier: samplePricing.edgeTier,
     publishedAt: now.toISOString(),
-    closingOdds: null,
-  };
+  });
 }
 
 /** Until when the secret replaced by a rotation at `rotatedAt` still signs (beside the new one). */

@@ -10,12 +10,17 @@ import type { Context } from './context.js';
  * AppError (401 invalid_api_key, 403 tier_upgrade_required / admin_required) so every
  * surface reports the same code.
  */
-export const builder = new SchemaBuilder<{
+interface BuilderConfig {
   Context: Context;
   AuthScopes: { admin: boolean; tier: Tier; account: boolean };
   Scalars: { DateTime: { Input: string; Output: Date } };
   DefaultFieldNullability: false;
-}>({
+}
+
+/** The builder's schema types, for helpers that build fields outside one `fields` callback. */
+export type Types = PothosSchemaTypes.ExtendDefaultTypes<BuilderConfig>;
+
+export const builder = new SchemaBuilder<BuilderConfig>({
   plugins: [ScopeAuthPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   // Each field's cost (1 unless its `complexity` option says otherwise; lists x their page

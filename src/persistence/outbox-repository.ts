@@ -3,7 +3,7 @@
  * describes, read by the relay (in seq order), by the stream replay and catch-up, and pruned
  * by the retention job.
  */
-import type { PickSnapshot } from '../domain/pick-view.js';
+import type { PickSnapshot } from '../domain/pick-shape.js';
 import { OutboxEventEntity, type EventType } from './entities/outbox-event.js';
 import type { Em } from './orm.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';

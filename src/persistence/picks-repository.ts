@@ -8,118 +8,56 @@
  */
 import { LockMode } from '@mikro-orm/core';
 import { decodePickCursor } from '../domain/cursor.js';
-import type { PickRecord } from '../domain/pick-view.js';
+import { PICK_FIELD_NAMES, PICK_FIELDS, withNulls, type PickRecord, type PickValues, type Storage } from '../domain/pick-shape.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
 import { addDays, startOfUtcDay } from '../domain/time.js';
 import { PickEntity } from './entities/pick.js';
-import { dateOf, dateOrNullOf, executeBound, jsonOf, numberOf, statusIn } from './sql.js';
+import { columnNameOf, dateOf, executeBound, jsonOf, numberOf, statusIn } from './sql.js';
 import type { Em } from './orm.js';
 
-/** The columns of a pick record, in the order of a page's arrays (pickPageSql). */
-const PICK_COLUMN_NAMES = [
-  'id',
-  'sport',
-  'league',
-  'home_team',
-  'away_team',
-  'kickoff_at',
-  'market',
-  'selection',
-  'description',
-  'bookmaker_name',
-  'bookmaker_slug',
-  'odds',
-  'reference_fair_odds',
-  'tax_rate',
-  'edge_pct',
-  'edge_pct_post_tax',
-  'kelly_fraction',
-  'edge_tier',
-  'confidence',
-  'status',
-  'result',
-  'closing_odds',
-  'published_at',
-  'settled_at',
-] as const;
+/** The columns of a pick record (the shape's fields), in the order of a page's arrays (pickPageSql). */
+const PICK_COLUMN_NAMES = PICK_FIELD_NAMES.map(columnNameOf);
 
 export const PICK_COLUMNS = PICK_COLUMN_NAMES.join(', ');
 
 type Row = Record<string, unknown>;
 
+/** How a raw column value becomes the record's: numeric columns arrive as strings from node-postgres. */
+const readerOf = (storage: Storage): ((value: unknown) => unknown) =>
+  storage.kind === 'datetime' ? dateOf : storage.kind === 'decimal' || storage.kind === 'smallint' ? numberOf : String;
+
+const ROW_READERS = PICK_FIELD_NAMES.map((name, index) => {
+  const read = readerOf(PICK_FIELDS[name].storage);
+  return { name, column: PICK_COLUMN_NAMES[index]!, read: (value: unknown) => (value == null ? null : read(value)) };
+});
+
 export function pickRecordFromRow(row: Row): PickRecord {
-  return {
-    id: String(row.id),
-    sport: String(row.sport),
-    league: String(row.league),
-    homeTeam: String(row.home_team),
-    awayTeam: String(row.away_team),
-    kickoffAt: dateOf(row.kickoff_at),
-    market: String(row.market),
-    selection: String(row.selection),
-    description: String(row.description),
-    bookmakerName: String(row.bookmaker_name),
-    bookmakerSlug: String(row.bookmaker_slug),
-    odds: numberOf(row.odds),
-    referenceFairOdds: numberOf(row.reference_fair_odds),
-    taxRate: numberOf(row.tax_rate),
-    edgePct: numberOf(row.edge_pct),
-    edgePctPostTax: numberOf(row.edge_pct_post_tax),
-    kellyFraction: numberOf(row.kelly_fraction),
-    edgeTier: row.edge_tier as PickRecord['edgeTier'],
-    confidence: numberOf(row.confidence),
-    status: row.status as PickRecord['status'],
-    result: (row.result ?? null) as PickRecord['result'],
-    closingOdds: row.closing_odds == null ? null : numberOf(row.closing_odds),
-    publishedAt: dateOrNullOf(row.published_at),
-    settledAt: dateOrNullOf(row.settled_at),
-  };
+  const pick: Record<string, unknown> = {};
+  for (const { name, column, read } of ROW_READERS) pick[name] = read(row[column]);
+  return pick as PickRecord;
 }
 
 /**
  * A page of picks as one JSON array of arrays, timestamps as epoch milliseconds: node-postgres
- * and PGlite then decode one field with JSON.parse instead of 24 fields a row (PGlite copies each
- * out of its result buffer; both parse each timestamp's text into a Date). Floored, the
+ * and PGlite then decode one field with JSON.parse instead of one per column and row (PGlite copies
+ * each out of its result buffer; both parse each timestamp's text into a Date). Floored, the
  * milliseconds are those of the Date the timestamptz text would give (both drop the microseconds).
  * Numerics are JSON numbers, parsed to the same double as Number() of their text.
  */
 const epochMs = (column: string): string => `floor(extract(epoch from ${column}) * 1000)`;
-const TIMESTAMP_COLUMNS: ReadonlySet<string> = new Set(['kickoff_at', 'published_at', 'settled_at']);
-const PICK_ARRAY_FIELDS = PICK_COLUMN_NAMES.map((column) => (TIMESTAMP_COLUMNS.has(column) ? epochMs(column) : column)).join(', ');
+const IS_TIMESTAMP = PICK_FIELD_NAMES.map((name) => PICK_FIELDS[name].storage.kind === 'datetime');
+const PICK_ARRAY_FIELDS = PICK_COLUMN_NAMES.map((column, index) => (IS_TIMESTAMP[index] ? epochMs(column) : column)).join(', ');
 
-/** One element of a pickPageSql page, in PICK_ARRAY_FIELDS order. */
-type PickArray = [
-  string, string, string, string, string, number, string, string, string, string, string, number, number, number, number, number,
-  number, PickRecord['edgeTier'], number, PickRecord['status'], PickRecord['result'], number | null, number | null, number | null,
-];
+/** One element of a pickPageSql page, in PICK_FIELD_NAMES order. */
+type PickArray = unknown[];
 
-function pickRecordFromArray(a: PickArray): PickRecord {
-  return {
-    id: a[0],
-    sport: a[1],
-    league: a[2],
-    homeTeam: a[3],
-    awayTeam: a[4],
-    kickoffAt: new Date(a[5]),
-    market: a[6],
-    selection: a[7],
-    description: a[8],
-    bookmakerName: a[9],
-    bookmakerSlug: a[10],
-    odds: a[11],
-    referenceFairOdds: a[12],
-    taxRate: a[13],
-    edgePct: a[14],
-    edgePctPostTax: a[15],
-    kellyFraction: a[16],
-    edgeTier: a[17],
-    confidence: a[18],
-    status: a[19],
-    result: a[20],
-    closingOdds: a[21],
-    publishedAt: a[22] === null ? null : new Date(a[22]),
-    settledAt: a[23] === null ? null : new Date(a[23]),
-  };
+function pickRecordFromArray(array: PickArray): PickRecord {
+  const pick: Record<string, unknown> = {};
+  for (let index = 0; index < PICK_FIELD_NAMES.length; index++) {
+    const value = array[index];
+    pick[PICK_FIELD_NAMES[index]!] = IS_TIMESTAMP[index] && value !== null ? new Date(value as number) : value;
+  }
+  return pick as PickRecord;
 }
 
 /**
@@ -134,37 +72,14 @@ function pickPageSql(conditions: readonly string[], order: string): string {
 }
 
 /** A plain record of a pick entity: what services hand to GraphQL (never the entity itself). */
-export function pickRecordFromEntity(pick: PickEntity): PickRecord {
-  return {
-    id: pick.id,
-    sport: pick.sport,
-    league: pick.league,
-    homeTeam: pick.homeTeam,
-    awayTeam: pick.awayTeam,
-    kickoffAt: pick.kickoffAt,
-    market: pick.market,
-    selection: pick.selection,
-    description: pick.description,
-    bookmakerName: pick.bookmakerName,
-    bookmakerSlug: pick.bookmakerSlug,
-    odds: pick.odds,
-    referenceFairOdds: pick.referenceFairOdds,
-    taxRate: pick.taxRate,
-    edgePct: pick.edgePct,
-    edgePctPostTax: pick.edgePctPostTax,
-    kellyFraction: pick.kellyFraction,
-    edgeTier: pick.edgeTier,
-    confidence: pick.confidence,
-    status: pick.status,
-    result: pick.result ?? null,
-    closingOdds: pick.closingOdds ?? null,
-    publishedAt: pick.publishedAt ?? null,
-    settledAt: pick.settledAt ?? null,
-  };
+export function pickRecordFromEntity(entity: PickEntity): PickRecord {
+  const pick: Record<string, unknown> = {};
+  for (const name of PICK_FIELD_NAMES) pick[name] = entity[name] ?? null;
+  return pick as PickRecord;
 }
 
-export type NewPick = Omit<PickRecord, 'result' | 'closingOdds' | 'settledAt' | 'publishedAt'> & {
-  publishedAt: Date | null;
+/** A pick to store: every declared field, the nullable ones optional (null when left out). */
+export type NewPick = PickValues & {
   createdAt: Date;
   /** Engine picks: the feed event (and which fixture of its id) and how the pick was found. */
   eventId?: string | null;
@@ -175,13 +90,10 @@ export type NewPick = Omit<PickRecord, 'result' | 'closingOdds' | 'settledAt' | 
 /** A new pick in the unit of work of `em` (flushed with the transaction). */
 export function insertPick(em: Em, fields: NewPick): PickEntity {
   return em.create(PickEntity, {
-    ...fields,
+    ...withNulls(fields),
     eventId: fields.eventId ?? null,
     eventGeneration: fields.eventGeneration ?? 0,
     provenance: fields.provenance ?? null,
-    result: null,
-    closingOdds: null,
-    settledAt: null,
     updatedAt: fields.createdAt,
   });
 }

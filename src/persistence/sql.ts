@@ -14,10 +14,15 @@ export const dateOrNullOf = (value: unknown): Date | null => (value == null ? nu
 /** A json/jsonb column: parsed by node-postgres and PGlite alike, unless a driver hands back text. */
 export const jsonOf = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
 
-/** `status in ('a', 'b')`, as the migrations wrote the checks and index predicates. */
-export function statusIn(statuses: readonly string[]): string {
-  return `status in (${statuses.map((status) => `'${status}'`).join(', ')})`;
+/** The column of an entity property, as the naming strategy (underscore) names it: kickoffAt -> kickoff_at. */
+export const columnNameOf = (property: string): string => property.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** `column in ('a', 'b')`, as the migrations wrote the checks and index predicates. */
+export function valueIn(column: string, values: readonly string[]): string {
+  return `${column} in (${values.map((value) => `'${value}'`).join(', ')})`;
 }
+
+export const statusIn = (statuses: readonly string[]): string => valueIn('status', statuses);
 
 /**
  * Runs SQL with `$1, $2, ...` parameters bound by the database driver. `em.execute` inlines its

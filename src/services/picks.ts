@@ -27,7 +27,7 @@ import {
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { checkOptionalText, checkText } from '../domain/text.js';
 import { parseIsoTimestamp, utcDateString } from '../domain/time.js';
-import type { PickRecord } from '../domain/pick-view.js';
+import type { PickRecord } from '../domain/pick-shape.js';
 import { isUuid } from '../domain/uuid.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
 import type { Em, Orm } from '../persistence/orm.js';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidParameterError } from '../../src/domain/errors.js';
-import type { PickSnapshot } from '../../src/domain/pick-view.js';
+import type { PickSnapshot } from '../../src/domain/pick-shape.js';
 import {
   afterFailedAttempt,
   parseEventTypes,

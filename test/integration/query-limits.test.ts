@@ -3,6 +3,7 @@
  * src/graphql/limits.ts are refused with 400 query_too_complex on /graphql and /graphql/stream;
  * every legitimate document of the repository passes them; introspection follows its setting.
  */
+import { PUBLIC_PICK_FRAGMENT, V1_PICK_FRAGMENT } from '../../adapters/common/v1-json.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import {
   getIntrospectionQuery,
@@ -39,13 +40,17 @@ function graphqlFiles(dir: URL): URL[] {
 /** Every document the repository ships or documents: adapters, README examples, GraphiQL's introspection. */
 function repositoryDocuments(): [string, string][] {
   const files = graphqlFiles(new URL('adapters/', ROOT));
-  // Shared fragments live next to the documents (adapters/common/*.graphql) and are appended when spread.
-  const fragments = files.filter((file) => !file.pathname.includes('/documents/'));
+  // Shared fragments live next to the documents (adapters/common/*.graphql), or are made from the
+  // pick's layouts; each is appended when spread.
+  const fragments = [
+    ...files.filter((file) => !file.pathname.includes('/documents/')).map((file) => readFileSync(file, 'utf8')),
+    V1_PICK_FRAGMENT,
+    PUBLIC_PICK_FRAGMENT,
+  ];
   const documents: [string, string][] = [];
   for (const file of files.filter((f) => f.pathname.includes('/documents/'))) {
     let source = readFileSync(file, 'utf8');
-    for (const fragment of fragments) {
-      const text = readFileSync(fragment, 'utf8');
+    for (const text of fragments) {
       const name = /fragment (\w+)/.exec(text)![1]!;
       if (source.includes(`...${name}`)) source += `\n${text}`;
     }
@@ -194,8 +199,8 @@ describe('/graphql refuses documents over the limits', () => {
   });
 });
 
-/** The REST list's field set (adapters/common/v1-pick.graphql) as GraphQL asks it. */
-const V1_PICK = readFileSync(new URL('adapters/common/v1-pick.graphql', ROOT), 'utf8');
+/** The REST list's field set (the V1Pick fragment the adapters spread) as GraphQL asks it. */
+const V1_PICK = V1_PICK_FRAGMENT;
 const pageOfPicks = (alias: string) => `${alias}: picks(first: $n) { count pageInfo { endCursor } nodes { ...V1Pick } }`;
 /** 15 aliases (the alias limit) of a page whose size is a variable: invisible to a cost model of literals. */
 const FIFTEEN_PAGES = `query($n: Int) { ${Array.from({ length: 15 }, (_, i) => pageOfPicks(`p${i}`)).join(' ')} }\n${V1_PICK}`;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import type { PickSnapshot } from '../../src/domain/pick-view.js';
+import type { PickSnapshot } from '../../src/domain/pick-shape.js';
 import { BusChannel } from '../../src/services/events/event-bus.js';
 import { pickEventStream, SlowSubscriberError } from '../../src/services/events/event-stream.js';
 import { MemoryEventBus } from '../../src/services/events/memory-bus.js';

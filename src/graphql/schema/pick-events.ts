@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { ErrorCode, errorHead, InvalidParameterError } from '../../domain/errors.js';
-import { fromPickSnapshot } from '../../domain/pick-view.js';
+import { fromPickSnapshot } from '../../domain/pick-shape.js';
 import { pickEventStream } from '../../services/events/event-stream.js';
 import type { PickEventMessage } from '../../services/events/outbox-relay.js';
 import { MAX_STREAMS_PER_KEY, type StreamSlot } from '../../services/stream-slots.js';

@@ -1,57 +1,67 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { TIERS } from '../../domain/api-key.js';
 import { describeBound, PICKS_PAGE, TODAY_PAGE } from '../../domain/bounds.js';
-import { EDGE_TIERS } from '../../domain/odds.js';
-import { PICK_RESULTS, PICK_STATUSES } from '../../domain/pick.js';
 import { encodePickCursor } from '../../domain/cursor.js';
-import type { PickRecord } from '../../domain/pick-view.js';
-import { builder } from '../builder.js';
+import type { ObjectRef } from '@pothos/core';
+import { factsOf, GRAPHQL_PICK, PICK_FIELDS, type Layout, type PickField, type PickRecord } from '../../domain/pick-shape.js';
+import { builder, type Types } from '../builder.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
 import { upperEnumValues } from './enums.js';
 import { MatchAnalysisRef } from './match-analysis.js';
 
-export const PickStatusEnum = builder.enumType('PickStatus', { values: upperEnumValues(PICK_STATUSES) });
-export const PickResultEnum = builder.enumType('PickResult', { values: upperEnumValues(PICK_RESULTS) });
-export const EdgeTierEnum = builder.enumType('EdgeTier', { values: upperEnumValues(EDGE_TIERS) });
+/** The enum types of the pick's closed-list fields, named and valued by the shape (upper case in GraphQL). */
+const pickEnum = <const V extends readonly string[]>(facts: { graphqlEnum: string; values: V }) =>
+  builder.enumType(facts.graphqlEnum, { values: upperEnumValues(facts.values) });
+export const PickStatusEnum = pickEnum(PICK_FIELDS.status);
+export const PickResultEnum = pickEnum(PICK_FIELDS.result);
+export const EdgeTierEnum = pickEnum(PICK_FIELDS.edgeTier);
 export const TierEnum = builder.enumType('Tier', { values: upperEnumValues(TIERS) });
+const ENUM_TYPES: Record<string, typeof PickStatusEnum | typeof PickResultEnum | typeof EdgeTierEnum> = {
+  PickStatus: PickStatusEnum,
+  PickResult: PickResultEnum,
+  EdgeTier: EdgeTierEnum,
+};
 
-const BookmakerRef = builder.objectRef<{ name: string; slug: string }>('Bookmaker').implement({
-  fields: (t) => ({
-    name: t.exposeString('name'),
-    slug: t.exposeString('slug'),
-  }),
-});
+const SCALAR_OF_STORAGE = { uuid: 'ID', text: 'String', smallint: 'Int', decimal: 'Float', datetime: 'DateTime' } as const;
+
+/** A declared field's GraphQL type: its enum, or the scalar of how it is stored. */
+function graphqlTypeOf(name: PickField) {
+  const facts = factsOf(name);
+  return facts.graphqlEnum === undefined ? SCALAR_OF_STORAGE[facts.storage.kind] : ENUM_TYPES[facts.graphqlEnum]!;
+}
+
+type PickFieldBuilder = PothosSchemaTypes.ObjectFieldBuilder<Types, PickRecord>;
+
+/** The fields of a layout level; a nested level is an object type named by NESTED_TYPE_NAMES. */
+function layoutFields(t: PickFieldBuilder, layout: Layout): Record<string, ReturnType<PickFieldBuilder['field']>> {
+  return Object.fromEntries(
+    Object.entries(layout).map(([key, entry]) => {
+      if (typeof entry !== 'string') return [key, t.field({ type: nestedType(key, entry as Layout), resolve: (pick) => pick })];
+      const facts = factsOf(entry);
+      const description = (facts.schema as { description?: string }).description;
+      return [key, t.expose(entry as never, { type: graphqlTypeOf(entry) as never, nullable: facts.nullable, description } as never)];
+    }),
+  );
+}
+
+/** Nested levels of the GraphQL Pick (the bookmaker's name and slug) read the same record. */
+const NESTED_TYPE_NAMES: Record<string, string> = { bookmaker: 'Bookmaker' };
+const nestedTypes = new Map<string, ObjectRef<Types, PickRecord>>();
+function nestedType(key: string, layout: Layout): ObjectRef<Types, PickRecord> {
+  let ref = nestedTypes.get(key);
+  if (ref === undefined) {
+    const name = NESTED_TYPE_NAMES[key];
+    if (name === undefined) throw new Error(`no GraphQL type name for the pick's nested ${key}`);
+    ref = builder.objectRef<PickRecord>(name).implement({ fields: (t) => layoutFields(t, layout) });
+    nestedTypes.set(key, ref);
+  }
+  return ref;
+}
 
 export const PickRef = builder.objectRef<PickRecord>('Pick').implement({
   description: 'A model-generated bet whose odds beat the sharp reference bookmaker.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Also the matchId of the match analysis.' }),
-    sport: t.exposeString('sport'),
-    league: t.exposeString('league'),
-    homeTeam: t.exposeString('homeTeam'),
-    awayTeam: t.exposeString('awayTeam'),
-    kickoffAt: t.expose('kickoffAt', { type: 'DateTime' }),
-    pick: t.exposeString('description', { description: 'Human-readable description of the bet.' }),
-    market: t.exposeString('market', { description: 'Market code; h2h = head to head.' }),
-    selection: t.exposeString('selection', { description: 'The chosen side: a team name or "Draw".' }),
-    bookmaker: t.field({ type: BookmakerRef, resolve: (pick) => ({ name: pick.bookmakerName, slug: pick.bookmakerSlug }) }),
-    odds: t.exposeFloat('odds', { description: 'Decimal odds at the bookmaker.' }),
-    referenceFairOdds: t.exposeFloat('referenceFairOdds', { description: 'Fair odds of the sharp reference bookmaker.' }),
-    taxRate: t.exposeFloat('taxRate', { description: 'Tax rate applied to winnings at this bookmaker (fraction).' }),
-    edgePct: t.exposeFloat('edgePct', { description: '(odds / referenceFairOdds - 1) x 100.' }),
-    edgePctPostTax: t.exposeFloat('edgePctPostTax', { description: 'Post-tax edge as a fraction (0.0858 = 8.58 %).' }),
-    kellyFraction: t.exposeFloat('kellyFraction', { description: 'Full-Kelly stake as a fraction of bankroll, floored at 0.' }),
-    edgeTier: t.field({ type: EdgeTierEnum, resolve: (pick) => pick.edgeTier }),
-    confidence: t.exposeInt('confidence', { description: 'Model confidence, 0 to 100.' }),
-    status: t.field({ type: PickStatusEnum, resolve: (pick) => pick.status }),
-    result: t.field({ type: PickResultEnum, nullable: true, resolve: (pick) => pick.result ?? null }),
-    closingOdds: t.float({
-      nullable: true,
-      description: "Closing odds for CLV: the operator's at settlement, or for engine picks the reference's no-vig close, stored at kickoff.",
-      resolve: (pick) => pick.closingOdds ?? null,
-    }),
-    publishedAt: t.field({ type: 'DateTime', nullable: true, resolve: (pick) => pick.publishedAt ?? null }),
-    settledAt: t.field({ type: 'DateTime', nullable: true, resolve: (pick) => pick.settledAt ?? null }),
+    ...layoutFields(t, GRAPHQL_PICK),
     analysis: t.field({
       type: MatchAnalysisRef,
       nullable: true,

@@ -1,39 +1,58 @@
-import { defineEntity, p } from '@mikro-orm/core';
-import type { EdgeTier } from '../../domain/odds.js';
-import { PICK_STATUSES, VISIBLE_STATUSES, type PickResult, type PickStatus } from '../../domain/pick.js';
-import { statusIn } from '../sql.js';
+import { defineEntity, p, type EmptyOptions, type UniversalPropertyOptionsBuilder } from '@mikro-orm/core';
+import { VISIBLE_STATUSES } from '../../domain/pick.js';
+import { factsOf, PICK_FIELD_NAMES, PICK_FIELDS, type PickRecord, type Storage } from '../../domain/pick-shape.js';
+import { columnNameOf, statusIn, valueIn } from '../sql.js';
 
 const VISIBLE = statusIn(VISIBLE_STATUSES);
+
+/** The column of one storage kind (named by the naming strategy: the field in snake_case). */
+function columnOf(storage: Storage) {
+  switch (storage.kind) {
+    case 'uuid':
+      return p.uuid();
+    case 'text':
+      return p.text();
+    case 'smallint':
+      return p.smallint();
+    case 'datetime':
+      return p.datetime();
+    case 'decimal':
+      return p.decimal('number').precision(storage.precision).scale(storage.scale);
+  }
+}
+
+type TextColumnKeys = ReturnType<typeof p.text> extends UniversalPropertyOptionsBuilder<unknown, unknown, infer Keys> ? Keys : never;
+
+/** A declared field's column, typed as the record types it (defineEntity infers the entity's type from these). */
+type RecordColumns = {
+  [F in keyof PickRecord]: UniversalPropertyOptionsBuilder<
+    Exclude<PickRecord[F], null>,
+    null extends PickRecord[F] ? Omit<EmptyOptions, 'nullable'> & { nullable: true } : EmptyOptions,
+    TextColumnKeys
+  >;
+};
+
+/** The columns of the pick's declared fields (src/domain/pick-shape.ts); the entity's own columns follow. */
+const recordProperties = Object.fromEntries(
+  PICK_FIELD_NAMES.map((name) => {
+    const column = columnOf(PICK_FIELDS[name].storage);
+    return [name, name === 'id' ? column.primary() : PICK_FIELDS[name].nullable ? column.nullable() : column];
+  }),
+) as unknown as RecordColumns;
+
+/** The checks of the fields whose values are a closed list. */
+const valueChecks = PICK_FIELD_NAMES.flatMap((name) => {
+  const { values } = factsOf(name);
+  const column = columnNameOf(name);
+  return values === undefined ? [] : [{ name: `picks_${column}_check`, expression: valueIn(column, values) }];
+});
 
 /** One published (or held) bet. Holds everything both the v1 Pick and the public pick need. */
 export const PickSchema = defineEntity({
   name: 'Pick',
   tableName: 'picks',
   properties: {
-    id: p.uuid().primary(),
-    sport: p.text(),
-    league: p.text(),
-    homeTeam: p.text(),
-    awayTeam: p.text(),
-    kickoffAt: p.datetime(),
-    market: p.text(),
-    selection: p.text(),
-    description: p.text(),
-    bookmakerName: p.text(),
-    bookmakerSlug: p.text(),
-    odds: p.decimal('number').precision(10).scale(4),
-    referenceFairOdds: p.decimal('number').precision(10).scale(4),
-    taxRate: p.decimal('number').precision(6).scale(5),
-    edgePct: p.decimal('number').precision(12).scale(4),
-    edgePctPostTax: p.decimal('number').precision(12).scale(6),
-    kellyFraction: p.decimal('number').precision(12).scale(6),
-    edgeTier: p.text().$type<EdgeTier>(),
-    confidence: p.smallint(),
-    status: p.text().$type<PickStatus>(),
-    result: p.text().$type<PickResult>().nullable(),
-    closingOdds: p.decimal('number').precision(10).scale(4).nullable(),
-    publishedAt: p.datetime().nullable(),
-    settledAt: p.datetime().nullable(),
+    ...recordProperties,
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     /** The odds feed's event id of an engine pick; null for a pick published by hand. */
@@ -63,10 +82,8 @@ export const PickSchema = defineEntity({
     { name: 'picks_reference_fair_odds_check', expression: 'reference_fair_odds > 1' },
     { name: 'picks_tax_rate_check', expression: 'tax_rate >= 0 and tax_rate < 1' },
     { name: 'picks_kelly_fraction_check', expression: 'kelly_fraction >= 0' },
-    { name: 'picks_edge_tier_check', expression: "edge_tier in ('big_edge', 'stark', 'standard')" },
     { name: 'picks_confidence_check', expression: 'confidence >= 0 and confidence <= 100' },
-    { name: 'picks_status_check', expression: statusIn(PICK_STATUSES) },
-    { name: 'picks_result_check', expression: "result in ('won', 'lost', 'void', 'half_won', 'half_lost')" },
+    ...valueChecks,
     { name: 'picks_closing_odds_check', expression: 'closing_odds > 1' },
     {
       name: 'picks_settlement_consistent',

@@ -1,0 +1,74 @@
+/**
+ * The pick's one declaration and its layouts: the documented names (docs/API.md, "Pick" and
+ * "Public pick") are written out here by hand, so a layout that drifts from the docs fails.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  fromPickSnapshot,
+  layoutJsonSchema,
+  PUBLIC_PICK,
+  toPickSnapshot,
+  v1PickJson,
+  V1_PICK,
+  withNulls,
+  type PickRecord,
+} from '../../src/domain/pick-shape.js';
+
+const RECORD: PickRecord = {
+  id: '5f0c8a4e-4c1b-4d8e-9f3a-2b7c6d5e4f30',
+  sport: 'soccer',
+  league: 'Premier League',
+  homeTeam: 'Arsenal',
+  awayTeam: 'Chelsea',
+  kickoffAt: new Date('2026-12-01T15:00:00.000Z'),
+  description: 'Arsenal to win @ 2.2',
+  odds: 2.2,
+  edgePct: 10,
+  confidence: 70,
+  status: 'settled',
+  settledAt: new Date('2026-12-01T17:05:00.000Z'),
+  result: 'won',
+  market: 'h2h',
+  selection: 'Arsenal',
+  bookmakerName: 'Bet365',
+  bookmakerSlug: 'bet365',
+  referenceFairOdds: 2,
+  taxRate: 0,
+  edgePctPostTax: 0.1,
+  kellyFraction: 0.083333,
+  edgeTier: 'big_edge',
+  closingOdds: 2.05,
+  publishedAt: new Date('2026-11-30T09:00:00.000Z'),
+};
+
+describe('the pick shape', () => {
+  it('builds the documented Pick with its names, in the documented order', () => {
+    const json = v1PickJson(toPickSnapshot(RECORD));
+    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result']);
+    expect(json).toMatchObject({ home_team: 'Arsenal', kickoff_at: '2026-12-01T15:00:00.000Z', pick: 'Arsenal to win @ 2.2', settled_at: '2026-12-01T17:05:00.000Z', result: 'won' });
+  });
+
+  it('documents a nullable field as the type or null, and the v1 status as the visible statuses only', () => {
+    const schema = layoutJsonSchema(V1_PICK) as { required: string[]; properties: Record<string, Record<string, unknown>> };
+    expect(schema.required).toEqual(Object.keys(V1_PICK));
+    expect(schema.properties.settled_at).toMatchObject({ type: ['string', 'null'], format: 'date-time' });
+    expect(schema.properties.result!.enum).toEqual(['won', 'lost', 'void', 'half_won', 'half_lost', null]);
+    expect(schema.properties.status!.enum).toEqual(['published', 'settled']);
+    expect(schema.properties.confidence).toMatchObject({ type: 'integer', minimum: 0, maximum: 100 });
+  });
+
+  it('nests the public pick as documented, its publishedAt never null', () => {
+    const schema = layoutJsonSchema(PUBLIC_PICK) as { required: string[]; properties: Record<string, { required?: string[]; type?: unknown }> };
+    expect(schema.required).toEqual(['id', 'match', 'market', 'selection', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt']);
+    expect(schema.properties.match!.required).toEqual(['home', 'away', 'league', 'sport', 'kickoff']);
+    expect(schema.properties.odds!.required).toEqual(['book', 'referenceFair']);
+    expect(schema.properties.publishedAt!.type).toBe('string');
+  });
+
+  it('carries a pick across processes and back unchanged; a nullable field left out is null', () => {
+    expect(fromPickSnapshot(JSON.parse(JSON.stringify(toPickSnapshot(RECORD))))).toEqual(RECORD);
+    const { settledAt: _s, result: _r, closingOdds: _c, publishedAt: _p, ...fresh } = RECORD;
+    expect(toPickSnapshot(fresh)).toMatchObject({ settledAt: null, result: null, closingOdds: null, publishedAt: null });
+    expect(withNulls(fresh)).toMatchObject({ settledAt: null, result: null, closingOdds: null, publishedAt: null });
+  });
+});
