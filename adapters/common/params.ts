@@ -1,11 +1,13 @@
 /**
  * Query and path parameters of the REST surfaces, declared once: the same declarations parse
- * requests and describe the parameters in the OpenAPI document. The adapter checks form (a
- * single value, one line of text without control characters, integer syntax) and the ranges of
- * page sizes and windows (src/domain/bounds.ts), so a refusal names the REST parameter (`limit`,
- * not GraphQL's `first`); the REST adapter reports it after authentication, limits and the tier
- * check. Slugs and timestamps are validated by the services behind GraphQL.
+ * requests, describe the parameters in the OpenAPI document (ranges from src/domain/bounds.ts)
+ * and rename them to the GraphQL arguments they feed (`limit` -> `first`). The adapter checks only
+ * form (a single value, one line of text without control characters, integer syntax), and reports
+ * it after authentication, limits and the tier check. Ranges are checked on the GraphQL arguments
+ * (src/graphql/argument-guard.ts), slugs and timestamps by the services; their refusals name the
+ * argument, which inRestNames renames back to the parameter the caller sent.
  */
+import type { GraphQLError } from 'graphql';
 import type { Bound } from '../../src/domain/bounds.js';
 import { InvalidParameterError } from '../../src/domain/errors.js';
 import { textViolation } from '../../src/domain/text.js';
@@ -53,9 +55,8 @@ export function parseParams(specs: readonly ParamSpec[], query: Record<string, u
     const violation = textViolation(value, 'line');
     if (violation) return { variables, error: new InvalidParameterError(spec.name, `${spec.name} ${violation}`) };
     if (spec.type === 'integer') {
-      // Beyond 32 bits GraphQL's Int cannot carry it: a form error like any other.
-      const integer = Number(value.trim());
-      if (!INTEGER.test(value.trim()) || integer < spec.minimum || integer > spec.maximum) {
+      // An optional sign and at most 15 digits (a safe integer): the range is the argument's to check.
+      if (!INTEGER.test(value.trim())) {
         return {
           variables,
           error: new InvalidParameterError(spec.name, `${spec.name} must be an integer between ${spec.minimum} and ${spec.maximum}`),
@@ -67,4 +68,18 @@ export function parseParams(specs: readonly ParamSpec[], query: Record<string, u
     }
   }
   return { variables, error: null };
+}
+
+type RefusalOf = Pick<GraphQLError, 'message' | 'extensions'>;
+
+/**
+ * A GraphQL refusal naming an argument, renamed to the parameter that feeds it (`first` ->
+ * `limit`): refusals name their parameter first in the message, as src/domain/bounds.ts does.
+ */
+export function inRestNames(error: RefusalOf, specs: readonly ParamSpec[]): RefusalOf {
+  const parameter = error.extensions?.parameter;
+  const spec = specs.find((candidate) => candidate.variable === parameter && candidate.name !== parameter);
+  if (!spec || typeof parameter !== 'string') return error;
+  const message = error.message.startsWith(`${parameter} `) ? `${spec.name}${error.message.slice(parameter.length)}` : error.message;
+  return { message, extensions: { ...error.extensions, parameter: spec.name } };
 }

@@ -16,7 +16,7 @@ import type { Yoga } from '../../src/graphql/yoga.js';
 import { BODY_ERROR_MESSAGES, sendGraphQLError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openOperation, prepareOperation } from '../common/operations.js';
-import { parseParams, type ParsedParams } from '../common/params.js';
+import { inRestNames, parseParams, type ParsedParams } from '../common/params.js';
 import { openApiRouteSchema } from '../common/openapi.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { USAGE_ROUTE, type UsageMeteredRoute } from './usage-route.js';
@@ -121,7 +121,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           }
           const result = await runner.execute(operation, form.variables);
           const firstError = result.errors?.[0];
-          if (firstError || !result.data) return sendGraphQLError(reply, firstError ?? { message: 'No data', extensions: {} });
+          if (firstError || !result.data) return sendGraphQLError(reply, firstError ? inRestNames(firstError, route.params) : { message: 'No data', extensions: {} });
           if (operation.cached) return sendCachedBody(reply.status(route.successStatus ?? 200), bodies, result, () => route.toBody(result.data));
           const body = route.toBody(result.data);
           if (route.successStatus === 204) return reply.status(204).send();

@@ -1,8 +1,9 @@
 /**
- * Page sizes and windows, declared once: the REST parameter specs (minimum, maximum, default),
- * the GraphQL argument descriptions and complexity, and the services that validate them all
- * read these. A value out of range is 400 invalid_parameter naming the caller's own parameter:
- * `limit` on REST, `first` on GraphQL, and so on.
+ * Page sizes and windows, declared once and put on the GraphQL arguments that take them
+ * (src/graphql/argument-guard.ts checks every operation's values before it runs): the argument
+ * descriptions, defaults and complexity, and the REST parameters' documentation read these. A
+ * value out of range is 400 invalid_parameter naming the caller's own parameter: `limit` on REST,
+ * `first` on GraphQL, and so on.
  */
 import { InvalidParameterError } from './errors.js';
 
@@ -22,18 +23,14 @@ export const DELIVERIES_PAGE: Bound = { default: 20, max: 100 };
 /** The track record's lookback window in days (`days_back`, `daysBack`). */
 export const DAYS_BACK: Bound = { default: 30, max: 365 };
 
-/** An integer from 1 to max, or invalid_parameter naming `parameter`: validated, never clamped (docs/API.md, "Lists and cursors"). */
-export function validatePageSize(parameter: string, value: number, max: number): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new InvalidParameterError(parameter, `${parameter} must be an integer between 1 and ${max}`);
-  }
-}
-
-/** The caller's value (or the default when absent), checked against the bound under the caller's name. */
-export function withinBound(bound: Bound, parameter: string, value: number | null | undefined): number {
-  const chosen = value ?? bound.default;
-  validatePageSize(parameter, chosen, bound.max);
-  return chosen;
+/**
+ * The refusal of a value outside the bound, named as the caller named it; null when it is an
+ * integer from 1 to max. Validated, never clamped (docs/API.md, "Lists and cursors"). The message
+ * starts with the parameter's name, so a surface that names it differently renames it there.
+ */
+export function boundViolation(bound: Bound, parameter: string, value: number): InvalidParameterError | null {
+  if (Number.isInteger(value) && value >= 1 && value <= bound.max) return null;
+  return new InvalidParameterError(parameter, `${parameter} must be an integer between 1 and ${bound.max}`);
 }
 
 /** For argument descriptions: "1 to 200; default 50." */

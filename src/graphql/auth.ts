@@ -25,3 +25,24 @@ export function assertAccount(principal: Principal): Extract<Principal, { kind: 
   if (principal.kind !== 'account') throw new SessionRequiredError();
   return principal;
 }
+
+/** The scopes of a field (./builder.ts): a field passes when any one of them does, as Pothos checks them. */
+export type ScopeMap = Partial<{ admin: boolean; tier: Tier; account: boolean }>;
+
+/** Throws what the scope-auth plugin would when `principal` passes none of `scopes`. */
+export function assertScopes(principal: Principal, scopes: ScopeMap): void {
+  let refusal: unknown = null;
+  for (const scope of ['admin', 'tier', 'account'] as const) {
+    const parameter = scopes[scope];
+    if (parameter === undefined || parameter === false) continue;
+    try {
+      if (scope === 'tier') assertTier(principal, parameter as Tier);
+      else if (scope === 'admin') assertAdmin(principal);
+      else assertAccount(principal);
+      return;
+    } catch (error) {
+      refusal ??= error;
+    }
+  }
+  if (refusal !== null) throw refusal;
+}

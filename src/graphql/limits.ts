@@ -32,6 +32,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import type { Bound } from '../domain/bounds.js';
 import { ErrorCode, errorHead, QueryTooComplexError } from '../domain/errors.js';
 
 export const QUERY_LIMITS = {
@@ -125,9 +126,9 @@ export function guardedValidate(options: GraphQLGuardOptions): (schema: GraphQLS
 }
 
 /** The `complexity` of a connection or list field with a page size argument (schema files). */
-export function pageComplexity(size: number | null | undefined, defaultSize: number, maxSize: number): { field: number; multiplier: number } {
-  // Sizes out of range are refused by the resolver (invalid_parameter), not here: clamp them.
-  const items = Math.min(Math.max(size ?? defaultSize, 1), maxSize);
+export function pageComplexity(size: number | null | undefined, bound: Bound): { field: number; multiplier: number } {
+  // Sizes out of range are refused before execution (argument-guard.ts, invalid_parameter), not here: clamp them.
+  const items = Math.min(Math.max(size ?? bound.default, 1), bound.max);
   return { field: 1, multiplier: items };
 }
 

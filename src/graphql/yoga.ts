@@ -25,7 +25,7 @@ import { guardPlugins } from './limits.js';
 import type { ReadCache } from './read-cache.js';
 import { getSchema } from './schema.js';
 import { useSharedSubscriptionResults } from './shared-subscription-results.js';
-import { useTextInputGuard } from './text-guard.js';
+import { useArgumentGuard } from './argument-guard.js';
 
 
 declare module 'fastify' {
@@ -234,7 +234,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
     plugins: [
       // Hostile documents: depth, cost, aliases, directives, tokens; introspection per config.
       ...guardPlugins({ introspection: options.introspection }),
-      useTextInputGuard(), // String inputs (src/domain/text.ts) before execution: 400 invalid_parameter, never a database error.
+      useArgumentGuard(), // Strings (src/domain/text.ts) and bounds before execution: 400 invalid_parameter, never a database error.
       useGraphQlJit({}, { cache: { get: (key) => jitCache.get(key), set: (key, value) => void jitCache.set(key, value) } }),
       // After jit: a hit replaces its execute function, a miss wraps it.
       ...(options.readCache ? [options.readCache.plugin] : []),

@@ -18,7 +18,7 @@ import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import { errorHeadersFor, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
 import type { Context } from '../graphql/context.js';
 import { getSchema } from '../graphql/schema.js';
-import { assertTextInputs } from '../graphql/text-guard.js';
+import { assertArgumentInputs } from '../graphql/argument-guard.js';
 import { assertRequestLimits, guardedValidate } from '../graphql/limits.js';
 import { buildContext, toPublicGraphQLError } from '../graphql/yoga.js';
 import type { Services } from '../services/index.js';
@@ -75,10 +75,10 @@ export function registerGraphQLSseRoute(
     // 400 query_too_complex.
     onSubscribe: (_req, params) => assertRequestLimits(getSchema(), params),
     validate: guardedValidate({ introspection: options.introspection }),
-    // Strings are checked after the caller is authenticated and counted, as on /graphql (text-guard.ts).
+    // Arguments are checked after the caller is authenticated and counted, as on /graphql (argument-guard.ts).
     context: async (req, params) => {
       const context = { ...(await buildContext(services, req.raw)), reply: req.context.reply } as SseContext;
-      assertTextInputs(getSchema(), params);
+      assertArgumentInputs(getSchema(), params, context);
       return context;
     },
     // A subscription refused as a whole request (429 too_many_streams carries its HTTP status)

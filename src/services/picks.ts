@@ -3,7 +3,7 @@
  * makes a pick visible or settles it writes its outbox event in the same transaction.
  */
 import type { Clock } from '../domain/clock.js';
-import { PICKS_PAGE, TODAY_PAGE, withinBound } from '../domain/bounds.js';
+import { TODAY_PAGE } from '../domain/bounds.js';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { CursorKind, decodeKeysetCursor, encodeKeysetCursor, encodePickCursor } from '../domain/cursor.js';
 import { InvalidParameterError, InvalidTransitionError, NotFoundError } from '../domain/errors.js';
@@ -96,8 +96,9 @@ interface PreparedPick {
   analysis: string | null;
 }
 
+/** Page sizes arrive valid (the GraphQL arguments' bounds, src/domain/bounds.ts). */
 export interface ReviewQueueQuery {
-  first?: number | null;
+  first: number;
   after?: string | null;
 }
 
@@ -107,7 +108,7 @@ export interface ReviewQueuePage extends PickPage {
 }
 
 export interface ListPicksQuery {
-  first?: number | null;
+  first: number;
   after?: string | null;
   sport?: string | null;
   league?: string | null;
@@ -120,7 +121,7 @@ export interface PickPage {
 }
 
 export interface TodayPicksQuery {
-  limit?: number | null;
+  limit: number;
   sport?: string | null;
 }
 
@@ -397,7 +398,7 @@ export class PickService {
 
   /** Held picks whose kickoff is ahead, oldest first (the operators' review queue). */
   async reviewQueue(query: ReviewQueueQuery): Promise<ReviewQueuePage> {
-    const first = withinBound(PICKS_PAGE, 'first', query.first);
+    const { first } = query;
     const after = query.after == null ? null : decodeKeysetCursor(CursorKind.reviewQueue, query.after);
     const rows = await readReviewQueue(this.orm.em.fork(), reviewQueueSql(this.clock.now(), after, first + 1));
     const page = rows.slice(0, first);
@@ -467,8 +468,8 @@ export class PickService {
   }
 
   /** GET /api/v1/picks: kickoff_at desc, id desc, keyset pagination over visible picks. */
-  async list(query: ListPicksQuery, sizeParameter = 'first'): Promise<PickPage> {
-    const first = withinBound(PICKS_PAGE, sizeParameter, query.first);
+  async list(query: ListPicksQuery): Promise<PickPage> {
+    const { first } = query;
     if (query.sport != null) requireSport('sport', query.sport);
     checkOptionalText('league', query.league, 'line');
     const since = query.since == null ? null : requireTimestamp('since', query.since);
@@ -491,8 +492,8 @@ export class PickService {
   }
 
   /** The public "today's top picks": first published on the current UTC date, best post-tax edge first. */
-  async today(query: TodayPicksQuery, sizeParameter = 'limit'): Promise<PickRecord[]> {
-    const limit = withinBound(TODAY_PAGE, sizeParameter, query.limit);
+  async today(query: TodayPicksQuery): Promise<PickRecord[]> {
+    const { limit } = query;
     if (query.sport != null) requireSport('sport', query.sport);
     const now = this.clock.now();
     // Cached per (UTC day, sport) whatever the limit: the top TODAY_PAGE.max, sliced, so no choice

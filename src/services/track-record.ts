@@ -1,4 +1,3 @@
-import { DAYS_BACK, withinBound } from '../domain/bounds.js';
 import type { Clock } from '../domain/clock.js';
 import { InvalidParameterError } from '../domain/errors.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
@@ -22,8 +21,9 @@ export class TrackRecordService {
   ) {}
 
   /** Flat 1-unit stakes over picks settled in the last daysBack days; the database groups, the domain sums. */
-  async get(query: { sport?: string | null; daysBack?: number | null }, windowParameter = 'daysBack'): Promise<TrackRecord> {
-    const daysBack = withinBound(DAYS_BACK, windowParameter, query.daysBack);
+  /** daysBack arrives valid (the GraphQL argument's bound, src/domain/bounds.ts). */
+  async get(query: { sport?: string | null; daysBack: number }): Promise<TrackRecord> {
+    const { daysBack } = query;
     if (query.sport != null && !isSportSlug(query.sport)) {
       throw new InvalidParameterError('sport', `sport must be one of: ${SPORT_SLUGS.join(', ')}`);
     }

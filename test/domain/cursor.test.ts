@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidCursorError, InvalidParameterError } from '../../src/domain/errors.js';
-import { validatePageSize } from '../../src/domain/bounds.js';
+import { boundViolation } from '../../src/domain/bounds.js';
 import { decodePickCursor, encodePickCursor, type PickCursor } from '../../src/domain/cursor.js';
 
 const ID = '0190f5e4-7c2a-7b3d-9e8f-1a2b3c4d5e6f';
@@ -171,24 +171,21 @@ describe('encodePickCursor / decodePickCursor', () => {
   });
 });
 
-describe('validatePageSize', () => {
+describe('boundViolation', () => {
+  const PAGE = { default: 50, max: 200 };
   it.each([1, 50, 200])('accepts %d with max 200', (value) => {
-    expect(() => validatePageSize('limit', value, 200)).not.toThrow();
+    expect(boundViolation(PAGE, 'limit', value)).toBeNull();
   });
 
   it.each([0, -1, 201, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('rejects %d with max 200', (value) => {
-    try {
-      validatePageSize('limit', value, 200);
-      expect.fail('expected InvalidParameterError');
-    } catch (error) {
-      expect(error).toBeInstanceOf(InvalidParameterError);
-      expect((error as InvalidParameterError).extras).toEqual({ parameter: 'limit' });
-      expect((error as InvalidParameterError).message).toBe('limit must be an integer between 1 and 200');
-    }
+    const error = boundViolation(PAGE, 'limit', value);
+    expect(error).toBeInstanceOf(InvalidParameterError);
+    expect(error!.extras).toEqual({ parameter: 'limit' });
+    expect(error!.message).toBe('limit must be an integer between 1 and 200');
   });
 
   it('uses the given maximum', () => {
-    expect(() => validatePageSize('limit', 50, 50)).not.toThrow();
-    expect(() => validatePageSize('limit', 51, 50)).toThrow('limit must be an integer between 1 and 50');
+    expect(boundViolation({ default: 20, max: 50 }, 'limit', 50)).toBeNull();
+    expect(boundViolation({ default: 20, max: 50 }, 'limit', 51)?.message).toBe('limit must be an integer between 1 and 50');
   });
 });

@@ -1,17 +1,17 @@
 /**
- * The GraphQL text guard on its own (src/graphql/text-guard.ts): what /graphql/stream's
+ * The GraphQL text guard on its own (src/graphql/argument-guard.ts): what /graphql/stream's
  * graphql-sse hook calls with the raw request parameters, before parsing and validation.
  */
 import { GraphQLError, isInputObjectType, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { getSchema } from '../../src/graphql/schema.js';
-import { assertTextInputs, MULTILINE_TEXTS, textInputsError } from '../../src/graphql/text-guard.js';
+import { assertArgumentInputs, MULTILINE_TEXTS, argumentInputsError } from '../../src/graphql/argument-guard.js';
 
 const schema = getSchema();
 
-function refusal(params: Parameters<typeof assertTextInputs>[1]): GraphQLError | null {
+function refusal(params: Parameters<typeof assertArgumentInputs>[1]): GraphQLError | null {
   try {
-    assertTextInputs(schema, params);
+    assertArgumentInputs(schema, params);
     return null;
   } catch (error) {
     if (error instanceof GraphQLError) return error;
@@ -19,7 +19,7 @@ function refusal(params: Parameters<typeof assertTextInputs>[1]): GraphQLError |
   }
 }
 
-describe('assertTextInputs', () => {
+describe('assertArgumentInputs', () => {
   it.each([
     ['a variable', { query: 'query($l: String) { picks(league: $l) { count } }', variables: { l: 'a\u0000' } }, 'league'],
     ['a literal', { query: '{ picks(league: "a\\u0000") { count } }' }, 'league'],
@@ -49,8 +49,8 @@ describe('assertTextInputs', () => {
 
   it('walks a parsed document too, and caches its plan per document', () => {
     const document = parse('query($l: String) { picks(league: $l) { count } }');
-    expect(textInputsError(schema, document, { l: 'ok' })).toBeNull();
-    expect(textInputsError(schema, document, { l: 'a\u0000' })?.extensions).toMatchObject({ parameter: 'league' });
+    expect(argumentInputsError(schema, document, { l: 'ok' })).toBeNull();
+    expect(argumentInputsError(schema, document, { l: 'a\u0000' })?.extensions).toMatchObject({ parameter: 'league' });
   });
 
   it('every long-text coordinate names a real input field (a rename must not make the analysis one line)', () => {

@@ -1,6 +1,7 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { TIERS } from '../../domain/api-key.js';
-import { describeBound, PICKS_PAGE, TODAY_PAGE } from '../../domain/bounds.js';
+import { PICKS_PAGE, TODAY_PAGE } from '../../domain/bounds.js';
+import { boundedInt } from '../argument-guard.js';
 import { encodePickCursor } from '../../domain/cursor.js';
 import type { ObjectRef } from '@pothos/core';
 import { factsOf, GRAPHQL_PICK, PICK_FIELDS, type Layout, type PickField, type PickRecord } from '../../domain/pick-shape.js';
@@ -116,15 +117,15 @@ builder.queryFields((t) => ({
     type: PickConnectionRef,
     description: 'Published and settled picks (never admin_review), newest kickoff first.',
     authScopes: { tier: MINIMUM_TIER.listPicks },
-    complexity: (args) => pageComplexity(args.first, PICKS_PAGE.default, PICKS_PAGE.max),
+    complexity: (args) => pageComplexity(args.first, PICKS_PAGE),
     args: {
-      first: t.arg.int({ description: `Page size, ${describeBound(PICKS_PAGE)}` }),
+      first: boundedInt(t.arg, PICKS_PAGE, 'Page size,'),
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
       sport: t.arg.string(),
       league: t.arg.string(),
       since: t.arg({ type: 'DateTime', description: 'Only picks with kickoffAt after this time.' }),
     },
-    resolve: (_root, args, context) => context.services.picks.list(args, 'first'),
+    resolve: (_root, args, context) => context.services.picks.list({ ...args, first: args.first ?? PICKS_PAGE.default }),
   }),
   pick: t.field({
     type: PickRef,
@@ -137,12 +138,12 @@ builder.queryFields((t) => ({
   todayPicks: t.field({
     type: [PickRef],
     description: "Today's top picks (first published on the current UTC date), best post-tax edge first. Anonymous.",
-    complexity: (args) => pageComplexity(args.limit, TODAY_PAGE.default, TODAY_PAGE.max),
+    complexity: (args) => pageComplexity(args.limit, TODAY_PAGE),
     args: {
-      limit: t.arg.int({ description: describeBound(TODAY_PAGE) }),
+      limit: boundedInt(t.arg, TODAY_PAGE, 'Number of picks,'),
       sport: t.arg.string(),
     },
-    resolve: (_root, args, context) => context.services.picks.today(args, 'limit'),
+    resolve: (_root, args, context) => context.services.picks.today({ ...args, limit: args.limit ?? TODAY_PAGE.default }),
   }),
 }));
 

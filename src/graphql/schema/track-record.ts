@@ -1,5 +1,6 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
-import { DAYS_BACK, describeBound } from '../../domain/bounds.js';
+import { DAYS_BACK } from '../../domain/bounds.js';
+import { boundedInt } from '../argument-guard.js';
 import type { TrackRecord } from '../../domain/track-record.js';
 import { builder } from '../builder.js';
 import { SPORT_SLUGS } from '../../domain/sports.js';
@@ -49,8 +50,8 @@ builder.queryFields((t) => ({
     authScopes: { tier: MINIMUM_TIER.trackRecord },
     args: {
       sport: t.arg.string(),
-      daysBack: t.arg.int({ description: `Lookback window in days, ${describeBound(DAYS_BACK)}` }),
+      daysBack: boundedInt(t.arg, DAYS_BACK, 'Lookback window in days,'),
     },
-    resolve: (_root, args, context) => context.services.trackRecord.get(args, 'daysBack'),
+    resolve: (_root, args, context) => context.services.trackRecord.get({ ...args, daysBack: args.daysBack ?? DAYS_BACK.default }),
   }),
 }));

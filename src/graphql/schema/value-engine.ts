@@ -4,6 +4,7 @@
  * Admin only, every field.
  */
 import { describeBound, INGEST_EVENTS_MAX, PICKS_PAGE } from '../../domain/bounds.js';
+import { boundedInt } from '../argument-guard.js';
 import { builder } from '../builder.js';
 import { pageComplexity } from '../limits.js';
 import { PickConnectionRef, PickRef } from './pick.js';
@@ -223,12 +224,12 @@ builder.queryFields((t) => ({
     type: PickConnectionRef,
     description: 'Held (ADMIN_REVIEW) picks whose kickoff is ahead, oldest first. Admin only.',
     authScopes: { admin: true },
-    complexity: (args) => pageComplexity(args.first, PICKS_PAGE.default, PICKS_PAGE.max),
+    complexity: (args) => pageComplexity(args.first, PICKS_PAGE),
     args: {
-      first: t.arg.int({ description: `Page size, ${describeBound(PICKS_PAGE)}` }),
+      first: boundedInt(t.arg, PICKS_PAGE, 'Page size,'),
       after: t.arg.string({ description: 'endCursor of the previous page.' }),
     },
-    resolve: (_root, args, context) => context.services.picks.reviewQueue(args),
+    resolve: (_root, args, context) => context.services.picks.reviewQueue({ ...args, first: args.first ?? PICKS_PAGE.default }),
   }),
   oddsHistory: t.field({
     type: [OddsPointRef],

@@ -1,5 +1,6 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
-import { DELIVERIES_PAGE, describeBound } from '../../domain/bounds.js';
+import { DELIVERIES_PAGE } from '../../domain/bounds.js';
+import { boundedInt } from '../argument-guard.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../domain/webhook.js';
 import type {
@@ -104,10 +105,10 @@ export const WebhookSubscriptionRef = builder.objectRef<WebhookSubscription>('We
     deliveries: t.field({
       type: DeliveryPageRef,
       description: 'Newest first, with every attempt.',
-      complexity: (args) => pageComplexity(args.first, DELIVERIES_PAGE.default, DELIVERIES_PAGE.max),
-      args: { first: t.arg.int({ defaultValue: DELIVERIES_PAGE.default, description: `Page size, ${describeBound(DELIVERIES_PAGE)}` }), after: t.arg.string() },
+      complexity: (args) => pageComplexity(args.first, DELIVERIES_PAGE),
+      args: { first: boundedInt(t.arg, DELIVERIES_PAGE, 'Page size,'), after: t.arg.string() },
       resolve: (subscription, args, context) =>
-        context.services.webhooks.deliveries(subscription.apiKeyId, subscription.id, { first: args.first ?? DELIVERIES_PAGE.default, after: args.after }, 'first'),
+        context.services.webhooks.deliveries(subscription.apiKeyId, subscription.id, { first: args.first ?? DELIVERIES_PAGE.default, after: args.after }),
     }),
   }),
 });

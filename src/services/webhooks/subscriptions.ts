@@ -7,7 +7,6 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { TIERS, tierAtLeast } from '../../domain/api-key.js';
 import type { Clock } from '../../domain/clock.js';
-import { DELIVERIES_PAGE, withinBound } from '../../domain/bounds.js';
 import { CursorKind, decodeKeysetCursor, encodeKeysetCursor } from '../../domain/cursor.js';
 import { DuplicateUrlError, InvalidParameterError, NotFoundError, SubscriptionLimitError, TierUpgradeRequiredError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
@@ -304,8 +303,7 @@ export class WebhookService {
   }
 
   /** Newest first, keyset-paginated; each with its attempts, oldest attempt first. */
-  async deliveries(apiKeyId: string, id: string, page: { first: number; after?: string | null }, sizeParameter = 'first'): Promise<DeliveryPage> {
-    withinBound(DELIVERIES_PAGE, sizeParameter, page.first);
+  async deliveries(apiKeyId: string, id: string, page: { first: number; after?: string | null }): Promise<DeliveryPage> {
     const em = this.orm.em.fork();
     await this.find(em, apiKeyId, id);
     const after = page.after == null ? null : decodeKeysetCursor(CursorKind.webhookDeliveries, page.after);

@@ -1,18 +1,23 @@
 /**
- * The string rules of src/domain/text.ts at the GraphQL boundary: every string an operation
- * receives, in its variables or as a literal in the document, is checked before the
- * operation runs. One yoga plugin covers POST /graphql (queries, mutations, yoga's SSE
- * subscriptions) and the REST adapters (they execute their documents through
- * yoga.getEnveloped); /graphql/stream (graphql-sse) calls assertTextInputs itself.
+ * The arguments' rules at the GraphQL boundary, checked for the whole operation before it runs,
+ * whatever data exists (a field under an empty list is checked too):
+ * - the string rules of src/domain/text.ts: every string an operation receives, in its variables
+ *   or as a literal in the document. Strings are `line` strings except the long texts listed in
+ *   MULTILINE_TEXTS; the stricter `name` rule belongs to particular fields and is applied by the
+ *   services that accept them;
+ * - the bounds of src/domain/bounds.ts, declared on the arguments that take them (boundedInt):
+ *   page sizes and windows. An absent or null value is the argument's default.
  *
- * Strings are `line` strings except the long texts listed in MULTILINE_TEXTS. The stricter
- * `name` rule (no invisible or text-direction characters) belongs to particular fields and is
- * applied by the services that accept them.
+ * One yoga plugin covers POST /graphql (queries, mutations, yoga's SSE subscriptions) and the
+ * REST adapters (they execute their documents through yoga.getEnveloped); /graphql/stream
+ * (graphql-sse) calls assertArgumentInputs itself.
  *
  * A refusal is 400 `invalid_parameter` with `parameter` named as the services name their
- * fields: the argument (`league`, `id`), or for an `input` argument the path inside it
+ * fields: the argument (`league`, `first`), or for an `input` argument the path inside it
  * (`homeTeam`, `bookmaker.name`). It comes after authentication and limits (the context is
- * built first) and before the resolvers, so before any tier check and any query.
+ * built first) and after the access checks of the fields the operation selects: a caller who
+ * may not use one of them gets that refusal (401, 403) instead, as the resolvers would have
+ * answered, so the documented order 401 -> 429 -> 403 -> 400 holds. Nothing is queried.
  */
 import {
   GraphQLError,
@@ -31,9 +36,14 @@ import {
   type ValueNode,
   type VariableDefinitionNode,
 } from 'graphql';
+import type { ArgBuilder } from '@pothos/core';
 import type { Plugin } from 'graphql-yoga';
-import { ErrorCode, errorHead, InvalidParameterError } from '../domain/errors.js';
+import { boundViolation, describeBound, type Bound } from '../domain/bounds.js';
+import { AppError, errorHead, InvalidParameterError } from '../domain/errors.js';
 import { textViolation, type TextRule } from '../domain/text.js';
+import { assertScopes, type ScopeMap } from './auth.js';
+import type { Types } from './builder.js';
+import type { Context, Principal } from './context.js';
 
 /** Schema coordinates (`InputType.field`, `Type.field(argument:)`) of the long texts: tab, LF and CR allowed. */
 export const MULTILINE_TEXTS: ReadonlySet<string> = new Set(['UpsertMatchAnalysisInput.analysis']);
@@ -41,16 +51,30 @@ export const MULTILINE_TEXTS: ReadonlySet<string> = new Set(['UpsertMatchAnalysi
 /** Deeper than any input type of the schema: nothing below can be valid, so nothing below is walked. */
 const MAX_INPUT_DEPTH = 16;
 
+/** Where an argument's bound is kept on the schema (the argument's extensions). */
+const BOUND = 'bound';
+
+/** An Int argument with a bound: its default, its description and the bound the guard checks. */
+export function boundedInt(arg: ArgBuilder<Types>, bound: Bound, description: string) {
+  return arg.int({ description: `${description} ${describeBound(bound)}`, defaultValue: bound.default, extensions: { [BOUND]: bound } });
+}
+
 interface ArgumentInput {
   parameter: string;
   type: GraphQLInputType | null;
   rule: TextRule;
   value: ValueNode;
+  bound: Bound | undefined;
 }
+
+/** A field's scopes as Pothos keeps them: a map, or a function of the parent, arguments and context. */
+type FieldScopes = ScopeMap | ((parent: unknown, args: unknown, context: Context) => ScopeMap);
 
 interface Plan {
   inputs: ArgumentInput[];
   variables: Map<string, VariableDefinitionNode>;
+  /** The scopes of every field the operation selects, in document order. */
+  scopes: FieldScopes[];
 }
 
 function ruleOf(coordinate: string): TextRule {
@@ -67,6 +91,7 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: st
   // Without a name only a one-operation document can run; walking all of them costs nothing more.
   const chosen = operationName != null ? operations.filter((operation) => operation.name?.value === operationName) : operations;
   const inputs: ArgumentInput[] = [];
+  const scopes: FieldScopes[] = [];
   const variables = new Map<string, VariableDefinitionNode>();
   for (const operation of chosen) for (const definition of operation.variableDefinitions ?? []) variables.set(definition.variable.name.value, definition);
   for (const definition of document.definitions) {
@@ -75,6 +100,10 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: st
     visit(
       definition,
       visitWithTypeInfo(typeInfo, {
+        Field() {
+          const options = typeInfo.getFieldDef()?.extensions?.pothosOptions as { authScopes?: FieldScopes } | undefined;
+          if (options?.authScopes) scopes.push(options.authScopes);
+        },
         Argument(node) {
           const argument = typeInfo.getArgument();
           const directive = typeInfo.getDirective();
@@ -85,13 +114,14 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: st
             type: argument?.type ?? null,
             rule: ruleOf(`${owner}(${name}:)`),
             value: node.value,
+            bound: argument?.extensions?.[BOUND] as Bound | undefined,
           });
           return false;
         },
       }),
     );
   }
-  return { inputs, variables };
+  return { inputs, variables, scopes };
 }
 
 const plans = new WeakMap<DocumentNode, Map<string, Plan>>();
@@ -137,8 +167,31 @@ interface Pending {
   depth: number;
 }
 
-/** The first string breaking its rule, as an invalid_parameter error; walks JSON values and literals without recursion. */
+/**
+ * The number a bounded argument receives, when it is one: a literal, a variable's value or its
+ * default. Null when absent or null (the argument's default applies), and for values of another
+ * type, which GraphQL's own coercion refuses.
+ */
+function numberOf(plan: Plan, node: ValueNode, variableValues: Readonly<Record<string, unknown>> | null | undefined): number | null {
+  if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return Number(node.value);
+  if (node.kind !== Kind.VARIABLE) return null;
+  const name = node.name.value;
+  if (variableValues && Object.hasOwn(variableValues, name)) {
+    const value = variableValues[name];
+    return typeof value === 'number' ? value : null;
+  }
+  const fallback = plan.variables.get(name)?.defaultValue;
+  return fallback ? numberOf(plan, fallback, null) : null;
+}
+
+/** The first argument breaking its rule, as an invalid_parameter error; walks JSON values and literals without recursion. */
 function firstViolation(plan: Plan, variableValues: Readonly<Record<string, unknown>> | null | undefined): InvalidParameterError | null {
+  for (const input of plan.inputs) {
+    if (input.bound === undefined) continue;
+    const value = numberOf(plan, input.value, variableValues);
+    const violation = value === null ? null : boundViolation(input.bound, input.parameter, value);
+    if (violation) return violation;
+  }
   const stack: (Pending & ({ node: ValueNode } | { raw: unknown }))[] = plan.inputs.map((input) => ({ ...input, node: input.value, depth: 0 })).reverse();
   while (stack.length > 0) {
     const item = stack.pop()!;
@@ -192,32 +245,52 @@ function firstViolation(plan: Plan, variableValues: Readonly<Record<string, unkn
 }
 
 /** The error every surface reports: the AppError carries the code; yoga and graphql-sse read the status. */
-function refusal(error: InvalidParameterError): GraphQLError {
+function refusal(error: AppError): GraphQLError {
   return new GraphQLError(error.message, {
     originalError: error,
-    extensions: { code: ErrorCode.invalidParameter, ...error.extras, http: errorHead(ErrorCode.invalidParameter) },
+    extensions: { code: error.code, ...error.extras, http: errorHead(error.code, error.extras) },
   });
 }
 
-/** The refusal of this operation's string inputs, or null when all of them pass. */
-export function textInputsError(
+/** The first access check of the operation's fields that `principal` fails, or null. */
+function accessRefusal(plan: Plan, principal: Principal, context: Context): AppError | null {
+  for (const scopes of plan.scopes) {
+    try {
+      assertScopes(principal, typeof scopes === 'function' ? scopes(undefined, {}, context) : scopes);
+    } catch (error) {
+      if (error instanceof AppError) return error;
+      throw error;
+    }
+  }
+  return null;
+}
+
+/**
+ * The refusal of this operation's arguments, or null when all of them pass. With a context, a
+ * field the caller may not use is refused first (its 401 or 403), as its resolver would be.
+ */
+export function argumentInputsError(
   schema: GraphQLSchema,
   document: DocumentNode,
   variableValues: Readonly<Record<string, unknown>> | null | undefined,
   operationName?: string | null,
+  context?: Context,
 ): GraphQLError | null {
-  const violation = firstViolation(cachedPlan(schema, document, operationName), variableValues);
-  return violation ? refusal(violation) : null;
+  const plan = cachedPlan(schema, document, operationName);
+  const violation = firstViolation(plan, variableValues);
+  if (!violation) return null;
+  return refusal((context && accessRefusal(plan, context.principal, context)) || violation);
 }
 
 /**
- * For entry points outside yoga (graphql-sse's onSubscribe at /graphql/stream): throws the
- * 400 `invalid_parameter` GraphQLError when a string input breaks its rule. A query that does
- * not parse is left to the caller's own parser, which reports it.
+ * For entry points outside yoga (graphql-sse's context at /graphql/stream): throws the
+ * GraphQLError of argumentInputsError. A query that does not parse is left to the caller's own
+ * parser, which reports it.
  */
-export function assertTextInputs(
+export function assertArgumentInputs(
   schema: GraphQLSchema,
   params: { query: string | DocumentNode; variables?: Readonly<Record<string, unknown>> | null; operationName?: string | null },
+  context?: Context,
 ): void {
   let document: DocumentNode;
   if (typeof params.query === 'string') {
@@ -229,14 +302,21 @@ export function assertTextInputs(
   } else {
     document = params.query;
   }
-  const error = textInputsError(schema, document, params.variables, params.operationName);
+  const error = argumentInputsError(schema, document, params.variables, params.operationName, context);
   if (error) throw error;
 }
 
 /** The yoga plugin: refuses before execution (or before a subscription starts). */
-export function useTextInputGuard(): Plugin {
-  const refuse = (args: { schema: GraphQLSchema; document: DocumentNode; variableValues?: unknown; operationName?: string | null }): ExecutionResult | null => {
-    const error = textInputsError(args.schema, args.document, args.variableValues as Record<string, unknown> | undefined, args.operationName);
+export function useArgumentGuard(): Plugin {
+  const refuse = (args: {
+    schema: GraphQLSchema;
+    document: DocumentNode;
+    variableValues?: unknown;
+    operationName?: string | null;
+    contextValue?: unknown;
+  }): ExecutionResult | null => {
+    const variables = args.variableValues as Record<string, unknown> | undefined;
+    const error = argumentInputsError(args.schema, args.document, variables, args.operationName, args.contextValue as Context | undefined);
     return error ? { errors: [error] } : null;
   };
   return {
