@@ -178,7 +178,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   retention.start();
   const poller = createFeedPoller(config, orm, clock, services, options);
   if (options.startPoller ?? true) poller?.start();
-  visibilityListeners.add(() => services.picks.invalidateReadCache());
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
     for (const listener of visibilityListeners) listener();
   });

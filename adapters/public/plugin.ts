@@ -1,15 +1,14 @@
 /**
  * GET /api/public/picks/today (docs/DECISIONS.md, "Public endpoint"): anonymous, CORS-open, CDN-cached,
- * indented JSON, ETag/304. The picks come from the service's own cache (src/services/single-flight-cache.ts,
- * shared with GraphQL's todayPicks: one database query per UTC day and sport every few seconds);
- * on top of it this adapter keeps the rendered bytes, ETag and headers per (UTC day, limit, sport) for
- * 5 s, so a burst is served without rendering again. Both are dropped whenever a pick becomes
- * visible or hidden.
+ * indented JSON, ETag/304. This read path's one cache is here: the rendered bytes, ETag and headers
+ * per (UTC day, limit, sport) for 5 s, so a burst is answered synchronously, without building a
+ * GraphQL context, executing or rendering again. It is dropped whenever a pick becomes visible or
+ * hidden (src/app.ts wires every cache's invalidation).
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
-import { SingleFlightCache } from '../../src/services/single-flight-cache.js';
+import { SingleFlightCache } from './single-flight-cache.js';
 import { TODAY_PAGE } from '../../src/domain/bounds.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';

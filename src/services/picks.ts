@@ -3,7 +3,6 @@
  * makes a pick visible or settles it writes its outbox event in the same transaction.
  */
 import type { Clock } from '../domain/clock.js';
-import { TODAY_PAGE } from '../domain/bounds.js';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { CursorKind, decodeKeysetCursor, encodeKeysetCursor, encodePickCursor } from '../domain/cursor.js';
 import { InvalidParameterError, InvalidTransitionError, NotFoundError } from '../domain/errors.js';
@@ -26,7 +25,7 @@ import {
 } from '../domain/pick.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { checkOptionalText, checkText } from '../domain/text.js';
-import { parseIsoTimestamp, utcDateString } from '../domain/time.js';
+import { parseIsoTimestamp } from '../domain/time.js';
 import type { PickRecord } from '../domain/pick-shape.js';
 import { isUuid } from '../domain/uuid.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
@@ -49,10 +48,6 @@ import { normalizeAnalysis } from './analyses.js';
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
 import { newId } from './ids.js';
 import { appendPickEvent } from './outbox.js';
-import { SingleFlightCache } from './single-flight-cache.js';
-
-/** How long today's picks stay cached at most; any visibility change drops them sooner. */
-export const TODAY_PICKS_CACHE_TTL_MS = 5_000;
 
 export interface PublishPickInput {
   sport: string;
@@ -159,19 +154,8 @@ function checkPickTexts(input: PublishPickInput): void {
   checkOptionalText('pick', input.pick, 'line');
 }
 
-/** Pages of the list stay cached this long at most; any visibility change drops them all. */
-export const LIST_CACHE_TTL_MS = 2_000;
-
 export class PickService {
   private readonly thresholds: EdgeTierThresholds;
-  // Popular pages (first page, per sport) are read far more often than picks change. A page
-  // read while a change commits is served to its callers but not kept (the generation guard).
-  private readonly pageCache = new SingleFlightCache<PickPage>({ max: 500, ttlMs: LIST_CACHE_TTL_MS });
-  /**
-   * Today's picks below every surface (public REST, anonymous GraphQL, API keys): a handful of
-   * keys per UTC day (one per sport and one without), each kept 5 s or until a visibility change.
-   */
-  private readonly todayCache = new SingleFlightCache<PickRecord[]>({ max: 100, ttlMs: TODAY_PICKS_CACHE_TTL_MS });
 
   constructor(
     private readonly orm: Orm,
@@ -473,34 +457,17 @@ export class PickService {
     if (query.sport != null) requireSport('sport', query.sport);
     checkOptionalText('league', query.league, 'line');
     const since = query.since == null ? null : requireTimestamp('since', query.since);
-    const listQuery = listPicksSql({ sport: query.sport, league: query.league, since, after: query.after }, first + 1);
-    // The SQL text is part of the key: ?sport=X and ?league=X bind the same values.
-    const cacheKey = JSON.stringify([listQuery.sql, listQuery.params]);
-    return this.pageCache.get(cacheKey, async () => {
-      const rows = await readPicks(this.orm.em.fork(), listQuery);
-      const picks = rows.slice(0, first);
-      const last = picks.at(-1);
-      const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
-      return { picks, nextCursor };
-    });
-  }
-
-  /** Drops cached pages: called on every instance when any pick is published, held, approved or settled. */
-  invalidateReadCache(): void {
-    this.pageCache.invalidate();
-    this.todayCache.invalidate();
+    const rows = await readPicks(this.orm.em.fork(), listPicksSql({ sport: query.sport, league: query.league, since, after: query.after }, first + 1));
+    const picks = rows.slice(0, first);
+    const last = picks.at(-1);
+    const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;
+    return { picks, nextCursor };
   }
 
   /** The public "today's top picks": first published on the current UTC date, best post-tax edge first. */
   async today(query: TodayPicksQuery): Promise<PickRecord[]> {
     const { limit } = query;
     if (query.sport != null) requireSport('sport', query.sport);
-    const now = this.clock.now();
-    // Cached per (UTC day, sport) whatever the limit: the top TODAY_PAGE.max, sliced, so no choice
-    // of limits (or aliases) makes more than one query per key.
-    const top = await this.todayCache.get(JSON.stringify([utcDateString(now), query.sport ?? null]), async () => {
-      return readPicks(this.orm.em.fork(), todayPicksSql({ sport: query.sport }, now, TODAY_PAGE.max));
-    });
-    return top.slice(0, limit);
+    return readPicks(this.orm.em.fork(), todayPicksSql({ sport: query.sport }, this.clock.now(), limit));
   }
 }

@@ -7,16 +7,18 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/domain/clock.js';
 import type { Principal } from '../../src/domain/principal.js';
 import { accessLevel, createReadCache } from '../../src/graphql/read-cache.js';
 
 function setup() {
   let calls = 0;
   let gate: Promise<void> = Promise.resolve();
-  const readCache = createReadCache();
+  const clock = new ManualClock('2026-11-22T23:59:59Z');
+  const readCache = createReadCache(clock);
   const yoga = createYoga({
     schema: createSchema({
-      typeDefs: 'type Query { picks(first: Int, sport: String): String, failing: String }',
+      typeDefs: 'type Query { picks(first: Int, sport: String): String, todayPicks: String, failing: String }',
       resolvers: {
         Query: {
           picks: async (_root: unknown, args: { first?: number; sport?: string }) => {
@@ -24,6 +26,7 @@ function setup() {
             await gate;
             return `${args.sport ?? 'all'}:${args.first ?? 0}:${calls}`;
           },
+          todayPicks: () => `today:${(calls += 1)}`,
           failing: () => {
             calls += 1;
             throw new Error('down');
@@ -37,6 +40,7 @@ function setup() {
   });
   const document = parse('query ($first: Int, $sport: String) { picks(first: $first, sport: $sport) }');
   const failing = parse('{ failing }');
+  const today = parse('{ todayPicks }');
   async function run(principal: Principal, variables: Record<string, unknown> = {}, options: { cached?: boolean; doc?: typeof document } = {}) {
     const { execute, schema } = yoga.getEnveloped({});
     const contextValue = { principal, ...(options.cached === false ? {} : { cachedRead: true }) };
@@ -46,6 +50,8 @@ function setup() {
     readCache,
     run,
     failing,
+    today,
+    clock,
     calls: () => calls,
     hold: () => {
       let release!: () => void;
@@ -105,6 +111,29 @@ describe('read cache', () => {
     expect(t.calls()).toBe(4);
     // Stored again once an execution ran entirely after the invalidation.
     expect(await t.run(growth, { first: 2 })).toBe(next);
+  });
+
+  it('runs misses of one key that meet in flight once (single flight), and caches the result for later ones', async () => {
+    const t = setup();
+    const release = t.hold();
+    const runs = [t.run(growth, { first: 3 }), t.run(otherGrowth, { first: 3 }), t.run(growth, { first: 3 })];
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    const results = await Promise.all(runs);
+    expect(results.map((result) => result.data?.picks)).toEqual(['all:3:1', 'all:3:1', 'all:3:1']);
+    expect(t.calls()).toBe(1);
+    expect((await t.run(growth, { first: 3 })).data?.picks).toBe('all:3:1');
+    expect(t.readCache.stats()).toEqual({ hits: 3, stored: 1 });
+  });
+
+  it("keys today's picks on the UTC date: the first request after midnight executes again", async () => {
+    const t = setup();
+    const before = await t.run(growth, {}, { doc: t.today });
+    expect(await t.run(growth, {}, { doc: t.today })).toBe(before);
+    t.clock.set('2026-11-23T00:00:00Z');
+    const after = await t.run(growth, {}, { doc: t.today });
+    expect(after).not.toBe(before);
+    expect(t.calls()).toBe(2);
   });
 
   it('names access levels by caller kind and tier, never by key', () => {

@@ -6,6 +6,7 @@ import { encodePickCursor } from '../../domain/cursor.js';
 import type { ObjectRef } from '@pothos/core';
 import { factsOf, GRAPHQL_PICK, PICK_FIELDS, type Layout, type PickField, type PickRecord } from '../../domain/pick-shape.js';
 import { builder, type Types } from '../builder.js';
+import type { Context } from '../context.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
 import { upperEnumValues } from './enums.js';
 import { MatchAnalysisRef } from './match-analysis.js';
@@ -143,9 +144,23 @@ builder.queryFields((t) => ({
       limit: boundedInt(t.arg, TODAY_PAGE, 'Number of picks,'),
       sport: t.arg.string(),
     },
-    resolve: (_root, args, context) => context.services.picks.today({ ...args, limit: args.limit ?? TODAY_PAGE.default }),
+    resolve: async (_root, args, context) => (await todayTop(context, args.sport ?? null)).slice(0, args.limit ?? TODAY_PAGE.default),
   }),
 }));
+
+/**
+ * Today's top picks of a sport, read once per request whatever the limits asked (one per alias):
+ * anonymous callers cannot turn one request into many queries. Not a cache: it lives as long as
+ * the request's context.
+ */
+const todayTops = new WeakMap<object, Map<string | null, Promise<PickRecord[]>>>();
+function todayTop(context: Context, sport: string | null): Promise<PickRecord[]> {
+  let tops = todayTops.get(context);
+  if (tops === undefined) todayTops.set(context, (tops = new Map()));
+  let top = tops.get(sport);
+  if (top === undefined) tops.set(sport, (top = context.services.picks.today({ sport, limit: TODAY_PAGE.max })));
+  return top;
+}
 
 const BookmakerInput = builder.inputType('BookmakerInput', {
   fields: (t) => ({

@@ -2,8 +2,7 @@
  * A short-lived cache whose misses share one load (single flight): a burst of requests for
  * the same key, or one request asking it many times, costs one load per key per TTL.
  * invalidate() drops everything at once; a load that started before it is served to its
- * waiters but not cached. Used by the picks service for its list pages and today's picks
- * (below every surface) and by the public endpoint for its rendered bodies.
+ * waiters but not cached. The public endpoint's cache of its rendered bodies.
  */
 import { LRUCache } from 'lru-cache';
 
