@@ -49,6 +49,56 @@ export function h2hResult(selection: string, referenceOutcomes: number, score: F
   return (selection === score.homeTeam) === homeWon ? 'won' : 'lost';
 }
 
+/** A line (a spread's handicap, a total's point) is a multiple of a quarter: x.0, x.25, x.5 or x.75. */
+export function isLegalLine(point: number): boolean {
+  return Number.isFinite(point) && Number.isInteger(point * 4);
+}
+
+type WholeResult = 'won' | 'void' | 'lost';
+
+/** A bet on one half or whole line: above the line wins, on it is void (a push), below loses. */
+function resultOfMargin(margin: number): WholeResult {
+  return margin > 0 ? 'won' : margin < 0 ? 'lost' : 'void';
+}
+
+/**
+ * The result of a bet on a line, given its margin at a point (`marginAt`, above 0 wins): a half or
+ * whole line settles alone (won, void on a whole line, lost); a quarter line is two half stakes on
+ * its neighbouring half and whole lines (2.25 = 2.0 + 2.5; -0.75 = -0.5 + -1.0), so won,
+ * half_won, half_lost or lost. Null for a line that is not a multiple of a quarter, or halves
+ * no integer score can give (one won and one lost).
+ */
+export function lineResult(point: number, marginAt: (point: number) => number): PickResult | null {
+  if (!isLegalLine(point)) return null;
+  if (Number.isInteger(point * 2)) return resultOfMargin(marginAt(point));
+  const lower = resultOfMargin(marginAt(point - 0.25));
+  const upper = resultOfMargin(marginAt(point + 0.25));
+  if (lower === upper) return lower;
+  if (lower === 'void' || upper === 'void') return lower === 'won' || upper === 'won' ? 'half_won' : 'half_lost';
+  return null;
+}
+
+/**
+ * The result of a spread (Asian handicap) pick from a final score: the selected team's score
+ * plus the point against the other team's. Null when the selection names neither team.
+ */
+export function spreadResult(selection: string, point: number, score: FinalScore): PickResult | null {
+  if (selection !== score.homeTeam && selection !== score.awayTeam) return null;
+  const [own, other] = selection === score.homeTeam ? [score.homeScore, score.awayScore] : [score.awayScore, score.homeScore];
+  return lineResult(point, (line) => own + line - other);
+}
+
+export const OVER = 'Over';
+export const UNDER = 'Under';
+
+/** The result of a totals pick (`Over` or `Under` the point) from a final score; null for another selection. */
+export function totalResult(selection: string, point: number, score: FinalScore): PickResult | null {
+  const total = score.homeScore + score.awayScore;
+  if (selection === OVER) return lineResult(point, (line) => total - line);
+  if (selection === UNDER) return lineResult(point, (line) => line - total);
+  return null;
+}
+
 /** One team's score, as a score record names it. */
 export interface NamedScore {
   name: string;
