@@ -219,11 +219,11 @@ export type LayoutJson<L> = {
 export type V1PickJson = LayoutJson<typeof V1_PICK>;
 export type PublicPickJson = LayoutJson<typeof PUBLIC_PICK>;
 
-function isLeaf(entry: LayoutLeaf | Layout): entry is LayoutLeaf {
+export function isLeaf(entry: LayoutLeaf | Layout): entry is LayoutLeaf {
   return typeof entry === 'string' || Array.isArray(entry);
 }
 
-function leafField(entry: LayoutLeaf): PickField {
+export function leafField(entry: LayoutLeaf): PickField {
   return typeof entry === 'string' ? entry : entry[0];
 }
 

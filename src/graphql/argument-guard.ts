@@ -255,8 +255,15 @@ function refusal(error: AppError): GraphQLError {
 /** The first access check of the operation's fields that `principal` fails, or null. */
 function accessRefusal(plan: Plan, principal: Principal, context: Context): AppError | null {
   for (const scopes of plan.scopes) {
+    let map: ScopeMap;
     try {
-      assertScopes(principal, typeof scopes === 'function' ? scopes(undefined, {}, context) : scopes);
+      map = typeof scopes === 'function' ? scopes(undefined, {}, context) : scopes;
+    } catch {
+      // A scope that needs its parent object is left to its resolver.
+      continue;
+    }
+    try {
+      assertScopes(principal, map);
     } catch (error) {
       if (error instanceof AppError) return error;
       throw error;

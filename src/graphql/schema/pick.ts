@@ -1,10 +1,10 @@
+import type { ObjectRef } from '@pothos/core';
 import { MINIMUM_TIER } from '../../domain/access.js';
 import { TIERS } from '../../domain/api-key.js';
 import { PICKS_PAGE, TODAY_PAGE } from '../../domain/bounds.js';
-import { boundedInt } from '../argument-guard.js';
 import { encodePickCursor } from '../../domain/cursor.js';
-import type { ObjectRef } from '@pothos/core';
-import { factsOf, GRAPHQL_PICK, PICK_FIELDS, type Layout, type PickField, type PickRecord } from '../../domain/pick-shape.js';
+import { factsOf, GRAPHQL_PICK, isLeaf, leafField, PICK_FIELDS, type Layout, type PickField, type PickRecord } from '../../domain/pick-shape.js';
+import { boundedInt } from '../argument-guard.js';
 import { builder, type Types } from '../builder.js';
 import type { Context } from '../context.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
@@ -38,10 +38,12 @@ type PickFieldBuilder = PothosSchemaTypes.ObjectFieldBuilder<Types, PickRecord>;
 function layoutFields(t: PickFieldBuilder, layout: Layout): Record<string, ReturnType<PickFieldBuilder['field']>> {
   return Object.fromEntries(
     Object.entries(layout).map(([key, entry]) => {
-      if (typeof entry !== 'string') return [key, t.field({ type: nestedType(key, entry as Layout), resolve: (pick) => pick })];
-      const facts = factsOf(entry);
+      if (!isLeaf(entry)) return [key, t.field({ type: nestedType(key, entry), resolve: (pick) => pick })];
+      const name = leafField(entry);
+      const facts = factsOf(name);
       const description = (facts.schema as { description?: string }).description;
-      return [key, t.expose(entry as never, { type: graphqlTypeOf(entry) as never, nullable: facts.nullable, description } as never)];
+      // Pothos types expose() per literal field name; the shape's names are checked by its own types.
+      return [key, t.expose(name as never, { type: graphqlTypeOf(name) as never, nullable: facts.nullable, description } as never)];
     }),
   );
 }
