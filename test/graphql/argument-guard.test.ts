@@ -1,5 +1,5 @@
 /**
- * The GraphQL text guard on its own (src/graphql/argument-guard.ts): what /graphql/stream's
+ * The GraphQL argument guard on its own (src/graphql/argument-guard.ts): what /graphql/stream's
  * graphql-sse hook calls with the raw request parameters, before parsing and validation.
  */
 import { GraphQLError, isInputObjectType, parse } from 'graphql';
