@@ -33,7 +33,7 @@ export function seedPicksSql(count) {
   return `
     insert into picks (id, sport, league, home_team, away_team, kickoff_at, market, selection, description,
       bookmaker_name, bookmaker_slug, odds, reference_fair_odds, tax_rate, edge_pct, edge_pct_post_tax,
-      kelly_fraction, edge_tier, confidence, status, result, closing_odds, published_at, settled_at, created_at, updated_at)
+      kelly_fraction, edge_tier, confidence, status, result, closing_odds, published_at, settled_at, created_at, updated_at, stake_pct)
     select md5('bench-pick-' || i)::uuid,
       g.sport, g.league, g.home, g.away, g.kickoff, 'h2h', g.home, g.home || ' to win @ ' || to_char(g.odds, 'FM990.00'),
       g.book_name, g.book_slug, g.odds, round(g.fair, 4), 0.053,
@@ -50,7 +50,8 @@ export function seedPicksSql(count) {
                                                  now() - ((i % ${TODAY_PICKS}) * interval '7 minutes'))
            else least(g.kickoff - interval '20 hours', date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' - interval '1 hour') end,
       case when g.status = 'settled' then g.kickoff + interval '2 hours' end,
-      now(), now()
+      now(), now(),
+      least(2, round(100 * 0.25 * greatest(0, (g.odds * 0.947 / g.fair - 1) / (g.odds * 0.947 - 1)), 2))
     from generate_series(1, ${count}) as i,
     lateral (
       select s.sport, s.league, s.home, s.away, s.kickoff, s.odds, s.book_name, s.book_slug,

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { TIERS, type Tier } from './domain/api-key.js';
-import { DEFAULT_TAX_RATE, MAX_DECIMAL_ODDS } from './domain/odds.js';
+import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, MAX_DECIMAL_ODDS, type StakeAdvice } from './domain/odds.js';
 import { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits } from './domain/access.js';
 import { DEFAULT_ODDS_HISTORY_DAYS } from './domain/bounds.js';
 import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
@@ -62,6 +62,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Default bookmaker tax rate used when a pick does not name one. */
   defaultTaxRate: number;
+  /** The stake advice stored with each pick (STAKE_KELLY_MULTIPLIER, STAKE_MAX_PCT). */
+  stakeAdvice: StakeAdvice;
   production: boolean;
   /** Serve __schema / __type queries (GRAPHQL_INTROSPECTION); default on outside production, off in production. */
   graphqlIntrospection: boolean;
@@ -291,6 +293,15 @@ function parseDecimal(name: string, raw: string, min: number, max: number, rule:
   return parsed;
 }
 
+/** A decimal above 0 and at most `max`, or the default when the variable is not set. */
+function positiveDecimal(env: Env, name: string, max: number, rule: string, fallback: number): number {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  const parsed = parseDecimal(name, raw, 0, max, rule);
+  if (parsed === 0) throw new ConfigError(name, `must be ${rule} (got "${raw}")`);
+  return parsed;
+}
+
 function parseList(raw: string): string[] {
   return raw.split(',').map((part) => part.trim());
 }
@@ -457,6 +468,10 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       previousKeysRaw === undefined ? [] : previousKeysRaw.split(',').map((part) => parseSecretKey('WEBHOOK_SECRET_KEY_PREVIOUS', part.trim())),
     logLevel: logLevelRaw as LogLevel,
     defaultTaxRate: DEFAULT_TAX_RATE,
+    stakeAdvice: {
+      kellyMultiplier: positiveDecimal(env, 'STAKE_KELLY_MULTIPLIER', 1, 'a number above 0 and at most 1 (0.25 = a quarter of full Kelly)', DEFAULT_STAKE_ADVICE.kellyMultiplier),
+      maxPct: positiveDecimal(env, 'STAKE_MAX_PCT', 100, 'a percentage above 0 and at most 100', DEFAULT_STAKE_ADVICE.maxPct),
+    },
     production,
     graphqlIntrospection: introspectionRaw === undefined ? !production : parseBoolean('GRAPHQL_INTROSPECTION', introspectionRaw),
     trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY')),

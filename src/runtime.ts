@@ -149,6 +149,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     { orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring },
     {
       defaultTaxRate: config.defaultTaxRate,
+      stakeAdvice: config.stakeAdvice,
       adminToken: options.adminToken,
       tierLimits: config.tierLimits,
       detection: config.valueEngine.detection,

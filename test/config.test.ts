@@ -43,6 +43,11 @@ describe('loadConfig', () => {
     expect(config.dataDir).toMatch(/\/data$/);
   });
 
+  it('reads the stake advice, a quarter of full Kelly capped at 2 % by default', () => {
+    expect(loadConfig(pg).stakeAdvice).toEqual({ kellyMultiplier: 0.25, maxPct: 2 });
+    expect(loadConfig({ ...pg, STAKE_KELLY_MULTIPLIER: '1', STAKE_MAX_PCT: '0.5' }).stakeAdvice).toEqual({ kellyMultiplier: 1, maxPct: 0.5 });
+  });
+
   it('turns the demo seed off by default with PostgreSQL', () => {
     expect(loadConfig(pg).demoSeed).toBe(false);
     expect(loadConfig({ ...pg, DEMO_SEED: 'true' }).demoSeed).toBe(true);
@@ -118,6 +123,13 @@ describe('loadConfig', () => {
     ['ANONYMOUS_GRAPHQL_LIMIT', '1.5'],
     ['ANONYMOUS_GRAPHQL_LIMIT', 'lots'],
     ['ANONYMOUS_GRAPHQL_LIMIT', '10000000'],
+    ['STAKE_KELLY_MULTIPLIER', '0'],
+    ['STAKE_KELLY_MULTIPLIER', '1.5'],
+    ['STAKE_KELLY_MULTIPLIER', '-0.25'],
+    ['STAKE_KELLY_MULTIPLIER', 'quarter'],
+    ['STAKE_MAX_PCT', '0'],
+    ['STAKE_MAX_PCT', '101'],
+    ['STAKE_MAX_PCT', '2%'],
     ['GRAPHQL_CORS_ORIGINS', '*'],
     ['GRAPHQL_CORS_ORIGINS', 'null'],
     ['GRAPHQL_CORS_ORIGINS', 'ops.example.com'],

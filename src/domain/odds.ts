@@ -51,11 +51,30 @@ export function edgeTier(
   return 'standard';
 }
 
+/**
+ * The stake advice (STAKE_KELLY_MULTIPLIER, STAKE_MAX_PCT): full Kelly is the exact math, not a
+ * stake anyone should bet; the advice is a fraction of it, capped.
+ */
+export interface StakeAdvice {
+  /** The share of full Kelly advised, 0 < m <= 1. */
+  kellyMultiplier: number;
+  /** The most ever advised, in percent of the bankroll, 0 < x <= 100. */
+  maxPct: number;
+}
+
+export const DEFAULT_STAKE_ADVICE: Readonly<StakeAdvice> = Object.freeze({ kellyMultiplier: 0.25, maxPct: 2 });
+
+/** The advised stake in percent of the bankroll: min(maxPct, 100 x kellyMultiplier x full Kelly), two decimals. */
+export function stakePct(fullKelly: number, advice: StakeAdvice = DEFAULT_STAKE_ADVICE): number {
+  return Math.min(advice.maxPct, roundTo(100 * advice.kellyMultiplier * fullKelly, 2));
+}
+
 export interface PickPricing {
   edgePct: number;
   edgePctPostTax: number;
   kellyFraction: number;
   edgeTier: EdgeTier;
+  stakePct: number;
 }
 
 /**
@@ -66,16 +85,19 @@ export interface PickPricing {
 export function priceEdges(
   input: { odds: number; referenceFairOdds: number; taxRate: number },
   thresholds: EdgeTierThresholds = DEFAULT_EDGE_TIER_THRESHOLDS,
+  advice: StakeAdvice = DEFAULT_STAKE_ADVICE,
 ): PickPricing {
   validateDecimalOdds('odds', input.odds);
   validateDecimalOdds('referenceFairOdds', input.referenceFairOdds);
   validateTaxRate('taxRate', input.taxRate);
   const postTax = postTaxEdgeFraction(input.odds, input.referenceFairOdds, input.taxRate);
+  const kelly = kellyFraction(input.odds, input.referenceFairOdds, input.taxRate);
   return {
     edgePct: roundTo(edgePct(input.odds, input.referenceFairOdds), 2),
     edgePctPostTax: roundTo(postTax, 4),
-    kellyFraction: roundTo(kellyFraction(input.odds, input.referenceFairOdds, input.taxRate), 4),
+    kellyFraction: roundTo(kelly, 4),
     edgeTier: edgeTier(postTax, thresholds),
+    stakePct: stakePct(kelly, advice),
   };
 }
 

@@ -92,6 +92,12 @@ export const PICK_FIELDS = {
     decimal(10, 4, "Closing odds for CLV: the operator's at settlement, or for engine picks the reference's no-vig close, stored at kickoff.", 2),
   ),
   publishedAt: orNull(timestamp(undefined, '2026-11-22T12:00:00.000Z'), '2026-11-22T12:00:00.000Z'),
+  stakePct: decimal(
+    6,
+    2,
+    'Advised stake in percent of the bankroll, fixed at publication: a quarter of full Kelly, at most 2 (by default), two decimals.',
+    2,
+  ),
 } as const satisfies Record<string, FieldFacts>;
 
 export type PickField = keyof typeof PICK_FIELDS;
@@ -175,6 +181,7 @@ export const GRAPHQL_PICK = {
   closingOdds: 'closingOdds',
   publishedAt: 'publishedAt',
   settledAt: 'settledAt',
+  stakePct: 'stakePct',
 } as const satisfies Layout;
 
 /** The documented Pick (docs/API.md, "Pick"): REST pages, the SSE stream and webhook bodies. */
@@ -192,6 +199,7 @@ export const V1_PICK = {
   status: ['status', { enum: [...VISIBLE_STATUSES] }],
   settled_at: 'settledAt',
   result: 'result',
+  stake_pct: 'stakePct',
 } as const satisfies Layout;
 
 /** The public pick (docs/API.md, "Public pick"), anonymous: no status, no result, no description. */
@@ -207,6 +215,7 @@ export const PUBLIC_PICK = {
   tier: 'edgeTier',
   // Only published picks are public.
   publishedAt: ['publishedAt', { nullable: false }],
+  stakePct: 'stakePct',
 } as const satisfies Layout;
 
 type FieldOf<L> = L extends PickField ? L : L extends readonly [infer F extends PickField, unknown] ? F : never;

@@ -111,6 +111,7 @@ export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
     edgePctPostTax: samplePricing.edgePctPostTax,
     kellyFraction: samplePricing.kellyFraction,
     edgeTier: samplePricing.edgeTier,
+    stakePct: samplePricing.stakePct,
     publishedAt: now.toISOString(),
   });
 }

@@ -1,6 +1,6 @@
 import type { TierLimits } from '../domain/access.js';
 import type { Clock } from '../domain/clock.js';
-import type { EdgeTierThresholds } from '../domain/odds.js';
+import type { EdgeTierThresholds, StakeAdvice } from '../domain/odds.js';
 import type { SecretKeyring } from '../domain/secrets.js';
 import type { Orm } from '../persistence/orm.js';
 import { AccountService } from './accounts.js';
@@ -51,6 +51,8 @@ export interface ServiceDeps {
 
 export interface ServiceOptions {
   defaultTaxRate: number;
+  /** STAKE_KELLY_MULTIPLIER and STAKE_MAX_PCT; the defaults when absent. */
+  stakeAdvice?: StakeAdvice;
   adminToken: string;
   tierLimits: TierLimits;
   edgeTierThresholds?: EdgeTierThresholds;

@@ -13,6 +13,7 @@ import {
   validateDecimalOdds,
   validateTaxRate,
   type EdgeTierThresholds,
+  type StakeAdvice,
 } from '../domain/odds.js';
 import {
   assertTransition,
@@ -124,6 +125,8 @@ export interface TodayPicksQuery {
 export interface PickServiceOptions {
   defaultTaxRate: number;
   edgeTierThresholds?: EdgeTierThresholds;
+  /** STAKE_KELLY_MULTIPLIER and STAKE_MAX_PCT; the defaults when absent. */
+  stakeAdvice?: StakeAdvice;
   /** Called after a commit that made a pick visible (cache invalidation). */
   onVisibleChange?: () => void;
 }
@@ -247,7 +250,7 @@ export class PickService {
       description = input.pick.trim();
       if (description === '' || description.length > 300) throw new InvalidParameterError('pick', 'pick must be 1 to 300 characters');
     }
-    const pricing = priceEdges({ odds: input.odds, referenceFairOdds: input.referenceFairOdds, taxRate }, this.thresholds);
+    const pricing = priceEdges({ odds: input.odds, referenceFairOdds: input.referenceFairOdds, taxRate }, this.thresholds, this.options.stakeAdvice);
     return {
       fields: {
         id: newId(),

@@ -145,6 +145,8 @@ describe('priceEdges', () => {
       edgePctPostTax: 0.0417,
       kellyFraction: 0.0385,
       edgeTier: 'stark',
+      // A quarter of full Kelly (0.03849), in percent: 0.96.
+      stakePct: 0.96,
     });
   });
 
@@ -154,6 +156,8 @@ describe('priceEdges', () => {
       edgePctPostTax: 0.1274,
       kellyFraction: 0.0931,
       edgeTier: 'big_edge',
+      // A quarter of 9.31 % is 2.33 %: capped at 2.
+      stakePct: 2,
     });
   });
 
@@ -163,6 +167,7 @@ describe('priceEdges', () => {
       edgePctPostTax: -0.053,
       kellyFraction: 0,
       edgeTier: 'standard',
+      stakePct: 0,
     });
   });
 

@@ -39,12 +39,13 @@ const RECORD: PickRecord = {
   edgeTier: 'big_edge',
   closingOdds: 2.05,
   publishedAt: new Date('2026-11-30T09:00:00.000Z'),
+  stakePct: 2,
 };
 
 describe('the pick shape', () => {
   it('builds the documented Pick with its names, in the documented order', () => {
     const json = v1PickJson(toPickSnapshot(RECORD));
-    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result']);
+    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct']);
     expect(json).toMatchObject({ home_team: 'Arsenal', kickoff_at: '2026-12-01T15:00:00.000Z', pick: 'Arsenal to win @ 2.2', settled_at: '2026-12-01T17:05:00.000Z', result: 'won' });
   });
 
@@ -59,7 +60,7 @@ describe('the pick shape', () => {
 
   it('nests the public pick as documented, its publishedAt never null', () => {
     const schema = layoutJsonSchema(PUBLIC_PICK) as { required: string[]; properties: Record<string, { required?: string[]; type?: unknown }> };
-    expect(schema.required).toEqual(['id', 'match', 'market', 'selection', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt']);
+    expect(schema.required).toEqual(['id', 'match', 'market', 'selection', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt', 'stakePct']);
     expect(schema.properties.match!.required).toEqual(['home', 'away', 'league', 'sport', 'kickoff']);
     expect(schema.properties.odds!.required).toEqual(['book', 'referenceFair']);
     expect(schema.properties.publishedAt!.type).toBe('string');

@@ -16,7 +16,7 @@ export function pickInput(overrides: Record<string, unknown> = {}): Record<strin
 }
 
 export const PICK_FIELDS = `id sport league homeTeam awayTeam kickoffAt pick market selection bookmaker { name slug }
-  odds referenceFairOdds taxRate edgePct edgePctPostTax kellyFraction edgeTier confidence status result closingOdds publishedAt settledAt`;
+  odds referenceFairOdds taxRate edgePct edgePctPostTax kellyFraction edgeTier confidence status result closingOdds publishedAt settledAt stakePct`;
 
 export const PUBLISH = `mutation($input: PublishPickInput!) { publishPick(input: $input) { ${PICK_FIELDS} } }`;
 export const APPROVE = `mutation($id: ID!) { approvePick(id: $id) { ${PICK_FIELDS} } }`;

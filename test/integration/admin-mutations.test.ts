@@ -63,6 +63,8 @@ describe('publishPick', () => {
     });
     // p = 0.5, b = 2.2 * 0.947 - 1 = 1.0834: (0.5 * 1.0834 - 0.5) / 1.0834
     expect(pick.kellyFraction).toBeCloseTo(0.0385, 4);
+    // The default advice: a quarter of full Kelly in percent (0.9623), capped at 2.
+    expect(pick.stakePct).toBe(0.96);
     const written = await events(pick.id);
     expect(written).toHaveLength(1);
     expect(written[0]!.type).toBe('pick.published');
@@ -80,6 +82,7 @@ describe('publishPick', () => {
       status: 'published',
       settled_at: null,
       result: null,
+      stake_pct: 0.96,
     });
   });
 

@@ -18,7 +18,7 @@ beforeAll(async () => {
   await em.execute(`
     insert into picks (id, sport, league, home_team, away_team, kickoff_at, market, selection, description,
       bookmaker_name, bookmaker_slug, odds, reference_fair_odds, tax_rate, edge_pct, edge_pct_post_tax,
-      kelly_fraction, edge_tier, confidence, status, result, closing_odds, published_at, settled_at, created_at, updated_at)
+      kelly_fraction, edge_tier, confidence, status, result, closing_odds, published_at, settled_at, created_at, updated_at, stake_pct)
     select (lpad(to_hex(i), 8, '0') || '-0000-7000-8000-000000000000')::uuid,
       (array['soccer','basketball','americanfootball','icehockey','baseball','tennis','esports','mma','boxing','rugbyunion','cricket'])[1 + i % 11],
       'League ' || (i % 50), 'H' || i, 'A' || i,
@@ -29,7 +29,7 @@ beforeAll(async () => {
       case when i % 10 <> 0 and i < 19000 then 2.0 end,
       case when i % 10 <> 0 then timestamptz '2022-01-01' + (i * interval '2 hours') - interval '1 day' end,
       case when i % 10 <> 0 and i < 19000 then timestamptz '2022-01-01' + (i * interval '2 hours') + interval '3 hours' end,
-      now(), now()
+      now(), now(), 0
     from generate_series(1, 20000) as i`);
   await em.execute('analyze picks');
 });

@@ -68,6 +68,7 @@ function expectedFrame(seq: number, pick: any): string {
     status: 'published',
     settled_at: null,
     result: null,
+    stake_pct: pick.stakePct,
   };
   return `id: ${seq}\nevent: pick.published\ndata: ${JSON.stringify(data)}\n\n`;
 }

@@ -85,6 +85,7 @@ export const PickSchema = defineEntity({
     { name: 'picks_confidence_check', expression: 'confidence >= 0 and confidence <= 100' },
     ...valueChecks,
     { name: 'picks_closing_odds_check', expression: 'closing_odds > 1' },
+    { name: 'picks_stake_pct_check', expression: 'stake_pct >= 0 and stake_pct <= 100' },
     {
       name: 'picks_settlement_consistent',
       expression: "(status = 'settled') = (result is not null) and (status = 'settled') = (settled_at is not null)",
