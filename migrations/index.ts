@@ -10,6 +10,7 @@ import { Migration20261127100000WebhookRotation } from './Migration2026112710000
 import { Migration20261128000000SettlementSafety } from './Migration20261128000000_settlement_safety.js';
 import { Migration20261129000000UsageRefunds } from './Migration20261129000000_usage_refunds.js';
 import { Migration20261130000000StakeAdvice } from './Migration20261130000000_stake_advice.js';
+import { Migration20261130100000PickLines } from './Migration20261130100000_pick_lines.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -24,4 +25,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128000000_settlement_safety', class: Migration20261128000000SettlementSafety },
   { name: 'Migration20261129000000_usage_refunds', class: Migration20261129000000UsageRefunds },
   { name: 'Migration20261130000000_stake_advice', class: Migration20261130000000StakeAdvice },
+  { name: 'Migration20261130100000_pick_lines', class: Migration20261130100000PickLines },
 ];

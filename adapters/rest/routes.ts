@@ -9,6 +9,7 @@ import { MINIMUM_TIER } from '../../src/domain/access.js';
 import { DAYS_BACK, PICKS_PAGE } from '../../src/domain/bounds.js';
 import type { Tier } from '../../src/domain/api-key.js';
 import { NotFoundError, type ErrorCode } from '../../src/domain/errors.js';
+import { MARKETS } from '../../src/domain/market.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { pageParam, type ParamSpec } from '../common/params.js';
 import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../common/schemas.js';
@@ -91,6 +92,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     params: [
       sportParam('Sport slug filter (exact).'),
       { name: 'league', in: 'query', type: 'string', variable: 'league', description: 'League name filter (exact).' },
+      { name: 'market', in: 'query', type: 'string', enum: MARKETS, variable: 'market', description: 'Market filter: h2h, spreads or totals.' },
       { name: 'since', in: 'query', type: 'string', format: 'date-time', variable: 'since', description: 'Only picks with kickoff_at after this time (ISO 8601 with a time zone).' },
       { name: 'limit', in: 'query', type: 'integer', ...pageParam(PICKS_PAGE), variable: 'first', description: 'Page size.' },
       { name: 'cursor', in: 'query', type: 'string', variable: 'after', description: 'next_cursor of the previous response, unchanged.' },

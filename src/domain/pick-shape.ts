@@ -10,6 +10,7 @@
  * migration when it is stored). A nullable field may be left out wherever a pick is created.
  */
 import Type, { type Static, type TSchema } from 'typebox';
+import { MARKETS } from './market.js';
 import { EDGE_TIERS } from './odds.js';
 import { PICK_RESULTS, PICK_STATUSES, VISIBLE_STATUSES } from './pick.js';
 import { SPORT_SLUGS } from './sports.js';
@@ -79,8 +80,8 @@ export const PICK_FIELDS = {
   status: oneOf(PICK_STATUSES, 'PickStatus', undefined, 'published'),
   settledAt: orNull(timestamp('null until settled.', '2026-12-01T17:00:00.000Z')),
   result: orNull(oneOf(PICK_RESULTS, 'PickResult', 'null until settled.', 'won')),
-  market: text('Market code; h2h = head to head.', 'h2h'),
-  selection: text('The chosen side: a team name or "Draw".', 'Arsenal'),
+  market: field(Type.String({ enum: [...MARKETS], description: 'Market code: h2h (head to head), spreads (a handicap on one team), totals (over or under a total).' }), { kind: 'text' }, 'h2h'),
+  selection: text('The chosen side: h2h, a team name or "Draw"; spreads, a team name; totals, "Over" or "Under".', 'Arsenal'),
   bookmakerName: text(undefined, 'Bet365'),
   bookmakerSlug: text(undefined, 'bet365'),
   referenceFairOdds: decimal(10, 4, 'Fair odds of the sharp reference bookmaker (its margin removed).', 2),
@@ -92,6 +93,7 @@ export const PICK_FIELDS = {
     decimal(10, 4, "Closing odds for CLV: the operator's at settlement, or for engine picks the reference's no-vig close, stored at kickoff.", 2),
   ),
   publishedAt: orNull(timestamp(undefined, '2026-11-22T12:00:00.000Z'), '2026-11-22T12:00:00.000Z'),
+  line: orNull(decimal(6, 2, "The point of a spreads or totals pick (the selected team's handicap, or the total); null for h2h.", 0)),
   stakePct: decimal(
     6,
     2,
@@ -167,6 +169,7 @@ export const GRAPHQL_PICK = {
   pick: 'description',
   market: 'market',
   selection: 'selection',
+  line: 'line',
   bookmaker: { name: 'bookmakerName', slug: 'bookmakerSlug' },
   odds: 'odds',
   referenceFairOdds: 'referenceFairOdds',
@@ -200,6 +203,9 @@ export const V1_PICK = {
   settled_at: 'settledAt',
   result: 'result',
   stake_pct: 'stakePct',
+  market: 'market',
+  selection: 'selection',
+  line: 'line',
 } as const satisfies Layout;
 
 /** The public pick (docs/API.md, "Public pick"), anonymous: no status, no result, no description. */
@@ -208,6 +214,7 @@ export const PUBLIC_PICK = {
   match: { home: 'homeTeam', away: 'awayTeam', league: 'league', sport: 'sport', kickoff: 'kickoffAt' },
   market: 'market',
   selection: 'selection',
+  line: 'line',
   bookmaker: { name: 'bookmakerName', slug: 'bookmakerSlug' },
   odds: { book: 'odds', referenceFair: 'referenceFairOdds' },
   edgePctPostTax: 'edgePctPostTax',

@@ -1,6 +1,8 @@
 /** Pick lifecycle and input rules (docs/API.md, "Pick"). */
 import { InvalidParameterError, InvalidTransitionError } from './errors.js';
+import { formatLine, LINE_UNITS, type Market } from './market.js';
 import { roundTo } from './numbers.js';
+import type { SportSlug } from './sports.js';
 
 /**
  * `discarded`: a held pick an operator threw away before anyone saw it. Internal like
@@ -75,13 +77,16 @@ function formatOdds(odds: number): string {
 }
 
 /**
- * The human-readable bet used when the admin gives none:
- * "Arsenal to win @ 2.10", "Draw @ 3.40"; other markets name the market.
+ * The human-readable bet used when the admin gives none (docs/API.md, "Pick"): "Arsenal to win
+ * @ 2.10", "Draw @ 3.40", "Arsenal -0.75 @ 1.95", "Over 2.5 goals @ 2.10" (the unit per sport).
  */
-export function describePick(input: { market: string; selection: string; odds: number }): string {
+export function describePick(input: { market: Market; selection: string; odds: number; line?: number | null; sport: SportSlug }): string {
   const selection = input.selection.trim();
   const odds = formatOdds(input.odds);
-  if (selection.toLowerCase() === 'draw') return `${selection} @ ${odds}`;
-  if (input.market === 'h2h') return `${selection} to win @ ${odds}`;
-  return `${selection} (${input.market}) @ ${odds}`;
+  if (input.market === 'h2h' || input.line == null) {
+    return selection.toLowerCase() === 'draw' ? `${selection} @ ${odds}` : `${selection} to win @ ${odds}`;
+  }
+  const line = formatLine(input.market, input.line);
+  if (input.market === 'spreads') return `${selection} ${line} @ ${odds}`;
+  return `${selection} ${line} ${LINE_UNITS[input.sport] ?? 'points'} @ ${odds}`;
 }

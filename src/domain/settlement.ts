@@ -2,7 +2,7 @@
  * Settlement rules (docs/VALUE_ENGINE.md, "Settlement"): the profit of a settled pick at a flat
  * 1-unit stake, when a score record may settle an event at all, and the result it gives a pick.
  */
-import { DRAW_SELECTION } from './market.js';
+import { DRAW_SELECTION, OVER, UNDER } from './market.js';
 import type { PickResult } from './pick.js';
 import type { SportSlug } from './sports.js';
 
@@ -87,9 +87,6 @@ export function spreadResult(selection: string, point: number, score: FinalScore
   const [own, other] = selection === score.homeTeam ? [score.homeScore, score.awayScore] : [score.awayScore, score.homeScore];
   return lineResult(point, (line) => own + line - other);
 }
-
-export const OVER = 'Over';
-export const UNDER = 'Under';
 
 /** The result of a totals pick (`Over` or `Under` the point) from a final score; null for another selection. */
 export function totalResult(selection: string, point: number, score: FinalScore): PickResult | null {

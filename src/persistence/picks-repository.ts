@@ -272,6 +272,7 @@ export interface SqlQuery {
 export interface VisiblePicksFilter {
   sport?: string | null;
   league?: string | null;
+  market?: string | null;
   since?: Date | null;
   after?: string | null;
 }
@@ -289,6 +290,10 @@ export function listPicksSql(filter: VisiblePicksFilter, limit: number): SqlQuer
   if (filter.league != null) {
     conditions.push('league = ?');
     params.push(filter.league);
+  }
+  if (filter.market != null) {
+    conditions.push('market = ?');
+    params.push(filter.market);
   }
   if (filter.since != null) {
     conditions.push('kickoff_at > ?');

@@ -6,7 +6,7 @@ import type { Clock } from '../domain/clock.js';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { CursorKind, decodeKeysetCursor, encodeKeysetCursor, encodePickCursor } from '../domain/cursor.js';
 import { InvalidParameterError, InvalidTransitionError, NotFoundError } from '../domain/errors.js';
-import { DEFAULT_MARKET, validateBookmaker, validateLeague, validateMarket, validateSelection } from '../domain/market.js';
+import { DEFAULT_MARKET, validateBookmaker, validateLeague, validateLine, validateMarket, validateSelection } from '../domain/market.js';
 import {
   DEFAULT_EDGE_TIER_THRESHOLDS,
   priceEdges,
@@ -24,7 +24,7 @@ import {
   type PickResult,
   type PickStatus,
 } from '../domain/pick.js';
-import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
+import { isSportSlug, SPORT_SLUGS, type SportSlug } from '../domain/sports.js';
 import { checkOptionalText, checkText } from '../domain/text.js';
 import { parseIsoTimestamp } from '../domain/time.js';
 import type { PickRecord } from '../domain/pick-shape.js';
@@ -58,6 +58,8 @@ export interface PublishPickInput {
   kickoffAt: string;
   market?: string | null;
   selection: string;
+  /** The point of a spreads or totals pick; absent for h2h. */
+  line?: number | null;
   bookmaker: { name: string; slug: string; taxRate?: number | null };
   odds: number;
   referenceFairOdds: number;
@@ -108,6 +110,7 @@ export interface ListPicksQuery {
   after?: string | null;
   sport?: string | null;
   league?: string | null;
+  market?: string | null;
   since?: string | null;
 }
 
@@ -137,7 +140,7 @@ function requireTimestamp(parameter: string, value: string): Date {
   return parsed;
 }
 
-function requireSport(parameter: string, value: string): string {
+function requireSport(parameter: string, value: string): SportSlug {
   if (!isSportSlug(value)) throw new InvalidParameterError(parameter, `${parameter} must be one of: ${SPORT_SLUGS.join(', ')}`);
   return value;
 }
@@ -227,6 +230,7 @@ export class PickService {
     const kickoffAt = requireTimestamp('kickoffAt', input.kickoffAt);
     const market = validateMarket(input.market ?? DEFAULT_MARKET);
     const selection = validateSelection(market, input.selection, homeTeam, awayTeam);
+    const line = validateLine(market, input.line, sport);
     const bookmaker = validateBookmaker(input.bookmaker.name, input.bookmaker.slug);
     const taxRate = input.bookmaker.taxRate ?? this.options.defaultTaxRate;
     validateTaxRate('bookmaker.taxRate', taxRate);
@@ -245,7 +249,7 @@ export class PickService {
     } else if (status === 'published') {
       publishedAt = now;
     }
-    let description = describePick({ market, selection, odds: input.odds });
+    let description = describePick({ market, selection, odds: input.odds, line, sport });
     if (input.pick != null) {
       description = input.pick.trim();
       if (description === '' || description.length > 300) throw new InvalidParameterError('pick', 'pick must be 1 to 300 characters');
@@ -261,6 +265,7 @@ export class PickService {
         kickoffAt,
         market,
         selection,
+        line,
         description,
         bookmakerName: bookmaker.name,
         bookmakerSlug: bookmaker.slug,
@@ -459,8 +464,10 @@ export class PickService {
     const { first } = query;
     if (query.sport != null) requireSport('sport', query.sport);
     checkOptionalText('league', query.league, 'line');
+    if (query.market != null) validateMarket(query.market);
     const since = query.since == null ? null : requireTimestamp('since', query.since);
-    const rows = await readPicks(this.orm.em.fork(), listPicksSql({ sport: query.sport, league: query.league, since, after: query.after }, first + 1));
+    const filter = { sport: query.sport, league: query.league, market: query.market, since, after: query.after };
+    const rows = await readPicks(this.orm.em.fork(), listPicksSql(filter, first + 1));
     const picks = rows.slice(0, first);
     const last = picks.at(-1);
     const nextCursor = rows.length > first && last ? encodePickCursor({ kickoffAt: last.kickoffAt, id: last.id }) : null;

@@ -39,13 +39,14 @@ const RECORD: PickRecord = {
   edgeTier: 'big_edge',
   closingOdds: 2.05,
   publishedAt: new Date('2026-11-30T09:00:00.000Z'),
+  line: null,
   stakePct: 2,
 };
 
 describe('the pick shape', () => {
   it('builds the documented Pick with its names, in the documented order', () => {
     const json = v1PickJson(toPickSnapshot(RECORD));
-    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct']);
+    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line']);
     expect(json).toMatchObject({ home_team: 'Arsenal', kickoff_at: '2026-12-01T15:00:00.000Z', pick: 'Arsenal to win @ 2.2', settled_at: '2026-12-01T17:05:00.000Z', result: 'won' });
   });
 
@@ -60,7 +61,7 @@ describe('the pick shape', () => {
 
   it('nests the public pick as documented, its publishedAt never null', () => {
     const schema = layoutJsonSchema(PUBLIC_PICK) as { required: string[]; properties: Record<string, { required?: string[]; type?: unknown }> };
-    expect(schema.required).toEqual(['id', 'match', 'market', 'selection', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt', 'stakePct']);
+    expect(schema.required).toEqual(['id', 'match', 'market', 'selection', 'line', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt', 'stakePct']);
     expect(schema.properties.match!.required).toEqual(['home', 'away', 'league', 'sport', 'kickoff']);
     expect(schema.properties.odds!.required).toEqual(['book', 'referenceFair']);
     expect(schema.properties.publishedAt!.type).toBe('string');
@@ -68,8 +69,8 @@ describe('the pick shape', () => {
 
   it('carries a pick across processes and back unchanged; a nullable field left out is null', () => {
     expect(fromPickSnapshot(JSON.parse(JSON.stringify(toPickSnapshot(RECORD))))).toEqual(RECORD);
-    const { settledAt: _s, result: _r, closingOdds: _c, publishedAt: _p, ...fresh } = RECORD;
-    expect(toPickSnapshot(fresh)).toMatchObject({ settledAt: null, result: null, closingOdds: null, publishedAt: null });
+    const { settledAt: _s, result: _r, closingOdds: _c, publishedAt: _p, line: _l, ...fresh } = RECORD;
+    expect(toPickSnapshot(fresh)).toMatchObject({ settledAt: null, result: null, closingOdds: null, publishedAt: null, line: null });
     expect(withNulls(fresh)).toMatchObject({ settledAt: null, result: null, closingOdds: null, publishedAt: null });
   });
 });

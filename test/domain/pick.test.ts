@@ -108,14 +108,20 @@ describe('validateTeamName', () => {
 
 describe('describePick', () => {
   it.each([
-    [{ market: 'h2h', selection: 'Arsenal', odds: 2.1 }, 'Arsenal to win @ 2.10'],
-    [{ market: 'h2h', selection: 'Draw', odds: 3.4 }, 'Draw @ 3.40'],
-    [{ market: 'h2h', selection: 'draw', odds: 3.4 }, 'draw @ 3.40'],
-    [{ market: 'h2h', selection: 'Real Madrid', odds: 1.005 }, 'Real Madrid to win @ 1.01'],
-    [{ market: 'h2h', selection: 'Novak Djokovic', odds: 12 }, 'Novak Djokovic to win @ 12.00'],
-    [{ market: 'h2h', selection: ' Arsenal ', odds: 2.125 }, 'Arsenal to win @ 2.13'],
-    [{ market: 'totals', selection: 'Over 2.5', odds: 1.9 }, 'Over 2.5 (totals) @ 1.90'],
-  ])('%j -> %s', (input, expected) => {
+    [{ market: 'h2h', selection: 'Arsenal', odds: 2.1, sport: 'soccer' }, 'Arsenal to win @ 2.10'],
+    [{ market: 'h2h', selection: 'Draw', odds: 3.4, sport: 'soccer' }, 'Draw @ 3.40'],
+    [{ market: 'h2h', selection: 'draw', odds: 3.4, sport: 'soccer' }, 'draw @ 3.40'],
+    [{ market: 'h2h', selection: 'Real Madrid', odds: 1.005, sport: 'soccer' }, 'Real Madrid to win @ 1.01'],
+    [{ market: 'h2h', selection: 'Novak Djokovic', odds: 12, sport: 'tennis' }, 'Novak Djokovic to win @ 12.00'],
+    [{ market: 'h2h', selection: ' Arsenal ', odds: 2.125, sport: 'soccer' }, 'Arsenal to win @ 2.13'],
+    [{ market: 'spreads', selection: 'Arsenal', odds: 1.95, line: -0.75, sport: 'soccer' }, 'Arsenal -0.75 @ 1.95'],
+    [{ market: 'spreads', selection: 'Chelsea', odds: 1.9, line: 0.25, sport: 'soccer' }, 'Chelsea +0.25 @ 1.90'],
+    [{ market: 'spreads', selection: 'Chelsea', odds: 2.05, line: 0, sport: 'soccer' }, 'Chelsea 0 @ 2.05'],
+    [{ market: 'spreads', selection: 'Celtics', odds: 1.91, line: -6.5, sport: 'basketball' }, 'Celtics -6.5 @ 1.91'],
+    [{ market: 'totals', selection: 'Over', odds: 2.1, line: 2.5, sport: 'soccer' }, 'Over 2.5 goals @ 2.10'],
+    [{ market: 'totals', selection: 'Under', odds: 1.87, line: 221.5, sport: 'basketball' }, 'Under 221.5 points @ 1.87'],
+    [{ market: 'totals', selection: 'Over', odds: 1.95, line: 8.75, sport: 'baseball' }, 'Over 8.75 runs @ 1.95'],
+  ] as const)('%j -> %s', (input, expected) => {
     expect(describePick(input)).toBe(expected);
   });
 });

@@ -83,6 +83,9 @@ describe('publishPick', () => {
       settled_at: null,
       result: null,
       stake_pct: 0.96,
+      market: 'h2h',
+      selection: 'Arsenal',
+      line: null,
     });
   });
 
@@ -123,7 +126,7 @@ describe('publishPick', () => {
     ['the same team twice', { awayTeam: 'Arsenal' }, 'awayTeam'],
     ['an empty league', { league: '' }, 'league'],
     ['a selection that is neither side', { selection: 'Liverpool' }, 'selection'],
-    ['an unknown market', { market: 'totals' }, 'market'],
+    ['an unknown market', { market: 'corners' }, 'market'],
     ['an empty bookmaker name', { bookmaker: { name: '', slug: 'bet365' } }, 'bookmaker.name'],
     ['a bookmaker slug with spaces', { bookmaker: { name: 'Bet 365', slug: 'bet 365' } }, 'bookmaker.slug'],
     ['a tax rate of 1', { bookmaker: { name: 'Bet365', slug: 'bet365', taxRate: 1 } }, 'bookmaker.taxRate'],

@@ -44,6 +44,7 @@ describe('GET /api/public/picks/today', () => {
       match: { home: 'Jannik Sinner', away: 'Carlos Alcaraz', league: 'ATP Tour', sport: 'tennis', kickoff: '2026-12-01T15:00:00.000Z' },
       market: 'h2h',
       selection: 'Jannik Sinner',
+      line: null,
       bookmaker: { name: 'Bet365', slug: 'bet365' },
       odds: { book: 2.5, referenceFair: 2.1 },
       edgePctPostTax: 0.1274,

@@ -68,7 +68,7 @@ describe('GET /api/v1/picks', () => {
     expect(body.data).toHaveLength(2);
     expect(typeof body.next_cursor).toBe('string');
     expect(Object.keys(body.data[0]).sort()).toEqual(
-      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct'].sort(),
+      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line'].sort(),
     );
     expect(body.data[0]).toMatchObject({ status: 'published', settled_at: null, result: null });
     expectMatchesOpenApi('/api/v1/picks', 200, body);
@@ -266,7 +266,7 @@ describe('OpenAPI', () => {
       '/api/v1/webhooks/{id}/rotate-secret',
     ]));
     const names = openapi.paths['/api/v1/picks'].get.parameters.map((p: { name: string }) => p.name).sort();
-    expect(names).toEqual(['cursor', 'league', 'limit', 'since', 'sport']);
+    expect(names).toEqual(['cursor', 'league', 'limit', 'market', 'since', 'sport']);
     expect(openapi.paths['/api/v1/track-record'].get.security).toEqual([{ bearerAuth: [] }]);
   });
 });

@@ -69,6 +69,9 @@ function expectedFrame(seq: number, pick: any): string {
     settled_at: null,
     result: null,
     stake_pct: pick.stakePct,
+    market: pick.market,
+    selection: pick.selection,
+    line: null,
   };
   return `id: ${seq}\nevent: pick.published\ndata: ${JSON.stringify(data)}\n\n`;
 }

@@ -47,9 +47,9 @@ describe('list pages, byte for byte', () => {
     expect(first.body).toBe(
       '{"data":[' +
         '{"id":"00000000-0000-4000-8000-000000000002","sport":"tennis","league":"ATP Tour","home_team":"Alcaraz \\"Carlitos\\"","away_team":"Sinner \\\\ Jannik",' +
-        '"kickoff_at":"2026-11-25T09:30:00.500Z","pick":"Über-line\\nüñí 🎾","odds":3.456,"edge_pct":11.4839,"confidence":0,"status":"published","settled_at":null,"result":null,"stake_pct":1.18},' +
+        '"kickoff_at":"2026-11-25T09:30:00.500Z","pick":"Über-line\\nüñí 🎾","odds":3.456,"edge_pct":11.4839,"confidence":0,"status":"published","settled_at":null,"result":null,"stake_pct":1.18,"market":"h2h","selection":"Draw","line":null},' +
         '{"id":"00000000-0000-4000-8000-000000000003","sport":"basketball","league":"NBA","home_team":"Lakers","away_team":"Celtics",' +
-        '"kickoff_at":"2026-11-24T23:59:59.999Z","pick":"Celtics to win @ 1.95","odds":1.95,"edge_pct":3.7234,"confidence":100,"status":"published","settled_at":null,"result":null,"stake_pct":0}' +
+        '"kickoff_at":"2026-11-24T23:59:59.999Z","pick":"Celtics to win @ 1.95","odds":1.95,"edge_pct":3.7234,"confidence":100,"status":"published","settled_at":null,"result":null,"stake_pct":0,"market":"h2h","selection":"Celtics","line":null}' +
         `],"next_cursor":${JSON.stringify(first.json().next_cursor)},"count":2}`,
     );
     const cursor = first.json().next_cursor as string;
@@ -59,7 +59,7 @@ describe('list pages, byte for byte', () => {
       '{"data":[' +
         '{"id":"00000000-0000-4000-8000-000000000001","sport":"soccer","league":"Premier League","home_team":"Arsenal","away_team":"Chelsea",' +
         '"kickoff_at":"2026-11-20T15:00:00.123Z","pick":"Arsenal to win @ 2.10","odds":2.1,"edge_pct":4.4776,"confidence":71,"status":"settled",' +
-        '"settled_at":"2026-11-21T00:45:30.999Z","result":"half_won","stake_pct":0}' +
+        '"settled_at":"2026-11-21T00:45:30.999Z","result":"half_won","stake_pct":0,"market":"h2h","selection":"Arsenal","line":null}' +
         '],"next_cursor":null,"count":1}',
     );
   });

@@ -86,6 +86,8 @@ export const PickSchema = defineEntity({
     ...valueChecks,
     { name: 'picks_closing_odds_check', expression: 'closing_odds > 1' },
     { name: 'picks_stake_pct_check', expression: 'stake_pct >= 0 and stake_pct <= 100' },
+    // A line exactly when the market has one (h2h has none).
+    { name: 'picks_line_check', expression: "(market = 'h2h') = (line is null)" },
     {
       name: 'picks_settlement_consistent',
       expression: "(status = 'settled') = (result is not null) and (status = 'settled') = (settled_at is not null)",
