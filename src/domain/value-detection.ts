@@ -16,7 +16,7 @@ import {
 } from './devig.js';
 import { DRAW_SELECTION } from './market.js';
 import { H2H_MARKET, type OddsBookmaker, type OddsEvent, type OddsMarket } from './odds-feed.js';
-import { DEFAULT_TAX_RATE, type EdgeTier, edgePct, edgeTier, postTaxEdgeFraction, kellyFraction } from './odds.js';
+import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, type EdgeTier, edgePct, edgeTier, postTaxEdgeFraction, kellyFraction, stakePct, type StakeAdvice } from './odds.js';
 
 export interface OddsRange {
   /** Inclusive bounds on the offered (pre-tax) decimal price. */
@@ -500,7 +500,7 @@ const METHOD_LABELS: Record<keyof SelectionFairProbabilities, string> = {
 };
 
 /** A few plain sentences from the candidate's numbers (the pick's generated match analysis). */
-export function analysisText(candidate: ValueCandidate, event: OddsEvent): string {
+export function analysisText(candidate: ValueCandidate, event: OddsEvent, advice: StakeAdvice = DEFAULT_STAKE_ADVICE): string {
   const { provenance } = candidate;
   const subject = candidate.selection === DRAW_SELECTION ? 'a draw' : candidate.selection;
   const sentences: string[] = [];
@@ -513,7 +513,10 @@ export function analysisText(candidate: ValueCandidate, event: OddsEvent): strin
     `${candidate.bookmakerTitle} offers ${candidate.price.toFixed(2)}: an edge of ${candidate.edgePercent.toFixed(1)} % ` +
       `before tax and ${percent(candidate.edgePostTaxFraction)} after its ${percent(candidate.taxRate)} tax.`,
   );
-  sentences.push(`Kelly suggests staking ${percent(candidate.kellyFraction)} of the bankroll.`);
+  // Full Kelly is the exact math, not a stake to bet: the analysis quotes the advice beside it.
+  sentences.push(
+    `Full Kelly would stake ${percent(candidate.kellyFraction)} of the bankroll; the advised stake is ${stakePct(candidate.kellyFraction, advice).toFixed(2)} %.`,
+  );
   const entries = (Object.keys(METHOD_LABELS) as (keyof SelectionFairProbabilities)[]).map(
     (field) => [field, provenance.fairProbabilities[field]] as const,
   );

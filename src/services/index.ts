@@ -87,6 +87,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     valueEngine: new ValueEngine(orm, clock, picks, {
       detection: options.detection ?? { ...DEFAULT_DETECTION_OPTIONS, defaultTaxRate: options.defaultTaxRate },
       settlement: options.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,
+      stakeAdvice: options.stakeAdvice,
       log: options.log,
       onVisibleChange: options.onVisibleChange,
     }),

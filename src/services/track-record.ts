@@ -10,7 +10,6 @@ import {
 import type { Orm } from '../persistence/orm.js';
 import { daySumBuckets, settledBuckets } from '../persistence/track-record-repository.js';
 
-
 const DAY_MS = 86_400_000;
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
@@ -20,8 +19,10 @@ export class TrackRecordService {
     private readonly clock: Clock,
   ) {}
 
-  /** Flat 1-unit stakes over picks settled in the last daysBack days; the database groups, the domain sums. */
-  /** daysBack arrives valid (the GraphQL argument's bound, src/domain/bounds.ts). */
+  /**
+   * Flat 1-unit stakes over picks settled in the last daysBack days; the database groups, the
+   * domain sums. daysBack arrives valid (the GraphQL argument's bound, src/domain/bounds.ts).
+   */
   async get(query: { sport?: string | null; daysBack: number }): Promise<TrackRecord> {
     const { daysBack } = query;
     if (query.sport != null && !isSportSlug(query.sport)) {

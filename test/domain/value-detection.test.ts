@@ -457,7 +457,9 @@ describe('analysisText', () => {
     expect(text).toContain('power method');
     expect(text).toContain('Tipico offers 3.00: an edge of 8.0 % before tax and 2.3 % after its 5.3 % tax.');
     const b = 3.0 * 0.947 - 1;
-    expect(text).toContain(`Kelly suggests staking ${(((0.36 * b - 0.64) / b) * 100).toFixed(1)} % of the bankroll.`);
+    const kelly = (0.36 * b - 0.64) / b;
+    // The default advice: a quarter of full Kelly in percent, at most 2.
+    expect(text).toContain(`Full Kelly would stake ${(kelly * 100).toFixed(1)} % of the bankroll; the advised stake is ${Math.min(2, kelly * 25).toFixed(2)} %.`);
     expect(text).toMatch(/The 5 devig methods that accept this market put Chelsea between \d+\.\d % and \d+\.\d %/);
     expect(text).toContain(`Confidence ${pick.confidence} of 100.`);
     expect(text).not.toContain('held for review');

@@ -8,6 +8,7 @@ import { INGEST_EVENTS_MAX, ODDS_HISTORY_POINTS_MAX } from '../../domain/bounds.
 import type { Clock } from '../../domain/clock.js';
 import { InvalidParameterError, InvalidTransitionError } from '../../domain/errors.js';
 import { roundTo } from '../../domain/numbers.js';
+import type { StakeAdvice } from '../../domain/odds.js';
 import {
   sportSlugOfKey,
   validateOddsEvent,
@@ -71,6 +72,8 @@ export interface IngestResult {
 export interface ValueEngineOptions {
   detection: DetectionOptions;
   settlement: SettlementOptions;
+  /** The stake advice the analyses quote (the same the picks store); the defaults when absent. */
+  stakeAdvice?: StakeAdvice;
   log?: ServiceLog;
   /** After a commit that changed what readers see without a pick event (kickoff moved, closing line). */
   onVisibleChange?: () => void;
@@ -290,7 +293,7 @@ export class ValueEngine {
   /** Creates the detected picks through the publish path; returns how many were created. */
   private async createPicks(found: readonly { event: PlacedEvent; candidate: ValueCandidate }[], now: Date): Promise<number> {
     if (found.length === 0) return 0;
-    const results = await this.picks.publishFromEngine(found.map(({ event, candidate }) => enginePick(event, candidate, now)));
+    const results = await this.picks.publishFromEngine(found.map(({ event, candidate }) => enginePick(event, candidate, now, this.options.stakeAdvice)));
     let created = 0;
     results.forEach((result, index) => {
       if (result instanceof Error) {
@@ -312,7 +315,7 @@ export class ValueEngine {
     let promoted = 0;
     for (const { held, event, candidate } of promotions) {
       try {
-        const item = enginePick(event, candidate, now);
+        const item = enginePick(event, candidate, now, this.options.stakeAdvice);
         const excluded = candidate.provenance.excludedOffers;
         if (!excluded.some((offer) => offer.bookmaker === held.bookmaker && offer.price === held.price)) {
           item.extras.provenance.excludedOffers = [{ bookmaker: held.bookmaker, price: held.price, reason: 'too_good' }, ...excluded];
@@ -327,7 +330,12 @@ export class ValueEngine {
 }
 
 /** What the publish path needs for one detected pick: the pick, its provenance and its analysis. */
-function enginePick(event: PlacedEvent, candidate: ValueCandidate, now: Date): { input: PublishPickInput; extras: EnginePickExtras & { provenance: { excludedOffers: unknown[] } } } {
+function enginePick(
+  event: PlacedEvent,
+  candidate: ValueCandidate,
+  now: Date,
+  stakeAdvice: StakeAdvice | undefined,
+): { input: PublishPickInput; extras: EnginePickExtras & { provenance: { excludedOffers: unknown[] } } } {
   const { provenance } = candidate;
   return {
     input: {
@@ -348,7 +356,7 @@ function enginePick(event: PlacedEvent, candidate: ValueCandidate, now: Date): {
     extras: {
       eventId: event.id,
       eventGeneration: event.generation,
-      analysis: analysisText(candidate, event),
+      analysis: analysisText(candidate, event, stakeAdvice),
       provenance: {
         eventId: event.id,
         detectedAt: now.toISOString(),
