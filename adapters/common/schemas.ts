@@ -109,12 +109,13 @@ export const API_SCHEMAS = {
     properties: {
       overall: {
         type: 'object',
-        required: ['roi_pct', 'win_rate', 'total_settled', 'clv_avg_pct', 'edge_avg_pct'],
+        required: ['roi_pct', 'win_rate', 'total_settled', 'clv_avg_pct', 'clv_count', 'edge_avg_pct'],
         properties: {
           roi_pct: { type: 'number', description: '100 x profit / non-void picks.' },
           win_rate: { type: 'number', description: 'Percent of non-void picks won (half wins count).' },
           total_settled: { type: 'integer', description: 'Settled picks in the window, void included.' },
           clv_avg_pct: { type: 'number', description: 'Mean closing-line value: 100 x (odds / closing odds - 1).' },
+          clv_count: { type: 'integer', minimum: 0, description: 'Settled picks in the CLV mean: those with a closing line that was not stale.' },
           edge_avg_pct: { type: 'number', description: 'Mean edge_pct.' },
         },
       },
@@ -139,7 +140,7 @@ export const API_SCHEMAS = {
     },
     examples: [
       {
-        overall: { roi_pct: 6.4, win_rate: 52.5, total_settled: 41, clv_avg_pct: 2.1, edge_avg_pct: 7.35 },
+        overall: { roi_pct: 6.4, win_rate: 52.5, total_settled: 41, clv_avg_pct: 2.1, clv_count: 39, edge_avg_pct: 7.35 },
         per_sport: [{ sport: 'soccer', roi_pct: 6.4, total_settled: 41 }],
         series: [
           { date: '2026-11-21', cumulative_pnl_pct: 240 },

@@ -123,6 +123,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
           win_rate: record.overall.winRate,
           total_settled: record.overall.totalSettled,
           clv_avg_pct: record.overall.clvAvgPct,
+          clv_count: record.overall.clvCount,
           edge_avg_pct: record.overall.edgeAvgPct,
         },
         per_sport: record.perSport.map((row) => ({ sport: row.sport, roi_pct: row.roiPct, total_settled: row.totalSettled })),

@@ -36,6 +36,8 @@ export interface TrackRecord {
     winRate: number;
     totalSettled: number;
     clvAvgPct: number;
+    /** The settled picks in the CLV mean: those with a closing line that was not stale. */
+    clvCount: number;
     edgeAvgPct: number;
   };
   perSport: { sport: string; roiPct: number; totalSettled: number }[];
@@ -165,6 +167,7 @@ export function aggregateTrackRecord(
       winRate: roundTo(100 * ratio(overall.wins, overall.nonVoid), 2),
       totalSettled: overall.settled,
       clvAvgPct: roundTo(ratio(sumClvPct, countWithClosing), 2),
+      clvCount: countWithClosing,
       edgeAvgPct: roundTo(ratio(sumEdgePct, overall.settled), 2),
     },
     perSport: [...perSport.entries()]

@@ -89,6 +89,7 @@ function referenceTrackRecord(picks: SettledPickFacts[], window: { from: Date; t
     overall: {
       ...overall,
       clvAvgPct: clvs.length === 0 ? 0 : roundTo(clvs.reduce((a, b) => a + b, 0) / clvs.length, 2),
+      clvCount: clvs.length,
       edgeAvgPct: inWindow.length === 0 ? 0 : roundTo(inWindow.reduce((s, p) => s + p.edgePct, 0) / inWindow.length, 2),
     },
     perSport: sports.map((sport) => {
@@ -163,6 +164,8 @@ describe('aggregateTrackRecord', () => {
         totalSettled: 5,
         // (11.111.. - 6.25 + 0 - 5) / 4 = -0.0347..
         clvAvgPct: -0.03,
+        // the four picks with a closing line
+        clvCount: 4,
         // (5 + 10 + 2 + 4 - 1) / 5
         edgeAvgPct: 4,
       },
@@ -194,7 +197,7 @@ describe('aggregateTrackRecord', () => {
   it('returns zeros and a flat series for an empty window', () => {
     const record = aggregateTrackRecord([], trackRecordWindow(now, 2));
     expect(record).toEqual({
-      overall: { roiPct: 0, winRate: 0, totalSettled: 0, clvAvgPct: 0, edgeAvgPct: 0 },
+      overall: { roiPct: 0, winRate: 0, totalSettled: 0, clvAvgPct: 0, clvCount: 0, edgeAvgPct: 0 },
       perSport: [],
       series: [
         { date: '2026-11-20', cumulativePnlPct: 0 },
@@ -210,7 +213,7 @@ describe('aggregateTrackRecord', () => {
       pick('mma', 4.0, null, 5, 'void', '2026-11-22T00:00:00Z'),
     ];
     const record = aggregateTrackRecord(bucketsInWindow(voids, window), window);
-    expect(record.overall).toEqual({ roiPct: 0, winRate: 0, totalSettled: 2, clvAvgPct: 0, edgeAvgPct: 4 });
+    expect(record.overall).toEqual({ roiPct: 0, winRate: 0, totalSettled: 2, clvAvgPct: 0, clvCount: 0, edgeAvgPct: 4 });
     expect(record.perSport).toEqual([{ sport: 'mma', roiPct: 0, totalSettled: 2 }]);
   });
 
@@ -254,7 +257,7 @@ describe('aggregateTrackRecord', () => {
       sumClvPct: 10,
     };
     const record = aggregateTrackRecord([b, { ...b }], window);
-    expect(record.overall).toEqual({ roiPct: 200, winRate: 100, totalSettled: 2, clvAvgPct: 10, edgeAvgPct: 2 });
+    expect(record.overall).toEqual({ roiPct: 200, winRate: 100, totalSettled: 2, clvAvgPct: 10, clvCount: 2, edgeAvgPct: 2 });
     expect(record.perSport).toEqual([{ sport: 'soccer', roiPct: 200, totalSettled: 2 }]);
   });
 

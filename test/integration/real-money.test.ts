@@ -340,8 +340,11 @@ describe('the engine on a bad feed day', () => {
         v4ScoreEvent({ id: 'stale-close', commenceTime: KICKOFF, completed: true, homeTeam: 'Leeds', awayTeam: 'Chelsea', scores: [1, 0] }),
       ]);
       await poll(['scores']);
-      const record = await t.graphql<{ trackRecord: { overall: { totalSettled: number; clvAvgPct: number } } }>(`query { trackRecord(daysBack: 30) { overall { totalSettled clvAvgPct } } }`);
-      expect(record.data!.trackRecord.overall).toEqual({ totalSettled: 2, clvAvgPct: -8 });
+      const record = await t.graphql<{ trackRecord: { overall: { totalSettled: number; clvAvgPct: number; clvCount: number } } }>(
+        `query { trackRecord(daysBack: 30) { overall { totalSettled clvAvgPct clvCount } } }`,
+      );
+      // Two settled, one of them in the CLV mean: the stale close is left out, and the count says so.
+      expect(record.data!.trackRecord.overall).toEqual({ totalSettled: 2, clvAvgPct: -8, clvCount: 1 });
     });
   });
 });

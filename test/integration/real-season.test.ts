@@ -123,13 +123,14 @@ interface Overall {
   winRate: number;
   totalSettled: number;
   clvAvgPct: number;
+  clvCount: number;
   edgeAvgPct: number;
 }
 
 const PICKS_PAGE = `query($after: String) { picks(first: 200, after: $after) { nodes { ${PICK_FIELDS} } pageInfo { hasNextPage endCursor } } }`;
 const PICKS_SINCE = `query($since: DateTime) { picks(first: 200, since: $since) { nodes { selection status closingOdds } } }`;
 const REVIEW_QUEUE = `query { reviewQueue(first: 200) { nodes { selection odds bookmaker { slug } provenance { eventId } } } }`;
-const TRACK_RECORD = `query { trackRecord(daysBack: 365) { overall { roiPct winRate totalSettled clvAvgPct edgeAvgPct } series { date cumulativePnlPct } } }`;
+const TRACK_RECORD = `query { trackRecord(daysBack: 365) { overall { roiPct winRate totalSettled clvAvgPct clvCount edgeAvgPct } series { date cumulativePnlPct } } }`;
 
 /** The API rounds the track record to 2 decimals: a figure is right when within half a unit of the last place. */
 const ROUNDING = 0.005 + 1e-9;
@@ -297,6 +298,8 @@ describe('a real season (Premier League 2018/19) replayed through the value engi
     expect(Math.abs(overall.roiPct - mine.roiPct)).toBeLessThanOrEqual(ROUNDING);
     expect(Math.abs(overall.winRate - mine.winRate)).toBeLessThanOrEqual(ROUNDING);
     expect(Math.abs(overall.clvAvgPct - mine.clvAvgPct)).toBeLessThanOrEqual(ROUNDING);
+    // Every replayed pick has its (fresh) closing line from the CSV: all of them are in the mean.
+    expect(overall.clvCount).toBe(mine.totalSettled);
     const meanEdgePct = EXPECTED.picks.reduce((sum, pick) => sum + 100 * (pick.odds / pick.referenceFairOdds - 1), 0) / EXPECTED.picks.length;
     // edge_pct is stored to 2 decimals before it is averaged: half a unit more of slack.
     expect(Math.abs(overall.edgeAvgPct - meanEdgePct)).toBeLessThanOrEqual(2 * ROUNDING);

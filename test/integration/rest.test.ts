@@ -182,7 +182,7 @@ describe('GET /api/v1/track-record', () => {
     const res = await get('/api/v1/track-record?days_back=7&sport=soccer', keys.growth);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body.overall).toEqual({ roi_pct: 120, win_rate: 100, total_settled: 1, clv_avg_pct: 4.76, edge_avg_pct: 10 });
+    expect(body.overall).toEqual({ roi_pct: 120, win_rate: 100, total_settled: 1, clv_avg_pct: 4.76, clv_count: 1, edge_avg_pct: 10 });
     expect(body.per_sport).toEqual([{ sport: 'soccer', roi_pct: 120, total_settled: 1 }]);
     expect(body.series).toHaveLength(8);
     expect(body.series.at(-1)).toEqual({ date: '2026-11-22', cumulative_pnl_pct: 120 });

@@ -15,6 +15,7 @@ const OverallRef = builder.objectRef<Overall>('TrackRecordOverall').implement({
     winRate: t.exposeFloat('winRate', { description: 'Percent of non-void picks won (half wins count).' }),
     totalSettled: t.exposeInt('totalSettled', { description: 'All settled picks in the window, void included.' }),
     clvAvgPct: t.exposeFloat('clvAvgPct'),
+    clvCount: t.exposeInt('clvCount', { description: 'Settled picks in the CLV mean: those with a closing line that was not stale.' }),
     edgeAvgPct: t.exposeFloat('edgeAvgPct'),
   }),
 });
