@@ -26,19 +26,31 @@ export function assertAccount(principal: Principal): Extract<Principal, { kind: 
   return principal;
 }
 
-/** The scopes of a field (./builder.ts): a field passes when any one of them does, as Pothos checks them. */
-export type ScopeMap = Partial<{ admin: boolean; tier: Tier; account: boolean }>;
+/** The schema's auth scopes and their parameters (./builder.ts). */
+export interface Scopes {
+  admin: boolean;
+  tier: Tier;
+  account: boolean;
+}
+
+/** Each scope's check: the one place a scope name meets the assertion that decides it. */
+export const SCOPE_CHECKS: { [S in keyof Scopes]: (principal: Principal, parameter: Scopes[S]) => void } = {
+  admin: (principal) => assertAdmin(principal),
+  tier: (principal, minimum) => assertTier(principal, minimum),
+  account: (principal) => void assertAccount(principal),
+};
+
+/** The scopes of a field: it passes when any one of them does, as Pothos checks them. */
+export type ScopeMap = Partial<Scopes>;
 
 /** Throws what the scope-auth plugin would when `principal` passes none of `scopes`. */
 export function assertScopes(principal: Principal, scopes: ScopeMap): void {
   let refusal: unknown = null;
-  for (const scope of ['admin', 'tier', 'account'] as const) {
+  for (const scope of Object.keys(SCOPE_CHECKS) as (keyof Scopes)[]) {
     const parameter = scopes[scope];
     if (parameter === undefined || parameter === false) continue;
     try {
-      if (scope === 'tier') assertTier(principal, parameter as Tier);
-      else if (scope === 'admin') assertAdmin(principal);
-      else assertAccount(principal);
+      (SCOPE_CHECKS[scope] as (principal: Principal, parameter: unknown) => void)(principal, parameter);
       return;
     } catch (error) {
       refusal ??= error;

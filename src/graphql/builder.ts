@@ -2,7 +2,7 @@ import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { Tier } from '../domain/api-key.js';
-import { assertAccount, assertAdmin, assertTier } from './auth.js';
+import { SCOPE_CHECKS, type Scopes } from './auth.js';
 import type { Context } from './context.js';
 
 /**
@@ -12,7 +12,7 @@ import type { Context } from './context.js';
  */
 interface BuilderConfig {
   Context: Context;
-  AuthScopes: { admin: boolean; tier: Tier; account: boolean };
+  AuthScopes: Scopes;
   Scalars: { DateTime: { Input: string; Output: Date } };
   DefaultFieldNullability: false;
 }
@@ -32,15 +32,15 @@ export const builder = new SchemaBuilder<BuilderConfig>({
     authorizeOnSubscribe: true,
     authScopes: (context) => ({
       admin: () => {
-        assertAdmin(context.principal);
+        SCOPE_CHECKS.admin(context.principal, true);
         return true;
       },
       tier: (minimum: Tier) => {
-        assertTier(context.principal, minimum);
+        SCOPE_CHECKS.tier(context.principal, minimum);
         return true;
       },
       account: () => {
-        assertAccount(context.principal);
+        SCOPE_CHECKS.account(context.principal, true);
         return true;
       },
     }),
