@@ -175,13 +175,17 @@ interface Pending {
 function numberOf(plan: Plan, node: ValueNode, variableValues: Readonly<Record<string, unknown>> | null | undefined): number | null {
   if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return Number(node.value);
   if (node.kind !== Kind.VARIABLE) return null;
-  const name = node.name.value;
-  if (variableValues && Object.hasOwn(variableValues, name)) {
-    const value = variableValues[name];
-    return typeof value === 'number' ? value : null;
-  }
+  const given = variableInput(plan, node.name.value, variableValues);
+  if (given === null) return null;
+  if ('node' in given) return numberOf(plan, given.node, null);
+  return typeof given.raw === 'number' ? given.raw : null;
+}
+
+/** What a variable hands an argument: the request's value, else its declared default (a literal), else nothing. */
+function variableInput(plan: Plan, name: string, variableValues: Readonly<Record<string, unknown>> | null | undefined): { raw: unknown } | { node: ValueNode } | null {
+  if (variableValues && Object.hasOwn(variableValues, name)) return { raw: variableValues[name] };
   const fallback = plan.variables.get(name)?.defaultValue;
-  return fallback ? numberOf(plan, fallback, null) : null;
+  return fallback ? { node: fallback } : null;
 }
 
 /** The first argument breaking its rule, as an invalid_parameter error; walks JSON values and literals without recursion. */
@@ -228,13 +232,8 @@ function firstViolation(plan: Plan, variableValues: Readonly<Record<string, unkn
         }
         break;
       case Kind.VARIABLE: {
-        const name = node.name.value;
-        if (variableValues && Object.hasOwn(variableValues, name)) {
-          stack.push({ parameter, type, rule, depth, raw: variableValues[name] });
-        } else {
-          const fallback = plan.variables.get(name)?.defaultValue;
-          if (fallback) stack.push({ parameter, type, rule, depth: depth + 1, node: fallback });
-        }
+        const given = variableInput(plan, node.name.value, variableValues);
+        if (given !== null) stack.push({ parameter, type, rule, depth: 'node' in given ? depth + 1 : depth, ...given });
         break;
       }
       default:
