@@ -103,7 +103,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   app.setNotFoundHandler((req, reply) => sendError(reply, ErrorCode.notFound, `No route for ${req.method} ${req.url.split('?')[0]}.`));
 
   // Dropped with every visibility change, here or (through the bus) on another instance.
-  const readCache = createReadCache(runtime.clock);
+  const readCache = createReadCache();
   runtime.onVisibilityChange(() => readCache.invalidate());
   const yoga = createYogaServer({
     services: runtime.services,

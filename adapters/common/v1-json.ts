@@ -1,8 +1,8 @@
 /**
  * GraphQL results -> the documented JSON of docs/API.md, "Resources" (enums lower case). The pick's
  * surfaces are layouts of its declared fields (src/domain/pick-shape.ts): the GraphQL selection each
- * adapter asks for is made from the same layouts (pickFragments), so a field added to a layout is
- * asked for, read and shown without another edit.
+ * adapter asks for is made from the same layouts (V1_PICK_FRAGMENT, PUBLIC_PICK_FRAGMENT), so a
+ * field added to a layout is asked for, read and shown without another edit.
  */
 import {
   GRAPHQL_PICK,

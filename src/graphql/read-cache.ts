@@ -1,12 +1,12 @@
 /**
- * The read cache, the one cache of every read path, at the execution layer: each result of a
+ * The read cache of the REST reads (their one cache), at the execution layer: each result of a
  * cacheable document is kept keyed by document, variables and access level, so a hit runs no
  * resolver and no database query, while the request's context (API-key lookup, limiter, tier) is
  * still built for every request before it (a refused request never reaches execution).
  *
  * Only operations run by the adapters with a cacheable document are cached (the context flag
- * `cachedRead`, set by adapters/common/operations.ts): the REST reads and the public endpoint.
- * /graphql, subscriptions and mutations are never cached. Misses of one key at the same time
+ * `cachedRead`, set by adapters/common/operations.ts). /graphql, subscriptions and mutations are
+ * never cached; the public endpoint keeps its rendered bodies itself (adapters/public). Misses of one key at the same time
  * share one execution (single flight). Any change that can alter a cached answer (a pick
  * published, held, approved or settled, an analysis written) drops every entry on every
  * instance: the instance that made the change at once, the others when the bus message arrives
@@ -21,9 +21,7 @@
 import { Kind, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../domain/clock.js';
 import type { Principal } from '../domain/principal.js';
-import { utcDateString } from '../domain/time.js';
 import type { Context } from './context.js';
 
 /**
@@ -32,13 +30,9 @@ import type { Context } from './context.js';
  */
 export const READ_CACHE_TTL_MS: Readonly<Record<string, number>> = {
   'Query.picks': 2_000,
-  'Query.todayPicks': 5_000,
   'Query.trackRecord': 5_000,
   'Query.matchAnalysis': 5_000,
 };
-
-/** Root fields whose answer changes when the UTC date does: their key holds the date. */
-const PER_UTC_DAY: ReadonlySet<string> = new Set(['Query.todayPicks']);
 
 /** For a cacheable document whose fields have no TTL above: the shortest bound. */
 const FALLBACK_TTL_MS = 2_000;
@@ -82,7 +76,6 @@ export interface ReadCache {
 interface DocumentPlan {
   id: string;
   ttlMs: number;
-  perUtcDay: boolean;
 }
 
 function planOf(document: DocumentNode, id: string): DocumentPlan {
@@ -95,7 +88,7 @@ function planOf(document: DocumentNode, id: string): DocumentPlan {
     }
   }
   const ttls = coordinates.map((coordinate) => READ_CACHE_TTL_MS[coordinate] ?? FALLBACK_TTL_MS);
-  return { id, ttlMs: ttls.length > 0 ? Math.min(...ttls) : FALLBACK_TTL_MS, perUtcDay: coordinates.some((coordinate) => PER_UTC_DAY.has(coordinate)) };
+  return { id, ttlMs: ttls.length > 0 ? Math.min(...ttls) : FALLBACK_TTL_MS };
 }
 
 /** Variables in a key that does not depend on the order they were set in. */
@@ -109,7 +102,7 @@ function isResult(value: unknown): value is ExecutionResult {
   return typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
 }
 
-export function createReadCache(clock: Clock): ReadCache {
+export function createReadCache(): ReadCache {
   const store = new LRUCache<string, ExecutionResult>({ max: READ_CACHE_MAX_ENTRIES });
   const inFlight = new Map<string, Promise<ExecutionResult>>();
   // The adapters' documents are parsed once at start-up: each gets a short id the first time it
@@ -126,8 +119,7 @@ export function createReadCache(clock: Clock): ReadCache {
       plan = planOf(document, `d${(documents += 1)}`);
       plans.set(document, plan);
     }
-    const day = plan.perUtcDay ? `\n${utcDateString(clock.now())}` : '';
-    return { key: `${accessLevel(context.principal)}\n${variableKey(variables)}\n${plan.id}${day}`, ttlMs: plan.ttlMs };
+    return { key: `${accessLevel(context.principal)}\n${variableKey(variables)}\n${plan.id}`, ttlMs: plan.ttlMs };
   }
 
   const plugin: Plugin = {

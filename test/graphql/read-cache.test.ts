@@ -7,18 +7,16 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/domain/clock.js';
 import type { Principal } from '../../src/domain/principal.js';
 import { accessLevel, createReadCache } from '../../src/graphql/read-cache.js';
 
 function setup() {
   let calls = 0;
   let gate: Promise<void> = Promise.resolve();
-  const clock = new ManualClock('2026-11-22T23:59:59Z');
-  const readCache = createReadCache(clock);
+  const readCache = createReadCache();
   const yoga = createYoga({
     schema: createSchema({
-      typeDefs: 'type Query { picks(first: Int, sport: String): String, todayPicks: String, failing: String }',
+      typeDefs: 'type Query { picks(first: Int, sport: String): String, failing: String }',
       resolvers: {
         Query: {
           picks: async (_root: unknown, args: { first?: number; sport?: string }) => {
@@ -26,7 +24,6 @@ function setup() {
             await gate;
             return `${args.sport ?? 'all'}:${args.first ?? 0}:${calls}`;
           },
-          todayPicks: () => `today:${(calls += 1)}`,
           failing: () => {
             calls += 1;
             throw new Error('down');
@@ -40,7 +37,6 @@ function setup() {
   });
   const document = parse('query ($first: Int, $sport: String) { picks(first: $first, sport: $sport) }');
   const failing = parse('{ failing }');
-  const today = parse('{ todayPicks }');
   async function run(principal: Principal, variables: Record<string, unknown> = {}, options: { cached?: boolean; doc?: typeof document } = {}) {
     const { execute, schema } = yoga.getEnveloped({});
     const contextValue = { principal, ...(options.cached === false ? {} : { cachedRead: true }) };
@@ -50,8 +46,6 @@ function setup() {
     readCache,
     run,
     failing,
-    today,
-    clock,
     calls: () => calls,
     hold: () => {
       let release!: () => void;
@@ -124,16 +118,6 @@ describe('read cache', () => {
     expect(t.calls()).toBe(1);
     expect((await t.run(growth, { first: 3 })).data?.picks).toBe('all:3:1');
     expect(t.readCache.stats()).toEqual({ hits: 3, stored: 1 });
-  });
-
-  it("keys today's picks on the UTC date: the first request after midnight executes again", async () => {
-    const t = setup();
-    const before = await t.run(growth, {}, { doc: t.today });
-    expect(await t.run(growth, {}, { doc: t.today })).toBe(before);
-    t.clock.set('2026-11-23T00:00:00Z');
-    const after = await t.run(growth, {}, { doc: t.today });
-    expect(after).not.toBe(before);
-    expect(t.calls()).toBe(2);
   });
 
   it('names access levels by caller kind and tier, never by key', () => {
