@@ -19,9 +19,9 @@ export const PickResultEnum = pickEnum(PICK_FIELDS.result);
 export const EdgeTierEnum = pickEnum(PICK_FIELDS.edgeTier);
 export const TierEnum = builder.enumType('Tier', { values: upperEnumValues(TIERS) });
 const ENUM_TYPES: Record<string, typeof PickStatusEnum | typeof PickResultEnum | typeof EdgeTierEnum> = {
-  PickStatus: PickStatusEnum,
-  PickResult: PickResultEnum,
-  EdgeTier: EdgeTierEnum,
+  [PICK_FIELDS.status.graphqlEnum]: PickStatusEnum,
+  [PICK_FIELDS.result.graphqlEnum]: PickResultEnum,
+  [PICK_FIELDS.edgeTier.graphqlEnum]: EdgeTierEnum,
 };
 
 const SCALAR_OF_STORAGE = { uuid: 'ID', text: 'String', smallint: 'Int', decimal: 'Float', datetime: 'DateTime' } as const;
