@@ -11,6 +11,7 @@ import { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits } from './domain/a
 import { DEFAULT_ODDS_HISTORY_DAYS } from './domain/bounds.js';
 import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
 import { BOOKMAKER_KEY, sportSlugOfKey } from './domain/odds-feed.js';
+import { MARKETS, type Market } from './domain/market.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from './domain/value-detection.js';
 import { DEFAULT_MATCH_MIN_MINUTES, DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from './domain/settlement.js';
 import { SIMULATED_MATCH_MIN_MINUTES } from './services/value-engine/simulated-feed.js';
@@ -104,6 +105,8 @@ export interface ValueEngineConfig {
   /** v4 sport keys polled (ODDS_FEED_SPORTS); empty with no feed. */
   sportKeys: string[];
   regions: string[];
+  /** The v4 market keys read (ODDS_FEED_MARKETS); the feed's quota cost is markets x regions per sport per poll. */
+  markets: Market[];
   oddsPollSeconds: number;
   scoresPollSeconds: number;
   detection: DetectionOptions;
@@ -347,6 +350,19 @@ export function parseFeedSports(raw: string): string[] {
   return [...new Set(keys)];
 }
 
+/** ODDS_FEED_MARKETS: v4 market keys among h2h, spreads and totals, comma-separated; all three by default. */
+export function parseFeedMarkets(raw: string | undefined): Market[] {
+  if (raw === undefined) return [...MARKETS];
+  const keys = parseList(raw);
+  if (keys.length === 0) throw new ConfigError('ODDS_FEED_MARKETS', `must list at least one market among ${MARKETS.join(', ')}`);
+  for (const key of keys) {
+    if (!(MARKETS as readonly string[]).includes(key)) {
+      throw new ConfigError('ODDS_FEED_MARKETS', `must list markets among ${MARKETS.join(', ')}, comma-separated (got "${key}")`);
+    }
+  }
+  return [...new Set(keys)] as Market[];
+}
+
 function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueEngineConfig {
   const urlRaw = value(env, 'ODDS_FEED_URL');
   const url = urlRaw === undefined ? null : parseUrl('ODDS_FEED_URL', urlRaw, ['http:', 'https:']).replace(/\/+$/, '');
@@ -364,6 +380,7 @@ function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueE
       throw new ConfigError('ODDS_FEED_REGIONS', `must list regions among ${FEED_REGIONS.join(', ')}, comma-separated (got "${region}")`);
     }
   }
+  const markets = parseFeedMarkets(value(env, 'ODDS_FEED_MARKETS'));
   const integer = (name: string, min: number, max: number, fallback: number) => {
     const raw = value(env, name);
     return raw === undefined ? fallback : parseInteger(name, raw, min, max);
@@ -384,6 +401,7 @@ function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueE
     demoFeed,
     sportKeys: sportsRaw === undefined ? [] : parseFeedSports(sportsRaw),
     regions,
+    markets,
     oddsPollSeconds: integer('ODDS_POLL_SECONDS', 1, 3600, 60),
     scoresPollSeconds: integer('SCORES_POLL_SECONDS', 1, 3600, 300),
     detection: {

@@ -80,7 +80,7 @@ export interface RuntimeOptions {
 function createFeedPoller(config: Config, orm: Orm, clock: Clock, services: Services, options: RuntimeOptions): FeedPoller | null {
   const engine = config.valueEngine;
   let source = options.feedSource ?? null;
-  if (!source && engine.feed) source = new HttpFeedSource({ url: engine.feed.url, apiKey: engine.feed.apiKey, regions: engine.regions, timeoutMs: options.feedTimeoutMs });
+  if (!source && engine.feed) source = new HttpFeedSource({ url: engine.feed.url, apiKey: engine.feed.apiKey, regions: engine.regions, markets: engine.markets, timeoutMs: options.feedTimeoutMs });
   if (!source && engine.demoFeed) source = new SimulatedFeedSource(clock, engine.sportKeys.length > 0 ? engine.sportKeys : SIMULATED_SPORT_KEYS);
   if (!source) return null;
   const sportKeys = engine.sportKeys.length > 0 ? engine.sportKeys : engine.demoFeed ? SIMULATED_SPORT_KEYS : [];
@@ -154,6 +154,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       tierLimits: config.tierLimits,
       detection: config.valueEngine.detection,
       settlement: config.valueEngine.settlement,
+      markets: config.valueEngine.markets,
       log: options.log,
       // Every instance drops its public cache when any instance changes what is visible.
       onVisibleChange: () => {

@@ -64,15 +64,28 @@ export function validateLine(market: Market, line: number | null | undefined, sp
     if (line != null) throw new InvalidParameterError('line', 'line must be absent for an h2h pick');
     return null;
   }
-  if (LINE_UNITS[sport] === undefined) {
+  if (!hasLines(sport)) {
     throw new InvalidParameterError('market', `market ${market} is not published for ${sport}; its sports are ${Object.keys(LINE_UNITS).join(', ')}`);
   }
+  const problem = lineProblem(market, line);
+  if (problem !== null) throw new InvalidParameterError('line', `line of a ${market} pick ${problem}`);
+  return line as number;
+}
+
+/**
+ * Why a spreads or totals point is not a line the service prices or settles (a multiple of 0.25
+ * within the market's bounds), or null when it is. Shared by manual picks and the odds feed.
+ */
+export function lineProblem(market: Exclude<Market, 'h2h'>, line: unknown): string | null {
   const legal = typeof line === 'number' && Number.isFinite(line) && Number.isInteger(line * 4);
-  if (!legal || (market === 'spreads' ? Math.abs(line) > MAX_SPREAD : line <= 0 || line > MAX_TOTAL)) {
-    const range = market === 'spreads' ? `from -${MAX_SPREAD} to ${MAX_SPREAD}` : `above 0 and at most ${MAX_TOTAL}`;
-    throw new InvalidParameterError('line', `line of a ${market} pick must be a multiple of 0.25 ${range}`);
-  }
-  return line;
+  if (legal && (market === 'spreads' ? Math.abs(line) <= MAX_SPREAD : line > 0 && line <= MAX_TOTAL)) return null;
+  const range = market === 'spreads' ? `from -${MAX_SPREAD} to ${MAX_SPREAD}` : `above 0 and at most ${MAX_TOTAL}`;
+  return `must be a multiple of 0.25 ${range}`;
+}
+
+/** Whether a sport publishes spreads and totals (LINE_UNITS); the others are h2h only. */
+export function hasLines(sport: SportSlug): boolean {
+  return LINE_UNITS[sport] !== undefined;
 }
 
 /** A line as the description shows it: a handicap with its sign ("+0.25", "-1.5", "0"), a total as is. */

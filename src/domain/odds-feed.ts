@@ -2,11 +2,11 @@
  * The odds feed (docs/VALUE_ENGINE.md, "The odds feed (The Odds API v4)"): untrusted JSON of
  * The Odds API v4 `/odds` and `/scores` endpoints -> typed, validated records. Nothing here
  * throws on bad input: a body that is not an array is refused whole (`error`), a malformed event
- * is skipped with a reason, and inside a good event a malformed bookmaker or h2h market is
+ * is skipped with a reason, and inside a good event a malformed bookmaker or market is
  * dropped with a reason while the others are kept. Pushed events (`ingestOdds`, `ingestScores`,
  * camelCase) go through the same rules via validateOddsEvent / validateScoreEvent.
  */
-import { DRAW_SELECTION } from './market.js';
+import { DRAW_SELECTION, lineProblem, MARKETS, OVER, UNDER, type Market } from './market.js';
 import { MAX_DECIMAL_ODDS } from './odds.js';
 import { MAX_TEAM_NAME_LENGTH } from './pick.js';
 import { isSportSlug, type SportSlug } from './sports.js';
@@ -16,10 +16,17 @@ import { parseIsoTimestamp } from './time.js';
 export interface OddsOutcome {
   name: string;
   price: number;
+  /** spreads: this team's handicap; totals: the total. Absent for h2h. */
+  point?: number;
 }
 
 export interface OddsMarket {
-  key: 'h2h';
+  key: Market;
+  /**
+   * Which market of its key this is: null for h2h; the home team's handicap for spreads (the
+   * away team's is its opposite); the point for totals. Books are compared only at equal lines.
+   */
+  line: number | null;
   /** The market's own `last_update`; null when the feed leaves it out (older v4 responses). */
   lastUpdate: Date | null;
   outcomes: OddsOutcome[];
@@ -29,7 +36,7 @@ export interface OddsBookmaker {
   key: string;
   title: string;
   lastUpdate: Date;
-  /** Exactly one h2h market: a bookmaker without a usable one is left out of the event. */
+  /** At most one market per key (h2h, spreads, totals): a bookmaker without a usable one is left out of the event. */
   markets: OddsMarket[];
 }
 
@@ -87,6 +94,7 @@ export const MAX_MARKETS_PER_BOOKMAKER = 50;
 export const MAX_SCORE = 999_999;
 
 export const H2H_MARKET = 'h2h';
+const isMarketKey = (key: string): key is Market => (MARKETS as readonly string[]).includes(key);
 
 // Same shape as the service's bookmaker slug, widened with `_` for keys such as betfair_ex_eu.
 export const BOOKMAKER_KEY = /^[a-z0-9][a-z0-9_-]{0,39}$/;
@@ -109,6 +117,7 @@ type FieldName =
   | 'outcomes'
   | 'name'
   | 'price'
+  | 'point'
   | 'completed'
   | 'scores'
   | 'score';
@@ -128,6 +137,7 @@ const FEED_NAMES: Record<FieldName, string> = {
   outcomes: 'outcomes',
   name: 'name',
   price: 'price',
+  point: 'point',
   completed: 'completed',
   scores: 'scores',
   score: 'score',
@@ -259,19 +269,38 @@ function readEventCore(r: Reader): EventCore {
   return { id, sportKey, commenceTime, homeTeam, awayTeam };
 }
 
-function readH2hMarket(r: Reader, homeTeam: string, awayTeam: string): OddsMarket {
+/** The outcomes each market key allows for an event, and how many a market lists. */
+function outcomeRules(key: Market, homeTeam: string, awayTeam: string): { allowed: string[]; min: number; max: number; describe: string } {
+  switch (key) {
+    case 'h2h':
+      // Two sides, plus "Draw" in three-way sports: nothing else is an h2h market of this event.
+      return { allowed: [homeTeam, awayTeam, DRAW_SELECTION], min: 2, max: 3, describe: `the home team, the away team or "${DRAW_SELECTION}"` };
+    case 'spreads':
+      return { allowed: [homeTeam, awayTeam], min: 2, max: 2, describe: 'the home team or the away team' };
+    case 'totals':
+      return { allowed: [OVER, UNDER], min: 2, max: 2, describe: `"${OVER}" or "${UNDER}"` };
+  }
+}
+
+/**
+ * One market of a known key. Spreads and totals carry a `point` on each outcome, a multiple of
+ * 0.25 (quarter lines are legal); a spread's two points are opposite and a total's two equal,
+ * else the market is dropped: a book is only ever compared with the reference at the same line.
+ */
+function readMarket(r: Reader, key: Market, homeTeam: string, awayTeam: string): OddsMarket {
   const lastUpdate = r.optionalTime('lastUpdate');
-  // Two sides, plus "Draw" in three-way sports: nothing else is an h2h market of this event.
-  const rawOutcomes = r.array('outcomes', 3);
-  if (rawOutcomes.length < 2) r.refuse('outcomes', `must list 2 or 3 outcomes (has ${rawOutcomes.length})`);
-  const allowed = [homeTeam, awayTeam, DRAW_SELECTION];
+  const rules = outcomeRules(key, homeTeam, awayTeam);
+  const rawOutcomes = r.array('outcomes', rules.max);
+  if (rawOutcomes.length < rules.min) {
+    r.refuse('outcomes', rules.min === rules.max ? `must list ${rules.min} outcomes (has ${rawOutcomes.length})` : `must list ${rules.min} or ${rules.max} outcomes (has ${rawOutcomes.length})`);
+  }
   const seen = new Set<string>();
   const outcomes = rawOutcomes.map((raw, i): OddsOutcome => {
     const path = `${r.label('outcomes')}[${i}]`;
     if (!isObject(raw)) throw new Refusal(`${path} must be an object, not ${describeType(raw)}`);
     const o: Reader = new Reader(r.names, raw, `${path}.`);
     const name = o.text('name', 'name', MAX_TEAM_NAME_LENGTH, true);
-    if (!allowed.includes(name)) o.refuse('name', `must be the home team, the away team or "${DRAW_SELECTION}"`);
+    if (!rules.allowed.includes(name)) o.refuse('name', `must be ${rules.describe}`);
     if (seen.has(name)) o.refuse('name', `repeats the outcome "${name}"`);
     seen.add(name);
     const price = o.raw('price');
@@ -280,15 +309,31 @@ function readH2hMarket(r: Reader, homeTeam: string, awayTeam: string): OddsMarke
     if (!Number.isFinite(price) || price <= 1 || price > MAX_DECIMAL_ODDS) {
       o.refuse('price', `must be decimal odds greater than 1 and at most ${MAX_DECIMAL_ODDS} (got ${price})`);
     }
-    return { name, price };
+    if (key === 'h2h') return { name, price };
+    const point = o.raw('point');
+    if (point === undefined || point === null) o.refuse('point', `is missing (a ${key} outcome has one)`);
+    const problem = lineProblem(key, point);
+    if (problem !== null) o.refuse('point', `${problem} (got ${typeof point === 'number' ? point : describeType(point)})`);
+    return { name, price, point: (point as number) + 0 };
   });
-  if (!seen.has(homeTeam) || !seen.has(awayTeam)) r.refuse('outcomes', 'must price both the home and the away team');
-  return { key: H2H_MARKET, lastUpdate, outcomes };
+  const [first, second] = rules.allowed;
+  if (!seen.has(first!) || !seen.has(second!)) {
+    r.refuse('outcomes', key === 'totals' ? `must price both "${OVER}" and "${UNDER}"` : 'must price both the home and the away team');
+  }
+  if (key === 'h2h') return { key, line: null, lastUpdate, outcomes };
+  const pointOf = (name: string) => outcomes.find((o) => o.name === name)!.point!;
+  if (key === 'spreads' && pointOf(homeTeam) + pointOf(awayTeam) !== 0) {
+    r.refuse('outcomes', `must give the two teams opposite points (has ${pointOf(homeTeam)} and ${pointOf(awayTeam)})`);
+  }
+  if (key === 'totals' && pointOf(OVER) !== pointOf(UNDER)) {
+    r.refuse('outcomes', `must give "${OVER}" and "${UNDER}" the same point (has ${pointOf(OVER)} and ${pointOf(UNDER)})`);
+  }
+  return { key, line: key === 'spreads' ? pointOf(homeTeam) : pointOf(OVER), lastUpdate, outcomes };
 }
 
 /**
- * One bookmaker: null (with the reasons in `skipped`) when it is malformed or has no usable h2h
- * market. Other markets (spreads, totals, h2h_lay, ...) are ignored without a reason.
+ * One bookmaker: null (with the reasons in `skipped`) when it is malformed or has no usable
+ * market. Markets of other keys (h2h_lay, alternate_spreads, ...) are ignored without a reason.
  */
 function readBookmaker(
   names: Record<FieldName, string>,
@@ -304,26 +349,29 @@ function readBookmaker(
     const title = r.text('title', 'name', MAX_BOOKMAKER_TITLE_LENGTH, true);
     const lastUpdate = r.time('lastUpdate');
     const rawMarkets = r.array('markets', MAX_MARKETS_PER_BOOKMAKER);
-    const h2h: OddsMarket[] = [];
-    let h2hSeen = 0;
+    const markets: OddsMarket[] = [];
+    const seen = new Map<Market, number>();
     rawMarkets.forEach((rawMarket, i) => {
       const marketPath = `${r.label('markets')}[${i}]`;
       try {
         if (!isObject(rawMarket)) throw new Refusal(`${marketPath} must be an object, not ${describeType(rawMarket)}`);
         const m: Reader = new Reader(names, rawMarket, `${marketPath}.`);
         const marketKey = m.text('key', 'line', MAX_FEED_STRING_LENGTH, false);
-        if (marketKey !== H2H_MARKET) return;
-        h2hSeen += 1;
-        h2h.push(readH2hMarket(m, event.homeTeam, event.awayTeam));
+        if (!isMarketKey(marketKey)) return;
+        seen.set(marketKey, (seen.get(marketKey) ?? 0) + 1);
+        markets.push(readMarket(m, marketKey, event.homeTeam, event.awayTeam));
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;
         skipped.push({ eventId: event.id, reason: `market dropped: ${err.message}` });
       }
     });
-    // Two h2h markets from one bookmaker contradict each other: trust neither.
-    if (h2hSeen > 1) r.refuse('markets', `lists ${h2hSeen} h2h markets; a bookmaker has at most one`);
-    if (h2h.length === 0) return null;
-    return { key, title, lastUpdate, markets: h2h };
+    // Two markets of one key from one bookmaker contradict each other (its main line is one
+    // line; alternates have their own keys): trust nothing it sends.
+    for (const [marketKey, count] of seen) {
+      if (count > 1) r.refuse('markets', `lists ${count} ${marketKey} markets; a bookmaker has at most one`);
+    }
+    if (markets.length === 0) return null;
+    return { key, title, lastUpdate, markets };
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
     skipped.push({ eventId: event.id, reason: `bookmaker dropped: ${err.message}` });

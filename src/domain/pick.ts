@@ -81,12 +81,16 @@ function formatOdds(odds: number): string {
  * @ 2.10", "Draw @ 3.40", "Arsenal -0.75 @ 1.95", "Over 2.5 goals @ 2.10" (the unit per sport).
  */
 export function describePick(input: { market: Market; selection: string; odds: number; line?: number | null; sport: SportSlug }): string {
+  return `${describeSelection(input)} @ ${formatOdds(input.odds)}`;
+}
+
+/** The description without its price: "Arsenal to win", "Draw", "Arsenal -0.75", "Over 2.5 goals". */
+export function describeSelection(input: { market: Market; selection: string; line?: number | null; sport: SportSlug | null }): string {
   const selection = input.selection.trim();
-  const odds = formatOdds(input.odds);
   if (input.market === 'h2h' || input.line == null) {
-    return selection.toLowerCase() === 'draw' ? `${selection} @ ${odds}` : `${selection} to win @ ${odds}`;
+    return selection.toLowerCase() === 'draw' ? selection : `${selection} to win`;
   }
   const line = formatLine(input.market, input.line);
-  if (input.market === 'spreads') return `${selection} ${line} @ ${odds}`;
-  return `${selection} ${line} ${LINE_UNITS[input.sport] ?? 'points'} @ ${odds}`;
+  if (input.market === 'spreads') return `${selection} ${line}`;
+  return `${selection} ${line} ${(input.sport && LINE_UNITS[input.sport]) ?? 'points'}`;
 }

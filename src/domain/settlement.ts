@@ -2,7 +2,7 @@
  * Settlement rules (docs/VALUE_ENGINE.md, "Settlement"): the profit of a settled pick at a flat
  * 1-unit stake, when a score record may settle an event at all, and the result it gives a pick.
  */
-import { DRAW_SELECTION, OVER, UNDER } from './market.js';
+import { DRAW_SELECTION, OVER, UNDER, type Market } from './market.js';
 import type { PickResult } from './pick.js';
 import type { SportSlug } from './sports.js';
 
@@ -94,6 +94,25 @@ export function totalResult(selection: string, point: number, score: FinalScore)
   if (selection === OVER) return lineResult(point, (line) => total - line);
   if (selection === UNDER) return lineResult(point, (line) => line - total);
   return null;
+}
+
+/**
+ * The result of a pick of any market from a final score: h2hResult, spreadResult or totalResult
+ * by its market. Null when the pick cannot be settled from it (a selection or line that does
+ * not fit the market).
+ */
+export function pickResult(
+  pick: { market: Market; selection: string; line: number | null; referenceOutcomes: number },
+  score: FinalScore,
+): PickResult | null {
+  switch (pick.market) {
+    case 'h2h':
+      return pick.line === null ? h2hResult(pick.selection, pick.referenceOutcomes, score) : null;
+    case 'spreads':
+      return pick.line === null ? null : spreadResult(pick.selection, pick.line, score);
+    case 'totals':
+      return pick.line === null ? null : totalResult(pick.selection, pick.line, score);
+  }
 }
 
 /** One team's score, as a score record names it. */

@@ -1,6 +1,8 @@
 /**
  * Value detection (docs/VALUE_ENGINE.md, "Detection"): one odds-feed event -> the candidate
- * picks of its h2h market, priced against the reference bookmaker's devigged (fair) price with
+ * picks of each of its markets (h2h, and spreads and totals one line at a time: a book is
+ * compared only with the reference's market at the same line), priced against the reference
+ * bookmaker's devigged (fair) price with
  * the edge, post-tax edge and Kelly math of odds.ts, plus a machine reason for every outcome
  * that yields no pick. Pure: no I/O, the clock comes in as `now`.
  */
@@ -14,8 +16,9 @@ import {
   devigAll,
   overround,
 } from './devig.js';
-import { DRAW_SELECTION } from './market.js';
-import { H2H_MARKET, type OddsBookmaker, type OddsEvent, type OddsMarket } from './odds-feed.js';
+import { describeSelection } from './pick.js';
+import { DRAW_SELECTION, type Market } from './market.js';
+import { sportSlugOfKey, type OddsBookmaker, type OddsEvent, type OddsMarket, type OddsOutcome } from './odds-feed.js';
 import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, type EdgeTier, edgePct, edgeTier, postTaxEdgeFraction, kellyFraction, stakePct, type StakeAdvice } from './odds.js';
 
 export interface OddsRange {
@@ -69,6 +72,9 @@ export type BookRejection = 'outcome_not_in_reference' | 'price_beyond_reference
 
 export interface SkippedBook {
   bookmaker: string;
+  /** The market left out (the book's other markets may still be compared). */
+  market: Market;
+  line: number | null;
   reason: BookRejection;
   /** The numbers behind the reason, for the log line. */
   detail: string;
@@ -107,11 +113,18 @@ export interface OfferedPrice {
   updatedAt: Date;
 }
 
+/** A reference price as stored in provenance: a line market's outcome keeps its point. */
+export type ReferencePrice = OddsOutcome;
+
+function priceEntry(outcome: OddsOutcome): ReferencePrice {
+  return outcome.point === undefined ? { name: outcome.name, price: outcome.price } : { name: outcome.name, price: outcome.price, point: outcome.point };
+}
+
 /** What the engine stores as the pick's provenance (plus the event id and detection time). */
 export interface DetectionProvenance {
   referenceBookmaker: string;
   referenceBookmakerTitle: string;
-  referencePrices: { name: string; price: number }[];
+  referencePrices: ReferencePrice[];
   referenceUpdatedAt: Date;
   devigMethod: DevigMethod;
   fairProbabilities: SelectionFairProbabilities;
@@ -138,8 +151,10 @@ export interface ConfidenceInputs {
 
 export interface ValueCandidate {
   eventId: string;
-  market: typeof H2H_MARKET;
+  market: Market;
   selection: string;
+  /** The selection's line: its team's handicap (spreads), the point (totals), null for h2h. */
+  line: number | null;
   bookmakerKey: string;
   bookmakerTitle: string;
   /** The offered decimal price (before tax). */
@@ -170,7 +185,9 @@ export interface RejectedOffer {
 }
 
 export interface RejectedOutcome {
+  market: Market;
   selection: string;
+  line: number | null;
   reason: RejectionReason;
   /** For offer-level reasons: why each bookmaker's price was not taken. */
   offers?: RejectedOffer[];
@@ -239,8 +256,32 @@ export function edgeFactor(edge: number): number {
   return 1 / (1 + Math.max(0, edge - CONFIDENCE_USUAL_EDGE) / CONFIDENCE_EDGE_HALVING);
 }
 
-function h2hMarket(bookmaker: OddsBookmaker): OddsMarket | undefined {
-  return bookmaker.markets.find((market) => market.key === H2H_MARKET);
+/** One market of an event: its key and, for spreads and totals, its line (OddsMarket.line). */
+export interface MarketSlot {
+  key: Market;
+  line: number | null;
+}
+
+/** A bookmaker's market at exactly this slot; a different line is another market. */
+function marketAt(bookmaker: OddsBookmaker, slot: MarketSlot): OddsMarket | undefined {
+  return bookmaker.markets.find((market) => market.key === slot.key && market.line === slot.line);
+}
+
+/** The event's markets: the reference's first, then any other book's in feed order. */
+function marketSlotsOf(event: OddsEvent, reference: OddsBookmaker | undefined): MarketSlot[] {
+  const slots: MarketSlot[] = [];
+  for (const bookmaker of reference ? [reference, ...event.bookmakers] : event.bookmakers) {
+    for (const market of bookmaker.markets) {
+      if (!slots.some((slot) => slot.key === market.key && slot.line === market.line)) slots.push({ key: market.key, line: market.line });
+    }
+  }
+  return slots;
+}
+
+/** A selection's own line in a slot: a spread's away team takes the opposite of the home handicap. */
+function selectionLine(slot: MarketSlot, selection: string, event: OddsEvent): number | null {
+  if (slot.line === null) return null;
+  return slot.key === 'spreads' && selection === event.awayTeam ? 0 - slot.line : slot.line;
 }
 
 function marketUpdatedAt(bookmaker: OddsBookmaker, market: OddsMarket): Date {
@@ -257,14 +298,14 @@ function ageSeconds(at: Date, now: Date, clockSkewSeconds: number): number {
   return Math.max(0, age);
 }
 
-/** Outcome names of the event's h2h markets: the reference's first, then any others in feed order. */
-function selectionsOf(event: OddsEvent, reference: OddsBookmaker | undefined): string[] {
+/** Outcome names of the event's markets at a slot: the reference's first, then any others in feed order. */
+function selectionsOf(event: OddsEvent, reference: OddsBookmaker | undefined, slot: MarketSlot): string[] {
   const names: string[] = [];
   const add = (market: OddsMarket | undefined) => {
     for (const outcome of market?.outcomes ?? []) if (!names.includes(outcome.name)) names.push(outcome.name);
   };
-  if (reference) add(h2hMarket(reference));
-  for (const bookmaker of event.bookmakers) add(h2hMarket(bookmaker));
+  if (reference) add(marketAt(reference, slot));
+  for (const bookmaker of event.bookmakers) add(marketAt(bookmaker, slot));
   return names;
 }
 
@@ -277,26 +318,39 @@ interface PricedReference {
 }
 
 /**
- * Per outcome of the event's h2h market: a candidate for the best post-tax price among the
- * offers that pass every filter, or a reason. Reasons are checked in this order: kickoff,
- * horizon, reference (missing, stale, refused by the devig), then the offers (none, or the
- * reason of the best post-tax offer when no offer qualifies).
+ * Per outcome of each of the event's markets (h2h; spreads and totals at each line): a
+ * candidate for the best post-tax price among the offers that pass every filter, or a reason.
+ * Reasons are checked in this order: kickoff, horizon, reference (missing at that line, stale,
+ * refused by the devig), then the offers (none, or the reason of the best post-tax offer when
+ * no offer qualifies).
  */
 export function detectValue(event: OddsEvent, options: Partial<DetectionOptions>, now: Date): DetectionOutcome {
   const opts: DetectionOptions = { ...DEFAULT_DETECTION_OPTIONS, ...options };
   const reference = event.bookmakers.find((bookmaker) => bookmaker.key === opts.referenceBookmaker);
-  const selections = selectionsOf(event, reference);
   const outcome: DetectionOutcome = { eventId: event.id, candidates: [], rejected: [], skippedBooks: [] };
-  const rejectAll = (reason: RejectionReason) => {
-    for (const selection of selections) outcome.rejected.push({ selection, reason });
-    return outcome;
-  };
-
   const untilKickoffMs = event.commenceTime.getTime() - now.getTime();
-  if (!(untilKickoffMs > 0)) return rejectAll('kickoff_past');
-  if (untilKickoffMs > opts.horizonHours * 3_600_000) return rejectAll('beyond_horizon');
+  const timing: RejectionReason | null = !(untilKickoffMs > 0) ? 'kickoff_past' : untilKickoffMs > opts.horizonHours * 3_600_000 ? 'beyond_horizon' : null;
+  for (const slot of marketSlotsOf(event, reference)) detectMarket(event, slot, reference, timing, opts, now, outcome);
+  return outcome;
+}
 
-  const referenceMarket = reference ? h2hMarket(reference) : undefined;
+/** detectValue for one market (key and line) of the event, into `outcome`. */
+function detectMarket(
+  event: OddsEvent,
+  slot: MarketSlot,
+  reference: OddsBookmaker | undefined,
+  timing: RejectionReason | null,
+  opts: DetectionOptions,
+  now: Date,
+  outcome: DetectionOutcome,
+): void {
+  const selections = selectionsOf(event, reference, slot);
+  const rejectAll = (reason: RejectionReason) => {
+    for (const selection of selections) outcome.rejected.push({ market: slot.key, selection, line: selectionLine(slot, selection, event), reason });
+  };
+  if (timing !== null) return rejectAll(timing);
+
+  const referenceMarket = reference ? marketAt(reference, slot) : undefined;
   if (!reference || !referenceMarket) return rejectAll('no_reference');
   const referenceUpdatedAt = marketUpdatedAt(reference, referenceMarket);
   const referenceAge = ageSeconds(referenceUpdatedAt, now, opts.clockSkewSeconds);
@@ -320,19 +374,18 @@ export function detectValue(event: OddsEvent, options: Partial<DetectionOptions>
   const usable = new Set<string>();
   for (const bookmaker of event.bookmakers) {
     if (bookmaker.key === reference.key) continue;
-    const market = h2hMarket(bookmaker);
+    const market = marketAt(bookmaker, slot);
     if (!market) continue;
     const skip = saneSoftMarket(market, referenceMarket);
-    if (skip) outcome.skippedBooks.push({ bookmaker: bookmaker.key, ...skip });
+    if (skip) outcome.skippedBooks.push({ bookmaker: bookmaker.key, market: slot.key, line: slot.line, ...skip });
     else usable.add(bookmaker.key);
   }
 
   for (const selection of selections) {
-    const result = detectSelection(event, selection, priced, usable, opts, now, referenceAge);
+    const result = detectSelection(event, slot, selection, priced, usable, opts, now, referenceAge);
     if ('reason' in result) outcome.rejected.push(result);
     else outcome.candidates.push(result);
   }
-  return outcome;
 }
 
 /**
@@ -372,6 +425,7 @@ interface Offer {
 
 function detectSelection(
   event: OddsEvent,
+  slot: MarketSlot,
   selection: string,
   reference: PricedReference,
   usableBooks: ReadonlySet<string>,
@@ -379,15 +433,16 @@ function detectSelection(
   now: Date,
   referenceAge: number,
 ): ValueCandidate | RejectedOutcome {
+  const line = selectionLine(slot, selection, event);
   const index = reference.market.outcomes.findIndex((o) => o.name === selection);
-  if (index < 0) return { selection, reason: 'no_reference' };
+  if (index < 0) return { market: slot.key, selection, line, reason: 'no_reference' };
   const fairProbability = reference.chosen[index]!;
   const fairOdds = 1 / fairProbability;
 
   const offers: Offer[] = [];
   for (const bookmaker of event.bookmakers) {
     if (!usableBooks.has(bookmaker.key)) continue;
-    const market = h2hMarket(bookmaker);
+    const market = marketAt(bookmaker, slot);
     const offered = market?.outcomes.find((o) => o.name === selection);
     if (!market || !offered) continue;
     const taxRate = opts.taxRates[bookmaker.key] ?? opts.defaultTaxRate;
@@ -400,7 +455,7 @@ function detectSelection(
       market,
     });
   }
-  if (offers.length === 0) return { selection, reason: 'no_offer' };
+  if (offers.length === 0) return { market: slot.key, selection, line, reason: 'no_offer' };
 
   const rejectionOf = (offer: Offer): OfferRejection | null => {
     if (ageSeconds(offer.updatedAt, now, opts.clockSkewSeconds) > opts.referenceMaxAgeSeconds) return 'offered_stale';
@@ -417,7 +472,7 @@ function detectSelection(
     if (rejection === null) qualifying.push(offer);
     else if (qualifying.length === 0) rejectedOffers.push({ bookmaker: offer.bookmaker.key, price: offer.price, reason: rejection });
   }
-  if (qualifying.length === 0) return { selection, reason: rejectedOffers[0]!.reason, offers: rejectedOffers };
+  if (qualifying.length === 0) return { market: slot.key, selection, line, reason: rejectedOffers[0]!.reason, offers: rejectedOffers };
 
   // Best plausible price first: an edge at or above reviewEdge looks wrong, so a qualifying
   // offer below it is published instead, and the suspect ones are recorded; only when every
@@ -442,8 +497,9 @@ function detectSelection(
   };
   return {
     eventId: event.id,
-    market: H2H_MARKET,
+    market: slot.key,
     selection,
+    line,
     bookmakerKey: best.bookmaker.key,
     bookmakerTitle: best.bookmaker.title,
     price: best.price,
@@ -461,7 +517,7 @@ function detectSelection(
     provenance: {
       referenceBookmaker: reference.bookmaker.key,
       referenceBookmakerTitle: reference.bookmaker.title,
-      referencePrices: reference.market.outcomes.map((o) => ({ name: o.name, price: o.price })),
+      referencePrices: reference.market.outcomes.map(priceEntry),
       referenceUpdatedAt: reference.updatedAt,
       devigMethod: opts.devigMethod,
       fairProbabilities,
@@ -499,10 +555,16 @@ const METHOD_LABELS: Record<keyof SelectionFairProbabilities, string> = {
   oddsRatio: 'odds_ratio',
 };
 
+/** What the analysis calls the selection: "a draw", "Arsenal", "Arsenal -0.75", "Over 2.5 goals". */
+function subjectOf(candidate: ValueCandidate, event: OddsEvent): string {
+  if (candidate.market === 'h2h') return candidate.selection === DRAW_SELECTION ? 'a draw' : candidate.selection;
+  return describeSelection({ market: candidate.market, selection: candidate.selection, line: candidate.line, sport: sportSlugOfKey(event.sportKey) });
+}
+
 /** A few plain sentences from the candidate's numbers (the pick's generated match analysis). */
 export function analysisText(candidate: ValueCandidate, event: OddsEvent, advice: StakeAdvice = DEFAULT_STAKE_ADVICE): string {
   const { provenance } = candidate;
-  const subject = candidate.selection === DRAW_SELECTION ? 'a draw' : candidate.selection;
+  const subject = subjectOf(candidate, event);
   const sentences: string[] = [];
   sentences.push(
     `${event.homeTeam} v ${event.awayTeam} (${event.sportTitle}): ${provenance.referenceBookmakerTitle}, the reference, ` +
@@ -541,41 +603,45 @@ export function analysisText(candidate: ValueCandidate, event: OddsEvent, advice
 }
 
 export interface ReferenceFair {
+  market: Market;
+  /** The market's line (OddsMarket.line): null for h2h, the home handicap for spreads, the point for totals. */
+  line: number | null;
   /** Fair (no-vig) decimal price per outcome name, by the configured devig method. */
   fair: Record<string, number>;
-  /** The reference's own prices, as the feed sent them. */
-  prices: { name: string; price: number }[];
+  /** The reference's own prices (with their points), as the feed sent them. */
+  prices: ReferencePrice[];
   /** The reference market's feed last_update (the market's, else the bookmaker's). */
   updatedAt: Date;
 }
 
 /**
- * The reference's fair prices for one event, kept by the engine for the closing line; null
- * when the event has no reference h2h market, the devig refuses it, or its last_update is
- * further ahead of `now` than the allowed clock skew (a broken clock never makes a close).
+ * The reference's fair prices for each of its markets in one event, kept by the engine for the
+ * closing line; a market is left out when the devig refuses it or its last_update is further
+ * ahead of `now` than the allowed clock skew (a broken clock never makes a close).
  */
 export function referenceFairPrices(
   event: OddsEvent,
   options: Pick<DetectionOptions, 'referenceBookmaker' | 'devigMethod' | 'clockSkewSeconds'>,
   now: Date,
-): ReferenceFair | null {
+): ReferenceFair[] {
   const reference = event.bookmakers.find((bookmaker) => bookmaker.key === options.referenceBookmaker);
-  const market = reference ? h2hMarket(reference) : undefined;
-  if (!reference || !market) return null;
-  const updatedAt = marketUpdatedAt(reference, market);
-  if (ageSeconds(updatedAt, now, options.clockSkewSeconds) === Number.POSITIVE_INFINITY) return null;
-  try {
-    const { probabilities } = devig(
-      market.outcomes.map((o) => o.price),
-      options.devigMethod,
-    );
-    const fair: Record<string, number> = {};
-    market.outcomes.forEach((outcome, index) => {
-      fair[outcome.name] = 1 / probabilities[index]!;
-    });
-    return { fair, prices: market.outcomes.map((o) => ({ name: o.name, price: o.price })), updatedAt };
-  } catch (error) {
-    if (error instanceof DevigError) return null;
-    throw error;
+  const fairs: ReferenceFair[] = [];
+  for (const market of reference?.markets ?? []) {
+    const updatedAt = marketUpdatedAt(reference!, market);
+    if (ageSeconds(updatedAt, now, options.clockSkewSeconds) === Number.POSITIVE_INFINITY) continue;
+    try {
+      const { probabilities } = devig(
+        market.outcomes.map((o) => o.price),
+        options.devigMethod,
+      );
+      const fair: Record<string, number> = {};
+      market.outcomes.forEach((outcome, index) => {
+        fair[outcome.name] = 1 / probabilities[index]!;
+      });
+      fairs.push({ market: market.key, line: market.line, fair, prices: market.outcomes.map(priceEntry), updatedAt });
+    } catch (error) {
+      if (!(error instanceof DevigError)) throw error;
+    }
   }
+  return fairs;
 }

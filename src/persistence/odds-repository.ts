@@ -1,7 +1,7 @@
 /**
  * The value engine's tables (docs/VALUE_ENGINE.md): odds_events (the feed's events as last seen,
- * the reference's latest pre-kickoff fair prices, the final score), odds_latest and odds_history
- * (line movement). Every write is one statement per poll whatever the batch size: the rows travel
+ * the final score), reference_markets (the reference's latest pre-kickoff fair prices per market),
+ * odds_latest and odds_history (line movement). Every write is one statement per poll whatever the batch size: the rows travel
  * as one JSON parameter read with jsonb_to_recordset, so names with commas or quotes need no
  * escaping and 12,000 prices cost one round trip.
  */
@@ -21,24 +21,31 @@ export interface OddsEventRow {
 export interface PricePoint {
   eventId: string;
   bookmaker: string;
+  market: string;
+  /** The outcome's name, with its point in a line market ("Arsenal -0.5", "Over 2.5"). */
   outcome: string;
   price: number;
   /** The feed's last_update of the market (else the bookmaker's). */
   at: Date;
 }
 
-export interface ReferenceFairRow {
+export interface ReferenceMarketRow {
   eventId: string;
+  generation: number;
+  market: string;
+  /** The market's line: null for h2h, the home handicap for spreads, the point for totals. */
+  line: number | null;
   /** Fair (no-vig) decimal price per outcome name. */
   fair: Record<string, number>;
   /** The reference's own prices the fair ones come from (the closing line's record). */
-  prices: { name: string; price: number }[];
+  prices: { name: string; price: number; point?: number }[];
   /** The reference market's feed last_update. */
   updatedAt: Date;
 }
 
 export interface OddsPointRecord {
   bookmaker: string;
+  market: string;
   outcome: string;
   price: number;
   at: Date;
@@ -95,8 +102,9 @@ export function generationOf(stored: StoredOddsEvent | undefined, commenceTime: 
 
 /**
  * Inserts new events and refreshes known ones (teams, league, kickoff) in one statement. A
- * completed event whose kickoff changes starts its next generation: the old final, closing
- * line and overdue mark belong to the old fixture and are cleared (generationOf).
+ * completed event whose kickoff changes starts its next generation: the old final and overdue
+ * mark belong to the old fixture and are cleared (generationOf); its closing lines are kept
+ * under the old generation (reference_markets).
  */
 export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], now: Date): Promise<void> {
   if (events.length === 0) return;
@@ -114,9 +122,6 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
        home_score = case when ${NEW_FIXTURE} then null else odds_events.home_score end,
        away_score = case when ${NEW_FIXTURE} then null else odds_events.away_score end,
        final_record = case when ${NEW_FIXTURE} then null else odds_events.final_record end,
-       reference_fair = case when ${NEW_FIXTURE} then null else odds_events.reference_fair end,
-       reference_prices = case when ${NEW_FIXTURE} then null else odds_events.reference_prices end,
-       reference_updated_at = case when ${NEW_FIXTURE} then null else odds_events.reference_updated_at end,
        overdue_logged_at = case when ${NEW_FIXTURE} then null else odds_events.overdue_logged_at end
      where (odds_events.sport_key, odds_events.sport, odds_events.league, odds_events.home_team, odds_events.away_team, odds_events.commence_time)
         is distinct from (excluded.sport_key, excluded.sport, excluded.league, excluded.home_team, excluded.away_team, excluded.commence_time)`,
@@ -141,7 +146,7 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
 const NEW_FIXTURE = '(odds_events.completed and odds_events.commence_time <> excluded.commence_time)';
 
 /**
- * Stores the prices that changed: odds_latest keeps the last price per (event, bookmaker,
+ * Stores the prices that changed: odds_latest keeps the last price per (event, bookmaker, market,
  * outcome); a price seen for the first time, or differing from the last one, also becomes an
  * odds_history row. Returns how many history rows were written.
  */
@@ -152,22 +157,22 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
   const rows = await executeBound<{ written: string | number }>(
     em,
     `with incoming as (
-       select distinct on (event_id, bookmaker, outcome) event_id, bookmaker, outcome, price, at
-         from jsonb_to_recordset($1::jsonb) as v (event_id text, bookmaker text, outcome text, price numeric(10,4), at timestamptz)
-        order by event_id, bookmaker, outcome, at desc
+       select distinct on (event_id, bookmaker, market, outcome) event_id, bookmaker, market, outcome, price, at
+         from jsonb_to_recordset($1::jsonb) as v (event_id text, bookmaker text, market text, outcome text, price numeric(10,4), at timestamptz)
+        order by event_id, bookmaker, market, outcome, at desc
      ), moved as (
        select i.* from incoming i
-         left join odds_latest l on l.event_id = i.event_id and l.bookmaker = i.bookmaker and l.outcome = i.outcome
+         left join odds_latest l on l.event_id = i.event_id and l.bookmaker = i.bookmaker and l.market = i.market and l.outcome = i.outcome
         where l.price is null or (l.price <> i.price and l.at <= i.at)
      ), changed as (
-       insert into odds_latest as l (event_id, bookmaker, outcome, price, at)
-       select event_id, bookmaker, outcome, price, at from moved
-       on conflict (event_id, bookmaker, outcome) do update set price = excluded.price, at = excluded.at
+       insert into odds_latest as l (event_id, bookmaker, market, outcome, price, at)
+       select event_id, bookmaker, market, outcome, price, at from moved
+       on conflict (event_id, bookmaker, market, outcome) do update set price = excluded.price, at = excluded.at
        where l.price <> excluded.price and l.at <= excluded.at
-       returning l.event_id, l.bookmaker, l.outcome, l.price, l.at
+       returning l.event_id, l.bookmaker, l.market, l.outcome, l.price, l.at
      ), written as (
-       insert into odds_history (event_id, bookmaker, outcome, price, at)
-       select event_id, bookmaker, outcome, price, at from changed
+       insert into odds_history (event_id, bookmaker, market, outcome, price, at)
+       select event_id, bookmaker, market, outcome, price, at from changed
        returning 1
      )
      select count(*) as written from written`,
@@ -176,6 +181,7 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
         points.map((point) => ({
           event_id: point.eventId,
           bookmaker: point.bookmaker,
+          market: point.market,
           outcome: point.outcome,
           price: point.price,
           at: point.at.toISOString(),
@@ -187,10 +193,12 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
 }
 
 /**
- * Keeps the reference's latest fair prices per event, only from markets updated before kickoff
- * and never replacing a newer observation: at kickoff this is the no-vig closing line.
+ * Keeps the reference's latest fair prices per event generation and market, with the line they
+ * were quoted at, only from markets updated before kickoff and never replacing a newer
+ * observation: at kickoff this is the no-vig closing line of every market. A line that moved
+ * replaces the old one, so a pick on the old line finds no close (recordClosingLines).
  */
-export async function recordReferenceFair(em: Em, rows: readonly ReferenceFairRow[]): Promise<void> {
+export async function recordReferenceMarkets(em: Em, rows: readonly ReferenceMarketRow[]): Promise<void> {
   if (rows.length === 0) return;
   // Only fair prices that changed are written: the reference's last_update moves on every poll,
   // its prices far less often, and a rewritten row is a dead row until a vacuum. An unchanged
@@ -198,14 +206,29 @@ export async function recordReferenceFair(em: Em, rows: readonly ReferenceFairRo
   // reference observation before kickoff was) is right to within a minute.
   await executeBound(
     em,
-    `update odds_events e set reference_fair = v.fair, reference_prices = v.prices, reference_updated_at = v.updated_at
-       from jsonb_to_recordset($1::jsonb) as v (event_id text, fair jsonb, prices jsonb, updated_at timestamptz)
-      where e.id = v.event_id
-        and v.updated_at < e.commence_time
-        and (e.reference_updated_at is null or e.reference_updated_at <= v.updated_at)
-        and (e.reference_fair is distinct from v.fair or e.reference_prices is distinct from v.prices
-             or e.reference_updated_at < v.updated_at - interval '60 seconds')`,
-    [JSON.stringify(rows.map((row) => ({ event_id: row.eventId, fair: row.fair, prices: row.prices, updated_at: row.updatedAt.toISOString() })))],
+    `insert into reference_markets as r (event_id, generation, market, line, fair, prices, updated_at)
+     select v.event_id, v.generation, v.market, v.line, v.fair, v.prices, v.updated_at
+       from jsonb_to_recordset($1::jsonb) as v (event_id text, generation integer, market text, line numeric(6,2), fair jsonb, prices jsonb, updated_at timestamptz)
+       join odds_events e on e.id = v.event_id and e.generation = v.generation
+      where v.updated_at < e.commence_time
+     on conflict (event_id, generation, market) do update
+        set line = excluded.line, fair = excluded.fair, prices = excluded.prices, updated_at = excluded.updated_at
+      where r.updated_at <= excluded.updated_at
+        and (r.line is distinct from excluded.line or r.fair is distinct from excluded.fair or r.prices is distinct from excluded.prices
+             or r.updated_at < excluded.updated_at - interval '60 seconds')`,
+    [
+      JSON.stringify(
+        rows.map((row) => ({
+          event_id: row.eventId,
+          generation: row.generation,
+          market: row.market,
+          line: row.line,
+          fair: row.fair,
+          prices: row.prices,
+          updated_at: row.updatedAt.toISOString(),
+        })),
+      ),
+    ],
   );
 }
 
@@ -260,10 +283,16 @@ export async function withdrawFinalScores(
 /** Line movement of one event, oldest first (admin oddsHistory). */
 export async function listOddsHistory(em: Em, eventId: string, limit: number): Promise<OddsPointRecord[]> {
   const rows = await em.execute<Row[]>(
-    `select bookmaker, outcome, price, at from odds_history where event_id = ? order by at, bookmaker, outcome limit ?`,
+    `select bookmaker, market, outcome, price, at from odds_history where event_id = ? order by at, bookmaker, market, outcome limit ?`,
     [eventId, limit],
   );
-  return rows.map((row) => ({ bookmaker: String(row.bookmaker), outcome: String(row.outcome), price: numberOf(row.price), at: dateOf(row.at) }));
+  return rows.map((row) => ({
+    bookmaker: String(row.bookmaker),
+    market: String(row.market),
+    outcome: String(row.outcome),
+    price: numberOf(row.price),
+    at: dateOf(row.at),
+  }));
 }
 
 /**
@@ -296,9 +325,11 @@ export async function deleteOldOdds(em: Em, cutoff: Date, batch: number): Promis
         limit ?
      ), latest as (
        delete from odds_latest where event_id in (select id from old) returning 1
+     ), closes as (
+       delete from reference_markets where event_id in (select id from old) returning 1
      ), gone as (
        delete from odds_events where id in (select id from old) returning 1
-     ) select (select count(*) from gone) + (select count(*) from latest) as n`,
+     ) select (select count(*) from gone) + (select count(*) from latest) + (select count(*) from closes) as n`,
     [cutoff.toISOString(), batch],
   );
   return numberOf(history[0]?.n ?? 0) + numberOf(events[0]?.n ?? 0);

@@ -10,6 +10,7 @@ import { LockMode } from '@mikro-orm/core';
 import { decodePickCursor } from '../domain/cursor.js';
 import { PICK_FIELD_NAMES, PICK_FIELDS, withNulls, type PickRecord, type PickValues, type Storage } from '../domain/pick-shape.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
+import type { Market } from '../domain/market.js';
 import { addDays, startOfUtcDay } from '../domain/time.js';
 import { PickEntity } from './entities/pick.js';
 import { columnNameOf, dateOf, executeBound, jsonOf, numberOf, statusIn } from './sql.js';
@@ -110,20 +111,20 @@ export interface EngineSlot {
 }
 
 /**
- * The engine picks that already hold a slot (event, generation, market, selection) of these
+ * The engine picks that already hold a slot (event, generation, market, selection, line) of these
  * events, any status, keyed by engineSelectionKey.
  */
 export async function engineSlotsOf(em: Em, eventIds: readonly string[]): Promise<Map<string, EngineSlot>> {
   if (eventIds.length === 0) return new Map();
   const rows = await executeBound<Row>(
     em,
-    `select id, event_id, event_generation, market, selection, status, published_at is not null as ever_visible, bookmaker_slug, odds
+    `select id, event_id, event_generation, market, selection, line, status, published_at is not null as ever_visible, bookmaker_slug, odds
        from picks where event_id in (select jsonb_array_elements_text($1::jsonb))`,
     [JSON.stringify(eventIds)],
   );
   return new Map(
     rows.map((row) => [
-      engineSelectionKey(String(row.event_id), numberOf(row.event_generation), String(row.market), String(row.selection)),
+      engineSelectionKey(String(row.event_id), numberOf(row.event_generation), String(row.market), String(row.selection), row.line == null ? null : numberOf(row.line)),
       {
         id: String(row.id),
         status: String(row.status),
@@ -135,8 +136,8 @@ export async function engineSlotsOf(em: Em, eventIds: readonly string[]): Promis
   );
 }
 
-export function engineSelectionKey(eventId: string, generation: number, market: string, selection: string): string {
-  return `${eventId}\u0000${generation}\u0000${market}\u0000${selection}`;
+export function engineSelectionKey(eventId: string, generation: number, market: string, selection: string, line: number | null): string {
+  return `${eventId}\u0000${generation}\u0000${market}\u0000${selection}\u0000${line ?? ''}`;
 }
 
 /** The provenance of a pick (null for manual picks or unknown ids). */
@@ -174,26 +175,29 @@ const ISO_SQL = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY
 
 /**
  * The no-vig closing line: engine picks whose kickoff has come get the reference's last fair
- * price from before kickoff (odds_events.reference_fair) as closing odds, once, and the record
- * of what it was made of in provenance.closingLine. A close older than `maxAgeSeconds` at kickoff
- * is stale: stored and shown all the same, left out of the CLV average. Returns how many.
+ * price from before kickoff for their market (reference_markets) as closing odds, once, and the
+ * record of what it was made of in provenance.closingLine. A spreads or totals pick closes only
+ * when the reference's last pre-kickoff line is the pick's own (for a spread, the selected team's
+ * handicap): a reference that moved off the point gives the pick no closing line, and so no CLV.
+ * A close older than `maxAgeSeconds` at kickoff is stale: stored and shown all the same, left out
+ * of the CLV average. Returns how many.
  */
 export async function recordClosingLines(em: Em, now: Date, maxAgeSeconds: number): Promise<number> {
   const rows = await executeBound<Row>(
     em,
     `with closing as (
-       select p.id, round((e.reference_fair ->> p.selection)::numeric, 4) as fair_odds,
-              extract(epoch from p.kickoff_at - e.reference_updated_at)::float8 as age,
-              coalesce(e.reference_prices, '[]'::jsonb) as reference_prices, e.reference_updated_at
-         from picks p join odds_events e on e.id = p.event_id and e.generation = p.event_generation
+       select p.id, round((r.fair ->> p.selection)::numeric, 4) as fair_odds,
+              extract(epoch from p.kickoff_at - r.updated_at)::float8 as age, r.prices as reference_prices, r.updated_at
+         from picks p join reference_markets r on r.event_id = p.event_id and r.generation = p.event_generation and r.market = p.market
         where p.status in ('published', 'admin_review') and p.closing_odds is null
-          and p.kickoff_at <= $1::timestamptz and (e.reference_fair ->> p.selection) is not null
+          and p.kickoff_at <= $1::timestamptz and (r.fair ->> p.selection) is not null
+          and p.line is not distinct from (case when p.market = 'spreads' and p.selection = p.away_team then -r.line else r.line end)
      )
      update picks p set closing_odds = c.fair_odds, closing_stale = c.age > $2::float8, updated_at = $1::timestamptz,
             provenance = coalesce(p.provenance, '{}'::jsonb) || jsonb_build_object('closingLine', jsonb_build_object(
               'referencePrices', c.reference_prices,
               'fairOdds', c.fair_odds,
-              'at', ${ISO_SQL('c.reference_updated_at')},
+              'at', ${ISO_SQL('c.updated_at')},
               'ageSecondsAtKickoff', round(c.age::numeric, 3),
               'stale', c.age > $2::float8))
        from closing c
@@ -207,7 +211,9 @@ export async function recordClosingLines(em: Em, now: Date, maxAgeSeconds: numbe
 export interface SettleablePick {
   id: string;
   eventId: string;
+  market: Market;
   selection: string;
+  line: number | null;
   homeTeam: string;
   awayTeam: string;
   referenceOutcomes: number;
@@ -218,7 +224,7 @@ export interface SettleablePick {
 /** Published engine picks whose event (same generation) has a final score (the scores poll settles them). */
 export async function settleablePicks(em: Em, limit: number): Promise<SettleablePick[]> {
   const rows = await em.execute<Row[]>(
-    `select p.id, p.event_id, p.selection, p.home_team, p.away_team,
+    `select p.id, p.event_id, p.market, p.selection, p.line, p.home_team, p.away_team,
             jsonb_array_length(coalesce(p.provenance -> 'referencePrices', '[]'::jsonb)) as reference_outcomes, e.final_record
        from picks p join odds_events e on e.id = p.event_id and e.generation = p.event_generation
       where p.status = 'published' and e.completed and e.final_record is not null
@@ -229,7 +235,9 @@ export async function settleablePicks(em: Em, limit: number): Promise<Settleable
   return rows.map((row) => ({
     id: String(row.id),
     eventId: String(row.event_id),
+    market: String(row.market) as Market,
     selection: String(row.selection),
+    line: row.line == null ? null : numberOf(row.line),
     homeTeam: String(row.home_team),
     awayTeam: String(row.away_team),
     referenceOutcomes: numberOf(row.reference_outcomes),

@@ -1,6 +1,7 @@
 import type { TierLimits } from '../domain/access.js';
 import type { Clock } from '../domain/clock.js';
 import type { EdgeTierThresholds, StakeAdvice } from '../domain/odds.js';
+import type { Market } from '../domain/market.js';
 import type { SecretKeyring } from '../domain/secrets.js';
 import type { Orm } from '../persistence/orm.js';
 import { AccountService } from './accounts.js';
@@ -63,6 +64,8 @@ export interface ServiceOptions {
   onVisibleChange?: () => void;
   /** The value engine's detection rules (config VALUE_ENGINE variables); defaults when absent. */
   detection?: DetectionOptions;
+  /** The markets the engine reads (ODDS_FEED_MARKETS); all when absent. */
+  markets?: readonly Market[];
   /** When finals and closing lines are believed (MATCH_MIN_MINUTES, CLOSING_LINE_MAX_AGE_SECONDS); defaults when absent. */
   settlement?: SettlementOptions;
   log?: ServiceLog;
@@ -87,6 +90,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     valueEngine: new ValueEngine(orm, clock, picks, {
       detection: options.detection ?? { ...DEFAULT_DETECTION_OPTIONS, defaultTaxRate: options.defaultTaxRate },
       settlement: options.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,
+      markets: options.markets,
       stakeAdvice: options.stakeAdvice,
       log: options.log,
       onVisibleChange: options.onVisibleChange,

@@ -43,7 +43,7 @@ const LONG = 'x'.repeat(201);
 const LONG_NAME = 'x'.repeat(121);
 
 describe('parseOddsEvents: the fixtures in the v4 format', () => {
-  it('reads the soccer events: 3-way h2h, every bookmaker, other markets ignored', () => {
+  it('reads the soccer events: 3-way h2h, spreads and totals with their points, every bookmaker', () => {
     const result = parseOddsEvents(fixture('odds-soccer-epl.json'));
     expect(result.error).toBeUndefined();
     expect(result.skipped).toEqual([]);
@@ -64,6 +64,7 @@ describe('parseOddsEvents: the fixtures in the v4 format', () => {
           markets: [
             {
               key: 'h2h',
+              line: null,
               lastUpdate: new Date('2026-11-24T03:05:12Z'),
               outcomes: [
                 { name: 'Arsenal', price: 1.95 },
@@ -80,6 +81,7 @@ describe('parseOddsEvents: the fixtures in the v4 format', () => {
           markets: [
             {
               key: 'h2h',
+              line: null,
               lastUpdate: new Date('2026-11-24T03:05:40Z'),
               outcomes: [
                 { name: 'Arsenal', price: 1.98 },
@@ -96,6 +98,7 @@ describe('parseOddsEvents: the fixtures in the v4 format', () => {
           markets: [
             {
               key: 'h2h',
+              line: null,
               lastUpdate: new Date('2026-11-24T03:04:58Z'),
               outcomes: [
                 { name: 'Arsenal', price: 1.9 },
@@ -113,6 +116,7 @@ describe('parseOddsEvents: the fixtures in the v4 format', () => {
           markets: [
             {
               key: 'h2h',
+              line: null,
               lastUpdate: null,
               outcomes: [
                 { name: 'Arsenal', price: 1.93 },
@@ -120,12 +124,30 @@ describe('parseOddsEvents: the fixtures in the v4 format', () => {
                 { name: 'Draw', price: 3.7 },
               ],
             },
+            {
+              key: 'totals',
+              line: 2.5,
+              lastUpdate: new Date('2026-11-24T03:03:21Z'),
+              outcomes: [
+                { name: 'Over', price: 1.87, point: 2.5 },
+                { name: 'Under', price: 1.95, point: 2.5 },
+              ],
+            },
           ],
         },
       ],
     });
-    // A bookmaker that offers only a non-h2h market is left out; an event without bookmakers is kept.
+    // A spread's line is the home team's handicap; an event without bookmakers is kept.
     expect(result.events[1]!.bookmakers.map((b) => b.key)).toEqual(['pinnacle', 'unibet_eu']);
+    expect(result.events[1]!.bookmakers[0]!.markets[1]).toEqual({
+      key: 'spreads',
+      line: -0.25,
+      lastUpdate: new Date('2026-11-24T03:05:12Z'),
+      outcomes: [
+        { name: 'Brighton and Hove Albion', price: 1.92, point: -0.25 },
+        { name: 'Manchester United', price: 1.98, point: 0.25 },
+      ],
+    });
     expect(result.events[2]!.bookmakers).toEqual([]);
   });
 
@@ -341,10 +363,14 @@ describe('parseOddsEvents: a malformed h2h market is dropped with a precise reas
     expect(result.events[0]!.bookmakers.map((b) => b.key)).toEqual(['betfair_ex_eu', 'tipico_de', 'unibet_eu']);
   });
 
-  it('ignores non-h2h markets without a reason, whatever their outcomes look like', () => {
+  it('ignores markets of other keys without a reason, whatever their outcomes look like', () => {
     const event = soccerEvent();
     const markets = (event.bookmakers as Json[])[1]!.markets as Json[];
-    markets.push({ key: 'spreads', outcomes: [{ name: 'Arsenal', price: 'x', point: 'y' }] }, { key: 'outrights', outcomes: null });
+    markets.push(
+      { key: 'alternate_spreads', outcomes: [{ name: 'Arsenal', price: 'x', point: 'y' }] },
+      { key: 'outrights', outcomes: null },
+      { key: 'h2h_lay', outcomes: [] },
+    );
     const result = parseOddsEvents([event]);
     expect(result.skipped).toEqual([]);
     expect(result.events[0]!.bookmakers[1]!.markets.map((m) => m.key)).toEqual(['h2h']);
@@ -531,13 +557,19 @@ describe('properties', () => {
     for (const bookmaker of event.bookmakers) {
       expect(bookmaker.key).toMatch(/^[a-z0-9][a-z0-9_-]{0,39}$/);
       expect(Number.isNaN(bookmaker.lastUpdate.getTime())).toBe(false);
-      expect(bookmaker.markets).toHaveLength(1);
+      expect(bookmaker.markets.length).toBeGreaterThan(0);
+      expect(new Set(bookmaker.markets.map((m) => m.key)).size).toBe(bookmaker.markets.length);
       for (const market of bookmaker.markets) {
-        expect(market.key).toBe('h2h');
+        expect(['h2h', 'spreads', 'totals']).toContain(market.key);
         const names = market.outcomes.map((o) => o.name);
         expect(new Set(names).size).toBe(names.length);
-        expect(names).toContain(event.homeTeam);
-        expect(names).toContain(event.awayTeam);
+        expect(names).toEqual(expect.arrayContaining(market.key === 'totals' ? ['Over', 'Under'] : [event.homeTeam, event.awayTeam]));
+        if (market.key === 'h2h') expect(market.line).toBeNull();
+        else {
+          const points = market.outcomes.map((o) => o.point!);
+          expect(points.every((point) => Number.isInteger(point * 4))).toBe(true);
+          expect(market.key === 'spreads' ? points[0]! + points[1]! : points[0]! - points[1]!).toBe(0);
+        }
         for (const outcome of market.outcomes) {
           expect(Number.isFinite(outcome.price) && outcome.price > 1).toBe(true);
           // eslint-disable-next-line no-control-regex

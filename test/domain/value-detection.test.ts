@@ -40,6 +40,7 @@ function book(
     markets: [
       {
         key: 'h2h',
+        line: null,
         lastUpdate: marketAge === null ? null : secondsAgo(marketAge),
         outcomes: Object.entries(outcomes).map(([name, price]) => ({ name, price })),
       },
@@ -170,8 +171,8 @@ describe('detectValue', () => {
       const result = detectValue(event(books, hours), {}, NOW);
       expect(result.candidates).toEqual([]);
       expect(result.rejected).toEqual([
-        { selection: 'Arsenal', reason: 'kickoff_past' },
-        { selection: 'Chelsea', reason: 'kickoff_past' },
+        { market: 'h2h', selection: 'Arsenal', line: null, reason: 'kickoff_past' },
+        { market: 'h2h', selection: 'Chelsea', line: null, reason: 'kickoff_past' },
       ]);
     }
     expect(detectValue(event(books, 1 / 3600), {}, NOW).candidates).toHaveLength(1);
@@ -264,8 +265,8 @@ describe('detectValue', () => {
     const result = detectValue(event(books), {}, NOW);
     expect(result.candidates).toEqual([]);
     expect(result.rejected).toEqual([
-      { selection: 'Arsenal', reason: 'no_reference' },
-      { selection: 'Chelsea', reason: 'no_reference' },
+      { market: 'h2h', selection: 'Arsenal', line: null, reason: 'no_reference' },
+      { market: 'h2h', selection: 'Chelsea', line: null, reason: 'no_reference' },
     ]);
     const sharp = book('circa', { Arsenal: ARSENAL_REF, Chelsea: CHELSEA_REF });
     const pick = candidateFor(detectValue(event([sharp, ...books]), { referenceBookmaker: 'circa' }, NOW), 'Chelsea');
@@ -275,8 +276,8 @@ describe('detectValue', () => {
 
   it('reports no_offer when only the reference prices the event', () => {
     expect(detectValue(event([pinnacle()]), {}, NOW).rejected).toEqual([
-      { selection: 'Arsenal', reason: 'no_offer' },
-      { selection: 'Chelsea', reason: 'no_offer' },
+      { market: 'h2h', selection: 'Arsenal', line: null, reason: 'no_offer' },
+      { market: 'h2h', selection: 'Chelsea', line: null, reason: 'no_offer' },
     ]);
   });
 
@@ -333,9 +334,11 @@ describe('detectValue', () => {
       for (const feedEvent of parsed.events) {
         const now = new Date(feedEvent.commenceTime.getTime() - 12 * HOUR);
         const result = detectValue(feedEvent, {}, now);
-        const names = [...result.candidates.map((c) => c.selection), ...result.rejected.map((r) => r.selection)];
+        // One entry per (market, line, selection): a line market's outcome at each of its points.
+        const keyOf = (market: string, selection: string, line: number | null) => `${market} ${selection} ${line}`;
+        const names = [...result.candidates, ...result.rejected].map((c) => keyOf(c.market, c.selection, c.line));
         expect(new Set(names).size).toBe(names.length);
-        const priced = new Set(feedEvent.bookmakers.flatMap((b) => b.markets.flatMap((m) => m.outcomes.map((o) => o.name))));
+        const priced = new Set(feedEvent.bookmakers.flatMap((b) => b.markets.flatMap((m) => m.outcomes.map((o) => keyOf(m.key, o.name, o.point ?? null)))));
         expect(new Set(names)).toEqual(priced);
       }
     }
@@ -485,25 +488,27 @@ describe('analysisText', () => {
 
 describe('referenceFairPrices (what the engine keeps for the closing line)', () => {
   it("gives the reference's fair price per outcome by the chosen method, and its market's last_update", () => {
-    const fair = referenceFairPrices(event([pinnacle(45), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW);
+    const [fair, ...others] = referenceFairPrices(event([pinnacle(45), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW);
+    expect(others).toEqual([]);
+    expect(fair).toMatchObject({ market: 'h2h', line: null });
     expect(fair!.fair.Arsenal).toBeCloseTo(1 / 0.64, 9);
     expect(fair!.fair.Chelsea).toBeCloseTo(1 / 0.36, 9);
     expect(fair!.updatedAt).toEqual(new Date(NOW.getTime() - 45_000));
     // Multiplicative on the same prices keeps more of the long shot's margin: a shorter fair price.
-    const multiplicative = referenceFairPrices(event([pinnacle(45)]), { referenceBookmaker: 'pinnacle', devigMethod: 'multiplicative', clockSkewSeconds: 60 }, NOW);
+    const [multiplicative] = referenceFairPrices(event([pinnacle(45)]), { referenceBookmaker: 'pinnacle', devigMethod: 'multiplicative', clockSkewSeconds: 60 }, NOW);
     expect(multiplicative!.fair.Chelsea).toBeLessThan(1 / 0.36);
   });
 
-  it('is null without the reference or when the devig refuses its market', () => {
-    expect(referenceFairPrices(event([book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)).toBeNull();
+  it('is empty without the reference or when the devig refuses its market', () => {
+    expect(referenceFairPrices(event([book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)).toEqual([]);
     // Booksum 1 / 1.2 + 1 / 1.3 = 1.60: outside the accepted range.
-    expect(referenceFairPrices(event([book('pinnacle', { Arsenal: 1.2, Chelsea: 1.3 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)).toBeNull();
+    expect(referenceFairPrices(event([book('pinnacle', { Arsenal: 1.2, Chelsea: 1.3 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)).toEqual([]);
   });
 
   it('is null when the reference is stamped further ahead of our clock than FEED_CLOCK_SKEW_SECONDS', () => {
     const options = { referenceBookmaker: 'pinnacle', devigMethod: 'power' as const, clockSkewSeconds: 60 };
-    expect(referenceFairPrices(event([pinnacle(-60)]), options, NOW)).not.toBeNull();
-    expect(referenceFairPrices(event([pinnacle(-61)]), options, NOW)).toBeNull();
+    expect(referenceFairPrices(event([pinnacle(-60)]), options, NOW)).toHaveLength(1);
+    expect(referenceFairPrices(event([pinnacle(-61)]), options, NOW)).toEqual([]);
   });
 });
 
@@ -513,7 +518,7 @@ describe('bad markets (docs/VALUE_ENGINE.md, "Detection")', () => {
     const threeWay = book('tipico', { Arsenal: 2.2, Chelsea: 3.6, Draw: 4.1 });
     const result = detectValue(event([pinnacle(), threeWay]), { taxRates: { tipico: 0 } }, NOW);
     expect(result.candidates).toEqual([]);
-    expect(result.skippedBooks).toEqual([{ bookmaker: 'tipico', reason: 'outcome_not_in_reference', detail: expect.stringContaining('"Draw"') }]);
+    expect(result.skippedBooks).toEqual([{ bookmaker: 'tipico', market: 'h2h', line: null, reason: 'outcome_not_in_reference', detail: expect.stringContaining('"Draw"') }]);
     // Its other outcomes are not offers either: Chelsea has no offer at all.
     expect(reasonFor(result, 'Chelsea')).toBe('no_offer');
   });
@@ -559,7 +564,7 @@ describe('bad markets (docs/VALUE_ENGINE.md, "Detection")', () => {
 
   it('publishes the best plausible price and records the too-good one; holds only when no plausible offer exists', () => {
     const reference = book('pinnacle', { Arsenal: 1.5, Draw: 4.2, Chelsea: 3.1 });
-    const fair = referenceFairPrices(event([reference]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)!.fair.Chelsea!;
+    const fair = referenceFairPrices(event([reference]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)[0]!.fair.Chelsea!;
     const suspect = book('bwin', { Arsenal: 1.45, Draw: 4.0, Chelsea: 9.0 });
     const plausible = book('tipico', { Arsenal: 1.45, Draw: 4.0, Chelsea: fair * 1.1 });
     const options = { taxRates: { bwin: 0, tipico: 0 } };

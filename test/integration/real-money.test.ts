@@ -240,7 +240,7 @@ describe('the engine on a bad feed day', () => {
       expect(await picks()).toEqual([]);
       expect(await reviewQueue()).toEqual([]);
       const skipped = warnings(/feed entries skipped/).flatMap((entry) => entry.fields.examples as { reason: string }[]);
-      expect(skipped.some((skip) => /tipico not used .*outcome_not_in_reference/.test(skip.reason))).toBe(true);
+      expect(skipped.some((skip) => /tipico's h2h market not used .*outcome_not_in_reference/.test(skip.reason))).toBe(true);
     });
 
     it('does not use a soft market with a price above 3 x the reference or a negative margin', async () => {

@@ -155,7 +155,7 @@ describe('value engine against a local v4 feed', () => {
     expect(Object.fromEntries(request.query)).toEqual({
       apiKey: FEED_KEY,
       regions: 'eu',
-      markets: 'h2h',
+      markets: 'h2h,spreads,totals',
       oddsFormat: 'decimal',
       dateFormat: 'iso',
     });

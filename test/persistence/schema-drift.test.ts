@@ -17,7 +17,8 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   login_failures: 'sign-in throttling rows, inserted and counted with SQL (accounts-repository.ts)',
   dashboard_secret: 'one row per deployment, insert-if-absent then read (accounts-repository.ts)',
   odds_events: 'the feed events as last seen, batch-upserted from JSON in one statement per poll (odds-repository.ts)',
-  odds_latest: 'last price per (event, bookmaker, outcome), batch-upserted with the history in one statement (odds-repository.ts)',
+  odds_latest: 'last price per (event, bookmaker, market, outcome), batch-upserted with the history in one statement (odds-repository.ts)',
+  reference_markets: "the reference's latest pre-kickoff fair prices per event generation and market, batch-upserted in one statement per poll (odds-repository.ts)",
   odds_history: 'line movement rows, inserted by the same statement and pruned by the retention job (odds-repository.ts)',
   engine_leases: 'one row per lease, taken and renewed with one upsert (lease-repository.ts)',
 };

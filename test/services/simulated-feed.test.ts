@@ -83,6 +83,31 @@ describe('SimulatedFeed bodies', () => {
     }
   });
 
+  it('quotes spreads and totals in the sports with lines (quarter lines among them), one book a quarter off the sharp line', () => {
+    const feed = feedOf();
+    const lines: number[] = [];
+    for (const sportKey of SIMULATED_SPORT_KEYS) {
+      for (const offset of [0, 33 * MINUTE, 5 * HOUR]) {
+        for (const event of oddsAt(feed, sportKey, at(offset))) {
+          for (const bookmaker of event.bookmakers) {
+            const keys = bookmaker.markets.map((m) => m.key);
+            expect(keys).toEqual(sportSlugOfKey(sportKey) === 'tennis' ? ['h2h'] : ['h2h', 'spreads', 'totals']);
+          }
+          const sharp = event.bookmakers[0]!;
+          for (const market of sharp.markets.filter((m) => m.key !== 'h2h')) {
+            lines.push(market.line!);
+            const offLine = event.bookmakers.find((b) => b.key === 'onexbet')!.markets.find((m) => m.key === market.key)!;
+            expect(offLine.line).toBe(market.line! + 0.25);
+            for (const soft of event.bookmakers.slice(1).filter((b) => b.key !== 'onexbet')) {
+              expect(soft.markets.find((m) => m.key === market.key)!.line).toBe(market.line);
+            }
+          }
+        }
+      }
+    }
+    expect(lines.some((line) => Math.abs(line % 0.5) === 0.25)).toBe(true);
+  });
+
   it('parses as v4 scores with no skipped entries: upcoming events have null scores', () => {
     const feed = feedOf();
     for (const sportKey of SIMULATED_SPORT_KEYS) {
@@ -176,11 +201,12 @@ describe('SimulatedFeed prices', () => {
   });
 
   it.each([DEFAULT_SIMULATED_SEED, 2, 3, 4])(
-    'seed %i: detectValue finds a pick within 2 minutes, a held one within 30, and rejects most outcomes',
+    'seed %i: detectValue finds a pick of every market within 2 minutes, a held one within 30, and rejects most outcomes',
     (seed) => {
       const feed = feedOf(seed);
       let outcomePolls = 0;
       let candidates = 0;
+      const firstByMarket = new Map<string, number>();
       let firstCandidateAt: number | null = null;
       let firstHeldAt: number | null = null;
       for (let t = 0; t <= 30 * MINUTE; t += MINUTE) {
@@ -194,15 +220,26 @@ describe('SimulatedFeed prices', () => {
               expect(candidate.bookmakerKey).not.toBe('pinnacle');
               expect(candidate.edgePostTaxFraction).toBeGreaterThanOrEqual(DEFAULT_DETECTION_OPTIONS.minEdge);
               firstCandidateAt ??= t;
+              if (!firstByMarket.has(candidate.market)) firstByMarket.set(candidate.market, t);
               if (candidate.held) firstHeldAt ??= t;
             }
-            // The feed stays inside the default filters: only edges decide.
-            for (const rejected of result.rejected) expect(rejected.reason).toBe('below_min_edge');
+            // The feed stays inside the default filters: only edges decide, except the lines the
+            // off-line book deals a quarter away from the reference's, which nothing prices.
+            for (const rejected of result.rejected) {
+              const offLine = event.bookmakers
+                .find((b) => b.key === 'onexbet')!
+                .markets.some((m) => m.key === rejected.market && m.outcomes.some((o) => o.name === rejected.selection && o.point === rejected.line));
+              const reference = event.bookmakers.find((b) => b.key === 'pinnacle')!;
+              const atReference = reference.markets.some((m) => m.key === rejected.market && m.outcomes.some((o) => o.name === rejected.selection && (o.point ?? null) === rejected.line));
+              expect(rejected.reason).toBe(offLine && !atReference ? 'no_reference' : 'below_min_edge');
+            }
           }
         }
       }
       expect(firstCandidateAt).not.toBeNull();
       expect(firstCandidateAt!).toBeLessThanOrEqual(2 * MINUTE);
+      expect([...firstByMarket.keys()].sort()).toEqual(['h2h', 'spreads', 'totals']);
+      for (const [, first] of firstByMarket) expect(first).toBeLessThanOrEqual(2 * MINUTE);
       expect(firstHeldAt).not.toBeNull();
       expect(candidates / outcomePolls).toBeLessThan(0.1);
     },

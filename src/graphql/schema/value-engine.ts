@@ -37,12 +37,13 @@ const OutcomeInput = builder.inputType('OddsOutcomeInput', {
   fields: (t) => ({
     name: t.string({ required: true }),
     price: t.float({ required: true, description: 'Decimal odds.' }),
+    point: t.float({ description: "spreads: this team's handicap; totals: the total (a multiple of 0.25). Absent for h2h." }),
   }),
 });
 
 const MarketInput = builder.inputType('OddsMarketInput', {
   fields: (t) => ({
-    key: t.string({ required: true, description: 'Only "h2h" is read; other markets are ignored.' }),
+    key: t.string({ required: true, description: '"h2h", "spreads" or "totals" (those the engine reads, ODDS_FEED_MARKETS); other keys are ignored.' }),
     lastUpdate: t.field({ type: 'DateTime' }),
     outcomes: t.field({ type: [OutcomeInput], required: true }),
   }),
@@ -209,11 +210,12 @@ builder.objectField(PickRef, 'provenance', (t) =>
   }),
 );
 
-const OddsPointRef = builder.objectRef<{ bookmaker: string; outcome: string; price: number; at: Date }>('OddsPoint').implement({
+const OddsPointRef = builder.objectRef<{ bookmaker: string; market: string; outcome: string; price: number; at: Date }>('OddsPoint').implement({
   description: 'One price change of one bookmaker for one outcome.',
   fields: (t) => ({
     bookmaker: t.exposeString('bookmaker', { description: 'Feed bookmaker key.' }),
-    outcome: t.exposeString('outcome'),
+    market: t.exposeString('market', { description: 'h2h, spreads or totals.' }),
+    outcome: t.exposeString('outcome', { description: 'The outcome, with its point in a line market ("Arsenal -0.5", "Over 2.5").' }),
     price: t.exposeFloat('price'),
     at: t.expose('at', { type: 'DateTime', description: "The feed's last_update of the price." }),
   }),

@@ -75,8 +75,10 @@ export const PickSchema = defineEntity({
     { name: 'picks_review_queue_idx', properties: ['createdAt', 'id'], where: "status = 'admin_review'" },
     { name: 'picks_open_event_idx', properties: ['eventId'], where: "event_id is not null and status in ('published', 'admin_review')" },
   ],
-  // At most one pick per (event, generation, market, selection), ever: the engine's duplicate guard.
-  uniques: [{ name: 'picks_event_selection_unique', properties: ['eventId', 'eventGeneration', 'market', 'selection'], where: 'event_id is not null' }],
+  // At most one pick per (event, generation, market, selection, line), ever: the engine's duplicate
+  // guard. The migration creates it NULLS NOT DISTINCT (an h2h pick's missing line is one value),
+  // which MikroORM cannot declare; its schema comparison does not read that flag.
+  uniques: [{ name: 'picks_event_selection_unique', properties: ['eventId', 'eventGeneration', 'market', 'selection', 'line'], where: 'event_id is not null' }],
   checks: [
     { name: 'picks_odds_check', expression: 'odds > 1' },
     { name: 'picks_reference_fair_odds_check', expression: 'reference_fair_odds > 1' },

@@ -18,8 +18,9 @@ import {
   type ScoreEvent,
   type ValidatedEvent,
 } from '../../domain/odds-feed.js';
-import { FINAL_REFUSAL_TEXT, finalScoreFor, h2hResult, judgeFinal, type FinalRefusal, type SettlementOptions } from '../../domain/settlement.js';
-import { isSportSlug } from '../../domain/sports.js';
+import { formatLine, hasLines, MARKETS, type Market } from '../../domain/market.js';
+import { FINAL_REFUSAL_TEXT, finalScoreFor, judgeFinal, pickResult, type FinalRefusal, type SettlementOptions } from '../../domain/settlement.js';
+import { isSportSlug, type SportSlug } from '../../domain/sports.js';
 import { checkText } from '../../domain/text.js';
 import {
   analysisText,
@@ -34,14 +35,14 @@ import {
   readOddsEvents,
   recordFinalScores,
   recordPriceChanges,
-  recordReferenceFair,
+  recordReferenceMarkets,
   takeOverdueEvents,
   upsertOddsEvents,
   withdrawFinalScores,
   type FinalScoreRow,
   type OddsPointRecord,
   type PricePoint,
-  type ReferenceFairRow,
+  type ReferenceMarketRow,
 } from '../../persistence/odds-repository.js';
 import type { Orm } from '../../persistence/orm.js';
 import {
@@ -71,6 +72,11 @@ export interface IngestResult {
 
 export interface ValueEngineOptions {
   detection: DetectionOptions;
+  /**
+   * The markets the engine reads (ODDS_FEED_MARKETS; all when absent); spreads and totals only
+   * in the sports that have lines (LINE_UNITS), the others' are ignored.
+   */
+  markets?: readonly Market[];
   settlement: SettlementOptions;
   /** The stake advice the analyses quote (the same the picks store); the defaults when absent. */
   stakeAdvice?: StakeAdvice;
@@ -80,7 +86,21 @@ export interface ValueEngineOptions {
 }
 
 /** An odds event with its sport slug and the generation of its id it belongs to. */
-type PlacedEvent = OddsEvent & { sport: string; generation: number };
+type PlacedEvent = OddsEvent & { sport: SportSlug; generation: number };
+
+/** The event with only the markets the engine reads for its sport; bookmakers left with none go. */
+function readMarkets(event: OddsEvent, sport: SportSlug, markets: readonly Market[]): OddsEvent {
+  const read = (key: Market) => markets.includes(key) && (key === 'h2h' || hasLines(sport));
+  const bookmakers = event.bookmakers
+    .map((bookmaker) => ({ ...bookmaker, markets: bookmaker.markets.filter((market) => read(market.key)) }))
+    .filter((bookmaker) => bookmaker.markets.length > 0);
+  return { ...event, bookmakers };
+}
+
+/** An outcome as line movement names it: a line market's outcome with its point ("Arsenal -0.5", "Over 2.5"). */
+function outcomeLabel(market: Market, name: string, point: number | undefined): string {
+  return point === undefined ? name : `${name} ${formatLine(market, point)}`;
+}
 
 export class ValueEngine {
   /**
@@ -122,20 +142,23 @@ export class ValueEngine {
     for (const event of parsed) {
       const sport = sportSlugOfKey(event.sportKey);
       if (sport === null) skipped.push({ eventId: event.id, reason: `sport_key ${event.sportKey} maps to no sport the service publishes` });
-      else events.push({ ...event, sport, generation: generationOf(stored.get(event.id), event.commenceTime) });
+      else events.push({ ...readMarkets(event, sport, this.options.markets ?? MARKETS), sport, generation: generationOf(stored.get(event.id), event.commenceTime) });
     }
 
     const points: PricePoint[] = [];
-    const fairRows: ReferenceFairRow[] = [];
+    const referenceRows: ReferenceMarketRow[] = [];
     for (const event of events) {
       for (const bookmaker of event.bookmakers) {
         for (const market of bookmaker.markets) {
           const at = market.lastUpdate ?? bookmaker.lastUpdate;
-          for (const outcome of market.outcomes) points.push({ eventId: event.id, bookmaker: bookmaker.key, outcome: outcome.name, price: outcome.price, at });
+          for (const outcome of market.outcomes) {
+            points.push({ eventId: event.id, bookmaker: bookmaker.key, market: market.key, outcome: outcomeLabel(market.key, outcome.name, outcome.point), price: outcome.price, at });
+          }
         }
       }
-      const fair = referenceFairPrices(event, detection, now);
-      if (fair) fairRows.push({ eventId: event.id, fair: roundedPrices(fair.fair), prices: fair.prices, updatedAt: fair.updatedAt });
+      for (const fair of referenceFairPrices(event, detection, now)) {
+        referenceRows.push({ eventId: event.id, generation: event.generation, market: fair.market, line: fair.line, fair: roundedPrices(fair.fair), prices: fair.prices, updatedAt: fair.updatedAt });
+      }
     }
 
     // New picks first, in one transaction: an edge reaches the stream without waiting for the
@@ -146,11 +169,12 @@ export class ValueEngine {
     for (const event of events) {
       const detected = detectValue(event, detection, now);
       for (const book of detected.skippedBooks) {
-        skipped.push({ eventId: event.id, reason: `bookmaker ${book.bookmaker} not used for this event (${book.reason}): ${book.detail}` });
+        const market = book.line === null ? book.market : `${book.market} ${book.line}`;
+        skipped.push({ eventId: event.id, reason: `bookmaker ${book.bookmaker}'s ${market} market not used for this event (${book.reason}): ${book.detail}` });
       }
       for (const candidate of detected.candidates) {
         // The unique index is the guard; this only keeps known slots out of the batch.
-        const slot = slots.get(engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection));
+        const slot = slots.get(engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection, candidate.line));
         if (!slot) found.push({ event, candidate });
         // A held pick nobody has seen yet takes a plausible offer that has appeared since.
         else if (!candidate.held && slot.status === 'admin_review' && !slot.everVisible) promotions.push({ held: slot, event, candidate });
@@ -173,7 +197,7 @@ export class ValueEngine {
         now,
       );
       await recordPriceChanges(em, points);
-      await recordReferenceFair(em, fairRows);
+      await recordReferenceMarkets(em, referenceRows);
       const moved = await moveKickoffs(em, events.map((event) => ({ eventId: event.id, generation: event.generation, commenceTime: event.commenceTime })), now);
       const closed = await recordClosingLines(em, now, this.options.settlement.closingLineMaxAgeSeconds);
       return { moved, closed };
@@ -271,10 +295,13 @@ export class ValueEngine {
       if (batch.length === 0) return settled;
       for (const pick of batch) {
         const final = finalScoreFor(pick, pick.finalRecord.scores ?? []);
-        const result = final === null ? null : h2hResult(pick.selection, pick.referenceOutcomes, final);
+        const result = final === null ? null : pickResult(pick, final);
         try {
           if (result === null) {
-            throw new InvalidParameterError('selection', final === null ? "the final does not name the pick's two teams" : `selection ${pick.selection} names neither team nor the draw`);
+            throw new InvalidParameterError(
+              'selection',
+              final === null ? "the final does not name the pick's two teams" : `selection ${pick.selection} (${pick.market} ${pick.line ?? ''}) cannot be settled from this final`,
+            );
           }
           await this.picks.settle({ id: pick.id, result, settledFrom: pick.finalRecord });
           settled += 1;
@@ -346,6 +373,7 @@ function enginePick(
       kickoffAt: event.commenceTime.toISOString(),
       market: candidate.market,
       selection: candidate.selection,
+      line: candidate.line,
       bookmaker: { name: candidate.bookmakerTitle, slug: candidate.bookmakerKey, taxRate: candidate.taxRate },
       odds: candidate.price,
       // Stored to 4 decimals: the stored edge is then the one a reader recomputes from the stored prices.

@@ -5,6 +5,7 @@
  */
 import { Agent, request } from 'undici';
 import { REDACTED, redactUrl } from '../../domain/redaction.js';
+import { MARKETS } from '../../domain/market.js';
 import { SimulatedFeed } from './simulated-feed.js';
 import type { Clock } from '../../domain/clock.js';
 
@@ -17,7 +18,7 @@ export interface FeedResponse {
 }
 
 export interface FeedSource {
-  /** `GET /v4/sports/{sportKey}/odds?...&markets=h2h&oddsFormat=decimal&dateFormat=iso` */
+  /** `GET /v4/sports/{sportKey}/odds?...&markets=h2h,spreads,totals&oddsFormat=decimal&dateFormat=iso` */
   odds(sportKey: string, signal?: AbortSignal): Promise<FeedResponse>;
   /** `GET /v4/sports/{sportKey}/scores?...&daysFrom=3&dateFormat=iso` */
   scores(sportKey: string, signal?: AbortSignal): Promise<FeedResponse>;
@@ -128,6 +129,8 @@ export interface HttpFeedOptions {
   url: string;
   apiKey: string;
   regions: string[];
+  /** The v4 market keys asked for (ODDS_FEED_MARKETS); all when absent. */
+  markets?: readonly string[];
   timeoutMs?: number;
 }
 
@@ -145,7 +148,7 @@ export class HttpFeedSource implements FeedSource {
   odds(sportKey: string, signal?: AbortSignal): Promise<FeedResponse> {
     return this.get(`/v4/sports/${encodeURIComponent(sportKey)}/odds`, {
       regions: this.options.regions.join(','),
-      markets: 'h2h',
+      markets: (this.options.markets ?? MARKETS).join(','),
       oddsFormat: 'decimal',
       dateFormat: 'iso',
     }, signal);

@@ -6,7 +6,7 @@
  * and calls may come in any order.
  */
 import { devig } from '../../domain/devig.js';
-import { DRAW_SELECTION } from '../../domain/market.js';
+import { DRAW_SELECTION, OVER, UNDER } from '../../domain/market.js';
 import { DEFAULT_TAX_RATE } from '../../domain/odds.js';
 
 export interface SimulatedFeedOptions {
@@ -19,6 +19,11 @@ interface SimulatedSport {
   title: string;
   threeWay: boolean;
   teams: string[];
+  /**
+   * The sharp book's main lines, one of each list per fixture (quarter lines included); absent
+   * for a sport without spreads and totals. `spreads` is the home team's handicap.
+   */
+  lines?: { spreads: number[]; totals: number[] };
 }
 
 const SPORTS: Record<string, SimulatedSport> = {
@@ -26,11 +31,13 @@ const SPORTS: Record<string, SimulatedSport> = {
     title: 'EPL',
     threeWay: true,
     teams: ['Arsenal', 'Chelsea', 'Liverpool', 'Manchester City', 'Manchester United', 'Tottenham Hotspur', 'Newcastle United', 'Aston Villa', 'Brighton and Hove Albion', 'West Ham United'],
+    lines: { spreads: [-1, -0.75, -0.5, -0.25, 0, 0.25, 0.5], totals: [2.25, 2.5, 2.5, 2.75, 3] },
   },
   basketball_nba: {
     title: 'NBA',
     threeWay: false,
     teams: ['Boston Celtics', 'Denver Nuggets', 'Milwaukee Bucks', 'Phoenix Suns', 'Miami Heat', 'Golden State Warriors', 'Los Angeles Lakers', 'Dallas Mavericks'],
+    lines: { spreads: [-7.5, -4.5, -2.5, 1.5, 3.5, 6], totals: [208.5, 214.5, 219, 223.5] },
   },
   tennis_atp_finals: {
     title: 'ATP Finals',
@@ -41,6 +48,7 @@ const SPORTS: Record<string, SimulatedSport> = {
     title: 'NHL',
     threeWay: false,
     teams: ['Edmonton Oilers', 'Florida Panthers', 'New York Rangers', 'Colorado Avalanche', 'Vegas Golden Knights', 'Boston Bruins', 'Dallas Stars', 'Toronto Maple Leafs'],
+    lines: { spreads: [-1.5, 1.5], totals: [5.5, 6, 6.5] },
   },
 };
 
@@ -122,10 +130,22 @@ function stringHash(text: string): number {
 }
 
 /** Salts: which quantity a hash is for. */
-const Salt = { Phase: 1, Lead: 2, Match: 3, Teams: 4, Strength: 5, Draw: 6, Margin: 7, Step: 8, Misprice: 9, Result: 10, Score: 11, Goal: 12, Id: 13 } as const;
+const Salt = { Phase: 1, Lead: 2, Match: 3, Teams: 4, Strength: 5, Draw: 6, Margin: 7, Step: 8, Misprice: 9, Result: 10, Score: 11, Goal: 12, Id: 13, Line: 14 } as const;
+
+/** The soft book that quotes each line a quarter away from the sharp one (never compared with it). */
+const OFF_LINE_BOOK = 'onexbet';
 
 const iso = (ms: number): string => new Date(Math.floor(ms / SECOND) * SECOND).toISOString().replace('.000Z', 'Z');
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
+
+/** One line market of a fixture: its two outcomes (and their points) and how its probability walks. */
+interface LineMarket {
+  key: 'spreads' | 'totals';
+  /** Which market (1 spreads, 2 totals): salts its walk and mis-prices apart from h2h's. */
+  index: number;
+  names: [string, string];
+  points: [number, number];
+}
 
 interface Fixture {
   sportKey: string;
@@ -249,35 +269,84 @@ export class SimulatedFeed {
     return [(1 - draw) * home, (1 - draw) * (1 - home), draw];
   }
 
+  /** The fixture's spreads and totals at the sharp book's lines; none in a sport without lines. */
+  private lineMarkets(f: Fixture): LineMarket[] {
+    const lines = f.sport.lines;
+    if (!lines) return [];
+    const pick = (list: number[], i: number) => list[hash(...f.key, Salt.Line, i) % list.length]!;
+    const spread = pick(lines.spreads, 1);
+    const total = pick(lines.totals, 2);
+    return [
+      { key: 'spreads', index: 1, names: [f.homeTeam, f.awayTeam], points: [spread, 0 - spread] },
+      { key: 'totals', index: 2, names: [OVER, UNDER], points: [total, total] },
+    ];
+  }
+
+  /** A line market's true probabilities (first outcome, second) in bucket `b`: a walk around even. */
+  private lineFair(f: Fixture, line: LineMarket, b: number): number[] {
+    const opening = between(0.4, 0.6, ...f.key, Salt.Line, line.index);
+    let x = Math.log(opening / (1 - opening));
+    for (let k = this.bucketOf(f.appearsAt) + 1; k <= b; k++) x += DRIFT * gauss(...f.key, Salt.Line, line.index, Salt.Step, k);
+    const first = Math.min(0.75, Math.max(0.25, sigmoid(x)));
+    return [first, 1 - first];
+  }
+
   private bookmakers(f: Fixture, t: number): unknown[] {
     const b = this.bucketOf(t);
     const sharpMargin = between(0.02, 0.03, ...f.key, Salt.Margin);
-    // Pinnacle quotes three decimals, the soft books two (rounded down, in their favour).
-    const sharpPrices = this.fair(f, b).map((p) => Math.round(1000 / (p * (1 + sharpMargin))) / 1000);
+    const lines = this.lineMarkets(f);
+    const h2h = this.prices(f, t, sharpMargin, (bucket) => this.fair(f, bucket), []);
+    const lined = lines.map((line) => this.prices(f, t, sharpMargin, (bucket) => this.lineFair(f, line, bucket), [Salt.Line, line.index]));
     const sharpUpdate = Math.max(f.appearsAt, this.bucketStart(t));
-    const books = [market(SIMULATED_SHARP_BOOKMAKER, sharpUpdate, f.outcomes, sharpPrices)];
-    // Mis-prices are set against the reference's no-vig price, as the engine sees it.
-    const fairOdds = devig(sharpPrices, 'power').fairPrices;
-    SIMULATED_SOFT_BOOKMAKERS.forEach((book, bookIndex) => {
-      const lagged = this.fair(f, b - book.lagMinutes);
+    const books = [
+      book(SIMULATED_SHARP_BOOKMAKER, sharpUpdate, [
+        h2hMarket(f.outcomes, h2h.sharp),
+        ...lines.map((line, m) => lineMarket(line, lined[m]!.sharp, 0)),
+      ]),
+    ];
+    SIMULATED_SOFT_BOOKMAKERS.forEach((soft, bookIndex) => {
+      // Each book refreshes at its own second of the minute; the last refresh is under a minute old.
+      const offset = (10 + 8 * bookIndex) * SECOND;
+      const refreshed = this.bucketStart(t) + offset <= t ? this.bucketStart(t) + offset : this.bucketStart(t) + offset - BUCKET;
+      // One book deals its lines a quarter off the sharp one: a different market, never compared.
+      const shift = soft.key === OFF_LINE_BOOK ? 0.25 : 0;
+      books.push(
+        book(soft, Math.max(f.appearsAt, refreshed), [
+          h2hMarket(f.outcomes, h2h.soft[bookIndex]!),
+          ...lines.map((line, m) => lineMarket(line, lined[m]!.soft[bookIndex]!, shift)),
+        ]),
+      );
+    });
+    return books;
+  }
+
+  /**
+   * One market's prices at `t`: the sharp book's from the current true probabilities, each soft
+   * book's from those of lagMinutes ago with its margin, now and then mis-priced against the
+   * reference's no-vig price (as the engine sees it). `salt` keeps each market's chances apart.
+   */
+  private prices(f: Fixture, t: number, sharpMargin: number, fairAt: (bucket: number) => number[], salt: number[]): { sharp: number[]; soft: number[][] } {
+    const b = this.bucketOf(t);
+    // Pinnacle quotes three decimals, the soft books two (rounded down, in their favour).
+    const sharp = fairAt(b).map((p) => Math.round(1000 / (p * (1 + sharpMargin))) / 1000);
+    const fairOdds = devig(sharp, 'power').fairPrices;
+    const soft = SIMULATED_SOFT_BOOKMAKERS.map((book, bookIndex) => {
+      const lagged = fairAt(b - book.lagMinutes);
       const mispriced = new Set<number>();
       const prices = lagged.map((p, j) => {
-        const roll = unit(...f.key, Salt.Misprice, j, b);
-        if (roll < MISPRICE_RATE && hash(...f.key, Salt.Misprice, j, b, 1) % SIMULATED_SOFT_BOOKMAKERS.length === bookIndex) {
-          const gross = unit(...f.key, Salt.Misprice, j, b, 2) < GROSS_SHARE;
-          const edge = gross ? between(0.28, 0.45, ...f.key, Salt.Misprice, j, b, 3) : between(0.04, 0.12, ...f.key, Salt.Misprice, j, b, 3);
+        const roll = unit(...f.key, ...salt, Salt.Misprice, j, b);
+        if (roll < MISPRICE_RATE && hash(...f.key, ...salt, Salt.Misprice, j, b, 1) % SIMULATED_SOFT_BOOKMAKERS.length === bookIndex) {
+          const gross = unit(...f.key, ...salt, Salt.Misprice, j, b, 2) < GROSS_SHARE;
+          const edge = gross ? between(0.28, 0.45, ...f.key, ...salt, Salt.Misprice, j, b, 3) : between(0.04, 0.12, ...f.key, ...salt, Salt.Misprice, j, b, 3);
           mispriced.add(j);
           return Math.floor((100 * fairOdds[j]! * (1 + edge)) / (1 - DEFAULT_TAX_RATE)) / 100;
         }
         return Math.max(1.01, Math.floor(100 / (p * (1 + book.margin))) / 100);
       });
       keepMargin(prices, mispriced, book.margin);
-      // Each book refreshes at its own second of the minute; the last refresh is under a minute old.
-      const offset = (10 + 8 * bookIndex) * SECOND;
-      const refreshed = this.bucketStart(t) + offset <= t ? this.bucketStart(t) + offset : this.bucketStart(t) + offset - BUCKET;
-      books.push(market(book, Math.max(f.appearsAt, refreshed), f.outcomes, prices));
+      return prices;
     });
-    return books;
+    return { sharp, soft };
   }
 
   /** Final [home, away]: the result is drawn from the fair probabilities at kickoff. */
@@ -313,14 +382,23 @@ export class SimulatedFeed {
   }
 }
 
-function market(book: { key: string; title: string }, updatedAt: number, outcomes: string[], prices: number[]) {
+function book(bookmaker: { key: string; title: string }, updatedAt: number, markets: ((lastUpdate: string) => unknown)[]) {
   const lastUpdate = iso(updatedAt);
-  return {
-    key: book.key,
-    title: book.title,
+  return { key: bookmaker.key, title: bookmaker.title, last_update: lastUpdate, markets: markets.map((market) => market(lastUpdate)) };
+}
+
+function h2hMarket(outcomes: string[], prices: number[]) {
+  return (lastUpdate: string) => ({ key: 'h2h', last_update: lastUpdate, outcomes: outcomes.map((name, j) => ({ name, price: prices[j]! })) });
+}
+
+/** A spreads or totals market; `shift` moves the line (a handicap keeps its two points opposite). */
+function lineMarket(line: LineMarket, prices: number[], shift: number) {
+  const points = line.key === 'spreads' ? [line.points[0] + shift, line.points[1] - shift] : [line.points[0] + shift, line.points[1] + shift];
+  return (lastUpdate: string) => ({
+    key: line.key,
     last_update: lastUpdate,
-    markets: [{ key: 'h2h', last_update: lastUpdate, outcomes: outcomes.map((name, j) => ({ name, price: prices[j]! })) }],
-  };
+    outcomes: line.names.map((name, j) => ({ name, price: prices[j]!, point: points[j]! })),
+  });
 }
 
 /** The score so far: each of a few goals (or sets) lands at its own moment; big scores grow evenly. */
