@@ -175,6 +175,11 @@ describe('loadConfig', () => {
 describe('value engine configuration', () => {
   const feed = { ODDS_FEED_URL: 'http://127.0.0.1:9/', ODDS_FEED_API_KEY: 'k', ODDS_FEED_SPORTS: 'soccer_epl' };
 
+  it('reads h2h, spreads and totals unless ODDS_FEED_MARKETS narrows them', () => {
+    expect(loadConfig({}).valueEngine.markets).toEqual(['h2h', 'spreads', 'totals']);
+    expect(loadConfig({ ODDS_FEED_MARKETS: 'h2h' }).valueEngine.markets).toEqual(['h2h']);
+  });
+
   it('has the documented defaults: no HTTP feed; the simulated demo feed in embedded demo mode only', () => {
     const embedded = loadConfig({}).valueEngine;
     expect(embedded).toMatchObject({
@@ -210,6 +215,7 @@ describe('value engine configuration', () => {
       ...feed,
       ODDS_FEED_SPORTS: 'soccer_epl, basketball_nba,tennis_atp_finals,soccer_epl',
       ODDS_FEED_REGIONS: 'uk,eu',
+      ODDS_FEED_MARKETS: 'totals, h2h,totals',
       ODDS_POLL_SECONDS: '15',
       SCORES_POLL_SECONDS: '120',
       REFERENCE_BOOKMAKER: 'betfair_ex_eu',
@@ -230,6 +236,7 @@ describe('value engine configuration', () => {
       demoFeed: false,
       sportKeys: ['soccer_epl', 'basketball_nba', 'tennis_atp_finals'],
       regions: ['uk', 'eu'],
+      markets: ['totals', 'h2h'],
       oddsPollSeconds: 15,
       scoresPollSeconds: 120,
       oddsHistoryDays: 30,
@@ -262,6 +269,9 @@ describe('value engine configuration', () => {
     [{ DEMO_FEED: 'sometimes' }, 'DEMO_FEED'],
     [{ ODDS_FEED_REGIONS: 'mars' }, 'ODDS_FEED_REGIONS'],
     [{ ODDS_FEED_REGIONS: 'eu,' }, 'ODDS_FEED_REGIONS'],
+    [{ ODDS_FEED_MARKETS: 'h2h,alternate_spreads' }, 'ODDS_FEED_MARKETS'],
+    [{ ODDS_FEED_MARKETS: 'H2H' }, 'ODDS_FEED_MARKETS'],
+    [{ ODDS_FEED_MARKETS: 'h2h,' }, 'ODDS_FEED_MARKETS'],
     [{ ODDS_POLL_SECONDS: '0' }, 'ODDS_POLL_SECONDS'],
     [{ ODDS_POLL_SECONDS: '3601' }, 'ODDS_POLL_SECONDS'],
     [{ ODDS_POLL_SECONDS: '1.5' }, 'ODDS_POLL_SECONDS'],

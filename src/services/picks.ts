@@ -77,6 +77,12 @@ export interface SettlePickInput {
   settledAt?: string | null;
   /** Automatic settlement: the score record that settled the pick, kept in provenance.settlement. */
   settledFrom?: Record<string, unknown>;
+  /**
+   * Automatic settlement only: an engine pick the reference gave no close at its line (it moved
+   * off the point, or stopped quoting before kickoff) settles without closing odds, and so stays
+   * out of the CLV average; an operator must still give closingOdds for such a pick.
+   */
+  closeMayBeMissing?: boolean;
 }
 
 /** What the value engine adds to a publish: where the pick came from, and its generated analysis. */
@@ -413,7 +419,7 @@ export class PickService {
       }
       // The operator's closing odds win; else the engine's stored no-vig closing line.
       const closingOdds = input.closingOdds ?? pick.closingOdds ?? null;
-      if (closingOdds == null) {
+      if (closingOdds == null && !input.closeMayBeMissing) {
         throw new InvalidParameterError('closingOdds', 'closingOdds is required: this pick has no stored closing line');
       }
       // The operator's close is theirs to vouch for; only the engine's own can be stale.

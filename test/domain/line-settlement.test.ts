@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isLegalLine, lineResult, settlementProfit, spreadResult, totalResult, type FinalScore } from '../../src/domain/settlement.js';
+import { isLegalLine, lineResult, pickResult, settlementProfit, spreadResult, totalResult, type FinalScore } from '../../src/domain/settlement.js';
 
 const score = (homeScore: number, awayScore: number): FinalScore => ({ homeTeam: 'Arsenal', awayTeam: 'Chelsea', homeScore, awayScore });
 
@@ -90,5 +90,20 @@ describe('lines', () => {
         expect(lineResult(point, (line) => home + line - away)).not.toBeNull();
       }),
     );
+  });
+});
+
+describe('pickResult: the rule of the pick\'s market', () => {
+  const score = { homeTeam: 'Arsenal', awayTeam: 'Chelsea', homeScore: 2, awayScore: 1 };
+  it('settles each market by its own rule', () => {
+    expect(pickResult({ market: 'h2h', selection: 'Arsenal', line: null, referenceOutcomes: 3 }, score)).toBe('won');
+    expect(pickResult({ market: 'spreads', selection: 'Chelsea', line: 0.75, referenceOutcomes: 2 }, score)).toBe('half_lost');
+    expect(pickResult({ market: 'totals', selection: 'Over', line: 2.75, referenceOutcomes: 2 }, score)).toBe('half_won');
+  });
+  it('refuses a line that does not fit the market', () => {
+    expect(pickResult({ market: 'h2h', selection: 'Arsenal', line: 0.5, referenceOutcomes: 3 }, score)).toBeNull();
+    expect(pickResult({ market: 'spreads', selection: 'Chelsea', line: null, referenceOutcomes: 2 }, score)).toBeNull();
+    expect(pickResult({ market: 'totals', selection: 'Over', line: null, referenceOutcomes: 2 }, score)).toBeNull();
+    expect(pickResult({ market: 'totals', selection: 'Arsenal', line: 2.5, referenceOutcomes: 2 }, score)).toBeNull();
   });
 });

@@ -621,3 +621,85 @@ describe('properties', () => {
     );
   });
 });
+
+describe('parseOddsEvents: spreads and totals', () => {
+  const M1 = `${B0}.markets[1]`;
+  const spreads = (home: unknown, away: unknown) => ({
+    key: 'spreads',
+    outcomes: [
+      { name: 'Arsenal', price: 1.9, point: home },
+      { name: 'Chelsea', price: 1.95, point: away },
+    ],
+  });
+  const totals = (over: unknown, under: unknown) => ({
+    key: 'totals',
+    outcomes: [
+      { name: 'Over', price: 1.9, point: over },
+      { name: 'Under', price: 1.95, point: under },
+    ],
+  });
+  /** Event 0 with one extra market on pinnacle: what the parser keeps of it, and the reasons. */
+  function parsedWith(market: Json) {
+    const event = soccerEvent();
+    ((event.bookmakers as Json[])[0]!.markets as Json[]).push(market);
+    const result = parseOddsEvents([event]);
+    const pinnacle = result.events[0]!.bookmakers.find((b) => b.key === 'pinnacle')!;
+    return { kept: pinnacle.markets.filter((m) => m.key !== 'h2h'), reasons: result.skipped.map((s) => s.reason) };
+  }
+
+  it('keeps legal lines, quarter lines included, with the home handicap or the total as the line', () => {
+    expect(parsedWith(spreads(-0.75, 0.75)).kept).toEqual([
+      {
+        key: 'spreads',
+        line: -0.75,
+        lastUpdate: null,
+        outcomes: [
+          { name: 'Arsenal', price: 1.9, point: -0.75 },
+          { name: 'Chelsea', price: 1.95, point: 0.75 },
+        ],
+      },
+    ]);
+    // A level handicap (Asian handicap 0, "draw no bet") has a line of 0, never -0.
+    expect(Object.is(parsedWith(spreads(0, -0)).kept[0]!.line, 0)).toBe(true);
+    expect(parsedWith(totals(2.25, 2.25)).kept[0]).toMatchObject({ key: 'totals', line: 2.25 });
+    expect(parsedWith(totals(2.25, 2.25)).reasons).toEqual([]);
+  });
+
+  it.each([
+    ['points not opposite', spreads(-0.5, 0.25), `${M1}.outcomes must give the two teams opposite points (has -0.5 and 0.25)`],
+    ['points swapped onto one side', spreads(-0.5, -0.5), `${M1}.outcomes must give the two teams opposite points (has -0.5 and -0.5)`],
+    ['total points differ', totals(2.5, 3), `${M1}.outcomes must give "Over" and "Under" the same point (has 2.5 and 3)`],
+    ['point missing', spreads(undefined, 0.5), `${M1}.outcomes[0].point is missing (a spreads outcome has one)`],
+    ['point null', totals(null, 2.5), `${M1}.outcomes[0].point is missing (a totals outcome has one)`],
+    ['point a string', spreads('-0.5', 0.5), `${M1}.outcomes[0].point must be a multiple of 0.25 from -100 to 100 (got a string)`],
+    ['point not a quarter', totals(2.3, 2.3), `${M1}.outcomes[0].point must be a multiple of 0.25 above 0 and at most 1000 (got 2.3)`],
+    ['total not above 0', totals(0, 0), `${M1}.outcomes[0].point must be a multiple of 0.25 above 0 and at most 1000 (got 0)`],
+    ['spread beyond any real line', spreads(-150, 150), `${M1}.outcomes[0].point must be a multiple of 0.25 from -100 to 100 (got -150)`],
+    ['point infinite', spreads(Number.POSITIVE_INFINITY, 0.5), `${M1}.outcomes[0].point must be a multiple of 0.25 from -100 to 100 (got Infinity)`],
+    ['totals named as teams', { key: 'totals', outcomes: [{ name: 'Arsenal', price: 1.9, point: 2.5 }, { name: 'Chelsea', price: 1.9, point: 2.5 }] }, `${M1}.outcomes[0].name must be "Over" or "Under"`],
+    ['spreads with a draw', { key: 'spreads', outcomes: [{ name: 'Draw', price: 1.9, point: 0 }, { name: 'Chelsea', price: 1.9, point: 0 }] }, `${M1}.outcomes[0].name must be the home team or the away team`],
+    ['one side only', { key: 'totals', outcomes: [{ name: 'Over', price: 1.9, point: 2.5 }] }, `${M1}.outcomes must list 2 outcomes (has 1)`],
+    ['three outcomes', { key: 'totals', outcomes: [{ name: 'Over', price: 1.9, point: 2.5 }, { name: 'Under', price: 1.9, point: 2.5 }, { name: 'Over', price: 2, point: 3 }] }, `${M1}.outcomes must have at most 2 entries (has 3)`],
+    ['a side twice', { key: 'totals', outcomes: [{ name: 'Over', price: 1.9, point: 2.5 }, { name: 'Over', price: 1.9, point: 2.5 }] }, `${M1}.outcomes[1].name repeats the outcome "Over"`],
+    ['absurd price', { key: 'totals', outcomes: [{ name: 'Over', price: 0.9, point: 2.5 }, { name: 'Under', price: 1.9, point: 2.5 }] }, `${M1}.outcomes[0].price ${PRICE_RANGE} (got 0.9)`],
+  ])('drops the market, keeps the book: %s', (_what, market, reason) => {
+    const { kept, reasons } = parsedWith(market as Json);
+    expect(kept).toEqual([]);
+    expect(reasons).toEqual([`market dropped: ${reason}`]);
+  });
+
+  it('refuses a bookmaker listing two markets of one key (its main line is one line)', () => {
+    const event = soccerEvent();
+    ((event.bookmakers as Json[])[0]!.markets as Json[]).push(spreads(-0.5, 0.5), spreads(-0.75, 0.75));
+    const result = parseOddsEvents([event]);
+    expect(result.skipped).toEqual([{ eventId: ID, reason: `bookmaker dropped: ${B0}.markets lists 2 spreads markets; a bookmaker has at most one` }]);
+  });
+
+  it('reads the same shapes pushed in camelCase (ingestOdds)', () => {
+    const input = structuredClone(parseOddsEvents([soccerEvent()]).events[0]!) as unknown as Json;
+    ((input.bookmakers as Json[])[0]!.markets as Json[]).push({ key: 'totals', lastUpdate: null, outcomes: [{ name: 'Over', price: 1.9, point: 2.75 }, { name: 'Under', price: 1.95, point: 2.75 }] });
+    const { event, skipped } = validateOddsEvent(input);
+    expect(skipped).toEqual([]);
+    expect(event!.bookmakers[0]!.markets[1]).toMatchObject({ key: 'totals', line: 2.75 });
+  });
+});

@@ -303,7 +303,7 @@ export class ValueEngine {
               final === null ? "the final does not name the pick's two teams" : `selection ${pick.selection} (${pick.market} ${pick.line ?? ''}) cannot be settled from this final`,
             );
           }
-          await this.picks.settle({ id: pick.id, result, settledFrom: pick.finalRecord });
+          await this.picks.settle({ id: pick.id, result, settledFrom: pick.finalRecord, closeMayBeMissing: true });
           settled += 1;
         } catch (error) {
           failed.add(pick.id);
