@@ -25,7 +25,7 @@ import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, percentile, serveCommands } from './common.mjs';
 import { seedAnalysesSql, seedPicksSql } from './seed.mjs';
-import { TRACK_RECORD_DAYS_BACKFILL } from '../dist/migrations/Migration20261125000000_track_record_days.js';
+import { REBUILD_TRACK_RECORD_DAYS_SQL } from '../dist/src/persistence/track-record-repository.js';
 import { dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 export const LIST_PATH = '/api/v1/picks?limit=50';
@@ -77,7 +77,7 @@ async function main() {
   await em.execute(seedPicksSql(picks));
   await em.execute(seedAnalysesSql());
   // Picks inserted with SQL: rebuild the track record's day sums, as the migration does.
-  await em.execute(TRACK_RECORD_DAYS_BACKFILL);
+  await em.execute(REBUILD_TRACK_RECORD_DAYS_SQL);
   await em.execute('analyze');
   const [{ visible }] = await em.execute(`select count(*)::int as visible from picks where status in ('published', 'settled')`);
   // The analysis target: the visible pick with an analysis that kicks off last (a fixed choice for a given N).

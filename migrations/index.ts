@@ -12,6 +12,7 @@ import { Migration20261129000000UsageRefunds } from './Migration20261129000000_u
 import { Migration20261130000000StakeAdvice } from './Migration20261130000000_stake_advice.js';
 import { Migration20261130100000PickLines } from './Migration20261130100000_pick_lines.js';
 import { Migration20261201000000MarketLines } from './Migration20261201000000_market_lines.js';
+import { Migration20261201100000TrackRecordMarkets } from './Migration20261201100000_track_record_markets.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -28,4 +29,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261130000000_stake_advice', class: Migration20261130000000StakeAdvice },
   { name: 'Migration20261130100000_pick_lines', class: Migration20261130100000PickLines },
   { name: 'Migration20261201000000_market_lines', class: Migration20261201000000MarketLines },
+  { name: 'Migration20261201100000_track_record_markets', class: Migration20261201100000TrackRecordMarkets },
 ];

@@ -11,6 +11,7 @@
 import { encodePickCursor } from '../../src/domain/cursor.js';
 import { ERROR_EXTRA_FIELDS, ERRORS, type ErrorCode, type ErrorExtraField } from '../../src/domain/errors.js';
 import { layoutExample, layoutJsonSchema, PUBLIC_PICK, V1_PICK } from '../../src/domain/pick-shape.js';
+import { MARKETS } from '../../src/domain/market.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
 
@@ -105,7 +106,7 @@ export const API_SCHEMAS = {
   TrackRecord: {
     type: 'object',
     description: 'Performance at flat 1-unit stakes of the picks settled in the window. Numbers are rounded to 2 decimals; an empty window gives zeros.',
-    required: ['overall', 'per_sport', 'series'],
+    required: ['overall', 'per_sport', 'per_market', 'series'],
     properties: {
       overall: {
         type: 'object',
@@ -128,6 +129,20 @@ export const API_SCHEMAS = {
           properties: { sport: { type: 'string' }, roi_pct: { type: 'number' }, total_settled: { type: 'integer' } },
         },
       },
+      per_market: {
+        type: 'array',
+        description: 'One row per market (h2h, spreads, totals) with settled picks in the window, by market.',
+        items: {
+          type: 'object',
+          required: ['market', 'roi_pct', 'total_settled', 'clv_avg_pct'],
+          properties: {
+            market: { type: 'string', enum: [...MARKETS] },
+            roi_pct: { type: 'number' },
+            total_settled: { type: 'integer' },
+            clv_avg_pct: { type: 'number', description: "Mean CLV of the market's settled picks with a closing line that was not stale." },
+          },
+        },
+      },
       series: {
         type: 'array',
         description: 'One row per UTC date of the window, oldest first, days without settlements included.',
@@ -142,6 +157,10 @@ export const API_SCHEMAS = {
       {
         overall: { roi_pct: 6.4, win_rate: 52.5, total_settled: 41, clv_avg_pct: 2.1, clv_count: 39, edge_avg_pct: 7.35 },
         per_sport: [{ sport: 'soccer', roi_pct: 6.4, total_settled: 41 }],
+        per_market: [
+          { market: 'h2h', roi_pct: 4.1, total_settled: 25, clv_avg_pct: 1.8 },
+          { market: 'totals', roi_pct: 10, total_settled: 16, clv_avg_pct: 2.6 },
+        ],
         series: [
           { date: '2026-11-21', cumulative_pnl_pct: 240 },
           { date: '2026-11-22', cumulative_pnl_pct: 262 },

@@ -112,6 +112,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     document: TrackRecordDocument,
     params: [
       sportParam('Scope to one sport.'),
+      { name: 'market', in: 'query', type: 'string', enum: MARKETS, variable: 'market', description: 'Scope to one market: h2h, spreads or totals.' },
       { name: 'days_back', in: 'query', type: 'integer', ...pageParam(DAYS_BACK), variable: 'daysBack', description: 'Lookback window in days.' },
     ],
     responseSchema: trackRecordSchema,
@@ -127,6 +128,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
           edge_avg_pct: record.overall.edgeAvgPct,
         },
         per_sport: record.perSport.map((row) => ({ sport: row.sport, roi_pct: row.roiPct, total_settled: row.totalSettled })),
+        per_market: record.perMarket.map((row) => ({ market: row.market, roi_pct: row.roiPct, total_settled: row.totalSettled, clv_avg_pct: row.clvAvgPct })),
         series: record.series.map((point) => ({ date: point.date, cumulative_pnl_pct: point.cumulativePnlPct })),
       };
     },

@@ -1,7 +1,7 @@
 /**
  * Track record at flat 1-unit stakes (docs/API.md, "Track record").
- * Aggregation runs on buckets the database pre-groups by (UTC date, sport, result), so
- * the work here is proportional to days x sports, not to the number of picks.
+ * Aggregation runs on buckets the database pre-groups by (UTC date, sport, market, result), so
+ * the work here is proportional to days x sports x markets, not to the number of picks.
  */
 import { roundTo } from './numbers.js';
 import type { PickResult } from './pick.js';
@@ -12,6 +12,7 @@ export interface TrackRecordBucket {
   /** YYYY-MM-DD of settled_at, UTC. */
   date: string;
   sport: string;
+  market: string;
   result: PickResult;
   count: number;
   sumOdds: number;
@@ -23,6 +24,7 @@ export interface TrackRecordBucket {
 
 export interface SettledPickFacts {
   sport: string;
+  market: string;
   odds: number;
   closingOdds: number | null;
   edgePct: number;
@@ -41,6 +43,7 @@ export interface TrackRecord {
     edgeAvgPct: number;
   };
   perSport: { sport: string; roiPct: number; totalSettled: number }[];
+  perMarket: { market: string; roiPct: number; totalSettled: number; clvAvgPct: number }[];
   series: { date: string; cumulativePnlPct: number }[];
 }
 
@@ -82,10 +85,13 @@ interface Totals {
   settled: number;
   nonVoid: number;
   wins: number;
+  sumEdgePct: number;
+  sumClvPct: number;
+  countWithClosing: number;
 }
 
 function emptyTotals(): Totals {
-  return { profit: 0, settled: 0, nonVoid: 0, wins: 0 };
+  return { profit: 0, settled: 0, nonVoid: 0, wins: 0, sumEdgePct: 0, sumClvPct: 0, countWithClosing: 0 };
 }
 
 function addBucket(totals: Totals, bucket: TrackRecordBucket, profit: number): void {
@@ -93,7 +99,27 @@ function addBucket(totals: Totals, bucket: TrackRecordBucket, profit: number): v
   totals.settled += bucket.count;
   if (bucket.result !== 'void') totals.nonVoid += bucket.count;
   if (bucket.result === 'won' || bucket.result === 'half_won') totals.wins += bucket.count;
+  totals.sumEdgePct += bucket.sumEdgePct;
+  totals.sumClvPct += bucket.sumClvPct;
+  totals.countWithClosing += bucket.countWithClosing;
 }
+
+/** The totals of `key` in `groups`, created empty on first use. */
+function totalsOf(groups: Map<string, Totals>, key: string): Totals {
+  let totals = groups.get(key);
+  if (!totals) {
+    totals = emptyTotals();
+    groups.set(key, totals);
+  }
+  return totals;
+}
+
+/** Groups in key order (deterministic output whatever the order of the buckets). */
+function sortedGroups(groups: Map<string, Totals>): [string, Totals][] {
+  return [...groups.entries()].sort(([a], [b]) => compareStrings(a, b));
+}
+
+const roiOf = (totals: Totals): number => roundTo(100 * ratio(totals.profit, totals.nonVoid), 2);
 
 /** Mean with the "empty window: zeros" rule. */
 function ratio(numerator: number, denominator: number): number {
@@ -124,31 +150,22 @@ export function aggregateTrackRecord(
 
   const overall = emptyTotals();
   const perSport = new Map<string, Totals>();
+  const perMarket = new Map<string, Totals>();
   const profitByDate = new Map<string, number>();
-  let sumEdgePct = 0;
-  let sumClvPct = 0;
-  let countWithClosing = 0;
 
   // Floating-point sums depend on their order: a fixed order makes the rounded figures the
   // same whichever way the caller assembled the buckets (day sums, edge days, one query).
   const ordered = [...buckets].sort(
-    (a, b) => compareText(a.date, b.date) || compareText(a.sport, b.sport) || compareText(a.result, b.result),
+    (a, b) => compareText(a.date, b.date) || compareText(a.sport, b.sport) || compareText(a.market, b.market) || compareText(a.result, b.result),
   );
   for (const bucket of ordered) {
     if (bucket.count <= 0) continue;
     if (bucket.date < firstDate || bucket.date > lastDate) continue;
     const profit = bucketProfit(bucket);
     addBucket(overall, bucket, profit);
-    let sportTotals = perSport.get(bucket.sport);
-    if (!sportTotals) {
-      sportTotals = emptyTotals();
-      perSport.set(bucket.sport, sportTotals);
-    }
-    addBucket(sportTotals, bucket, profit);
+    addBucket(totalsOf(perSport, bucket.sport), bucket, profit);
+    addBucket(totalsOf(perMarket, bucket.market), bucket, profit);
     profitByDate.set(bucket.date, (profitByDate.get(bucket.date) ?? 0) + profit);
-    sumEdgePct += bucket.sumEdgePct;
-    sumClvPct += bucket.sumClvPct;
-    countWithClosing += bucket.countWithClosing;
   }
 
   const series: TrackRecord['series'] = [];
@@ -163,20 +180,20 @@ export function aggregateTrackRecord(
 
   return {
     overall: {
-      roiPct: roundTo(100 * ratio(overall.profit, overall.nonVoid), 2),
+      roiPct: roiOf(overall),
       winRate: roundTo(100 * ratio(overall.wins, overall.nonVoid), 2),
       totalSettled: overall.settled,
-      clvAvgPct: roundTo(ratio(sumClvPct, countWithClosing), 2),
-      clvCount: countWithClosing,
-      edgeAvgPct: roundTo(ratio(sumEdgePct, overall.settled), 2),
+      clvAvgPct: roundTo(ratio(overall.sumClvPct, overall.countWithClosing), 2),
+      clvCount: overall.countWithClosing,
+      edgeAvgPct: roundTo(ratio(overall.sumEdgePct, overall.settled), 2),
     },
-    perSport: [...perSport.entries()]
-      .sort(([a], [b]) => compareStrings(a, b))
-      .map(([sport, totals]) => ({
-        sport,
-        roiPct: roundTo(100 * ratio(totals.profit, totals.nonVoid), 2),
-        totalSettled: totals.settled,
-      })),
+    perSport: sortedGroups(perSport).map(([sport, totals]) => ({ sport, roiPct: roiOf(totals), totalSettled: totals.settled })),
+    perMarket: sortedGroups(perMarket).map(([market, totals]) => ({
+      market,
+      roiPct: roiOf(totals),
+      totalSettled: totals.settled,
+      clvAvgPct: roundTo(ratio(totals.sumClvPct, totals.countWithClosing), 2),
+    })),
     series,
   };
 }

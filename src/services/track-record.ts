@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.js';
 import { InvalidParameterError } from '../domain/errors.js';
+import { validateMarket } from '../domain/market.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import {
   aggregateTrackRecord,
@@ -8,7 +9,7 @@ import {
   type TrackRecordBucket,
 } from '../domain/track-record.js';
 import type { Orm } from '../persistence/orm.js';
-import { daySumBuckets, settledBuckets } from '../persistence/track-record-repository.js';
+import { daySumBuckets, settledBuckets, type TrackRecordScope } from '../persistence/track-record-repository.js';
 
 const DAY_MS = 86_400_000;
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
@@ -23,13 +24,13 @@ export class TrackRecordService {
    * Flat 1-unit stakes over picks settled in the last daysBack days; the database groups, the
    * domain sums. daysBack arrives valid (the GraphQL argument's bound, src/domain/bounds.ts).
    */
-  async get(query: { sport?: string | null; daysBack: number }): Promise<TrackRecord> {
+  async get(query: { sport?: string | null; market?: string | null; daysBack: number }): Promise<TrackRecord> {
     const { daysBack } = query;
     if (query.sport != null && !isSportSlug(query.sport)) {
       throw new InvalidParameterError('sport', `sport must be one of: ${SPORT_SLUGS.join(', ')}`);
     }
     const window = trackRecordWindow(this.clock.now(), daysBack);
-    const sport = query.sport ?? null;
+    const scope: TrackRecordScope = { sport: query.sport ?? null, market: query.market == null ? null : validateMarket(query.market) };
     const em = this.orm.em.fork();
     // Whole UTC days inside the window come pre-summed; only the two partial edge days are
     // aggregated from the picks themselves.
@@ -38,12 +39,12 @@ export class TrackRecordService {
     const lastDayStart = new Date(Math.floor(window.to.getTime() / DAY_MS) * DAY_MS);
     let buckets: TrackRecordBucket[];
     if (firstWholeDay.getTime() >= lastDayStart.getTime()) {
-      buckets = await settledBuckets(em, window, sport);
+      buckets = await settledBuckets(em, window, scope);
     } else {
       buckets = [
-        ...(await settledBuckets(em, { from: window.from, to: firstWholeDay }, sport, { toExclusive: true })),
-        ...(await daySumBuckets(em, utcDay(firstWholeDay), utcDay(lastDayStart), sport)),
-        ...(await settledBuckets(em, { from: lastDayStart, to: window.to }, sport)),
+        ...(await settledBuckets(em, { from: window.from, to: firstWholeDay }, scope, { toExclusive: true })),
+        ...(await daySumBuckets(em, utcDay(firstWholeDay), utcDay(lastDayStart), scope)),
+        ...(await settledBuckets(em, { from: lastDayStart, to: window.to }, scope)),
       ];
     }
     return aggregateTrackRecord(buckets, window);

@@ -25,19 +25,20 @@ function pick(
   edgePct: number,
   result: PickResult,
   settledAt: string,
+  market = 'h2h',
 ): SettledPickFacts {
-  return { sport, odds, closingOdds, edgePct, result, settledAt: new Date(settledAt) };
+  return { sport, market, odds, closingOdds, edgePct, result, settledAt: new Date(settledAt) };
 }
 
-/** The database's GROUP BY (UTC settlement date, sport, result), in memory. */
+/** The database's GROUP BY (UTC settlement date, sport, market, result), in memory. */
 function toTrackRecordBuckets(picks: SettledPickFacts[]): TrackRecordBucket[] {
   const byKey = new Map<string, TrackRecordBucket>();
   for (const pick of picks) {
     const date = utcDateString(pick.settledAt);
-    const key = JSON.stringify([date, pick.sport, pick.result]);
+    const key = JSON.stringify([date, pick.sport, pick.market, pick.result]);
     let bucket = byKey.get(key);
     if (!bucket) {
-      bucket = { date, sport: pick.sport, result: pick.result, count: 0, sumOdds: 0, sumEdgePct: 0, countWithClosing: 0, sumClvPct: 0 };
+      bucket = { date, sport: pick.sport, market: pick.market, result: pick.result, count: 0, sumOdds: 0, sumEdgePct: 0, countWithClosing: 0, sumClvPct: 0 };
       byKey.set(key, bucket);
     }
     bucket.count += 1;
@@ -77,6 +78,11 @@ function referenceTrackRecord(picks: SettledPickFacts[], window: { from: Date; t
   const clvs = withClosing.map((p) => 100 * (p.odds / (p.closingOdds as number) - 1));
   const overall = stats(inWindow);
   const sports = [...new Set(inWindow.map((p) => p.sport))].sort();
+  const markets = [...new Set(inWindow.map((p) => p.market))].sort();
+  const clvAvg = (ps: SettledPickFacts[]) => {
+    const values = ps.filter((p) => p.closingOdds !== null).map((p) => 100 * (p.odds / (p.closingOdds as number) - 1));
+    return values.length === 0 ? 0 : roundTo(values.reduce((a, b) => a + b, 0) / values.length, 2);
+  };
   const series: TrackRecord['series'] = [];
   const first = Date.parse(`${utcDateString(window.from)}T00:00:00Z`);
   for (let t = first; t <= window.to.getTime(); t += DAY) {
@@ -95,6 +101,10 @@ function referenceTrackRecord(picks: SettledPickFacts[], window: { from: Date; t
     perSport: sports.map((sport) => {
       const s = stats(inWindow.filter((p) => p.sport === sport));
       return { sport, roiPct: s.roiPct, totalSettled: s.totalSettled };
+    }),
+    perMarket: markets.map((market) => {
+      const ofMarket = inWindow.filter((p) => p.market === market);
+      return { market, roiPct: stats(ofMarket).roiPct, totalSettled: ofMarket.length, clvAvgPct: clvAvg(ofMarket) };
     }),
     series,
   };
@@ -141,11 +151,11 @@ describe('aggregateTrackRecord', () => {
 
   const picks = [
     pick('soccer', 2.0, 1.8, 5, 'won', '2026-11-19T13:00:00Z'), // +1
-    pick('soccer', 3.0, null, 10, 'half_won', '2026-11-19T20:00:00Z'), // +1
+    pick('soccer', 3.0, null, 10, 'half_won', '2026-11-19T20:00:00Z', 'totals'), // +1
     // nothing on the 20th
     pick('tennis', 1.5, 1.6, 2, 'lost', '2026-11-21T09:00:00Z'), // -1
     pick('tennis', 2.5, 2.5, 4, 'void', '2026-11-21T10:00:00Z'), // 0
-    pick('basketball', 1.9, 2.0, -1, 'half_lost', '2026-11-22T11:00:00Z'), // -0.5
+    pick('basketball', 1.9, 2.0, -1, 'half_lost', '2026-11-22T11:00:00Z', 'spreads'), // -0.5
     // outside the window on either side (same UTC dates as window ends)
     pick('soccer', 5.0, 4.0, 50, 'won', '2026-11-19T11:59:59.999Z'),
     pick('soccer', 5.0, 4.0, 50, 'lost', '2026-11-22T12:00:00.001Z'),
@@ -175,6 +185,14 @@ describe('aggregateTrackRecord', () => {
         // the void pick counts as settled but not in the ROI denominator
         { sport: 'tennis', roiPct: -100, totalSettled: 2 },
       ],
+      perMarket: [
+        // +1 - 1 + 0 over 2 non-void; CLV (11.111.. - 6.25 + 0) / 3
+        { market: 'h2h', roiPct: 0, totalSettled: 3, clvAvgPct: 1.62 },
+        // -0.5 over 1; CLV 100 x (1.9 / 2.0 - 1)
+        { market: 'spreads', roiPct: -50, totalSettled: 1, clvAvgPct: -5 },
+        // +1 over 1; no closing line
+        { market: 'totals', roiPct: 100, totalSettled: 1, clvAvgPct: 0 },
+      ],
       series: [
         { date: '2026-11-19', cumulativePnlPct: 200 },
         { date: '2026-11-20', cumulativePnlPct: 200 },
@@ -199,6 +217,7 @@ describe('aggregateTrackRecord', () => {
     expect(record).toEqual({
       overall: { roiPct: 0, winRate: 0, totalSettled: 0, clvAvgPct: 0, clvCount: 0, edgeAvgPct: 0 },
       perSport: [],
+      perMarket: [],
       series: [
         { date: '2026-11-20', cumulativePnlPct: 0 },
         { date: '2026-11-21', cumulativePnlPct: 0 },
@@ -230,6 +249,7 @@ describe('aggregateTrackRecord', () => {
     const bucket = (date: string, count: number): TrackRecordBucket => ({
       date,
       sport: 'soccer',
+      market: 'h2h',
       result: 'won',
       count,
       sumOdds: 2 * count,
@@ -249,6 +269,7 @@ describe('aggregateTrackRecord', () => {
     const b: TrackRecordBucket = {
       date: '2026-11-21',
       sport: 'soccer',
+      market: 'h2h',
       result: 'won',
       count: 1,
       sumOdds: 3,
@@ -303,6 +324,7 @@ describe('aggregateTrackRecord', () => {
     const arbPick = (base: number) =>
       fc.record({
         sport: fc.constantFrom(...sports),
+        market: fc.constantFrom('h2h', 'spreads', 'totals'),
         odds: cents,
         closingOdds: fc.option(cents, { nil: null }),
         edgePct: fc.integer({ min: -5000, max: 5000 }).map((c) => c / 100),

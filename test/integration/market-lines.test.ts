@@ -342,6 +342,18 @@ describe('spreads and totals from a local v4 feed', () => {
     expect(overall.total_settled).toBe(4);
     expect(overall.roi_pct).toBeCloseTo((profit / 4) * 100, 1);
     expect(overall.clv_count).toBe(3);
+    // Per market: spreads -0.5 + 1.4 over 2 with one close (Burnley +0.75: 100 x (2.4 x 0.45 - 1) = 8);
+    // totals -1 + 0.725 over 2, closes 1 / 0.4 and 1 / 0.45.
+    const perMarket = record.json().per_market as Record<string, unknown>[];
+    expect(perMarket.map((row) => row.market)).toEqual(['spreads', 'totals']);
+    expect(perMarket[0]).toMatchObject({ total_settled: 2, roi_pct: 45, clv_avg_pct: 8 });
+    expect(perMarket[1]).toMatchObject({ total_settled: 2, roi_pct: -13.75 });
+    expect(perMarket[1]!.clv_avg_pct).toBeCloseTo((100 * (2.45 / round4(1 / 0.4) - 1) + 100 * (2.45 / round4(1 / 0.45) - 1)) / 2, 2);
+    const scoped = await t.app.inject({ method: 'GET', url: '/api/v1/track-record?market=totals', headers: { authorization: `Bearer ${key}` } });
+    expect(scoped.json().overall.total_settled).toBe(2);
+    const unknown = await t.app.inject({ method: 'GET', url: '/api/v1/track-record?market=moneyline', headers: { authorization: `Bearer ${key}` } });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error).toBe('invalid_parameter');
   });
 
   it('keeps one engine pick per (event, generation, market, selection, line): a missing h2h line is one value', async () => {

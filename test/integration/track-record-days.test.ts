@@ -6,14 +6,14 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateTrackRecord, trackRecordWindow } from '../../src/domain/track-record.js';
-import { toBucket, trackRecordSql, type BucketRow } from '../../src/persistence/track-record-repository.js';
-import { TRACK_RECORD_DAYS_BACKFILL } from '../../migrations/Migration20261125000000_track_record_days.js';
+import { REBUILD_TRACK_RECORD_DAYS_SQL, toBucket, trackRecordSql, type BucketRow } from '../../src/persistence/track-record-repository.js';
 import { createTestApp, ManualClock, type TestApp } from '../helpers/app.js';
 import { pickInput } from '../helpers/fixtures.js';
 
 const NOW = new Date('2026-11-22T15:30:00.000Z');
 const RESULTS = ['won', 'lost', 'void', 'half_won', 'half_lost'] as const;
 const SPORTS = ['soccer', 'tennis', 'basketball'];
+const MARKETS = ['h2h', 'totals'];
 
 describe('track record from day sums', () => {
   let t: TestApp;
@@ -25,8 +25,16 @@ describe('track record from day sums', () => {
       const settledAt = new Date(NOW.getTime() - (i * 16 + 3) * 3_600_000 - i * 60_000);
       const publishedAt = new Date(settledAt.getTime() - 30 * 3_600_000);
       const team = `Team ${i}`;
+      // Every other soccer and basketball pick is a total (tennis has no lines).
+      const market = SPORTS[i % 3] !== 'tennis' && i % 2 === 1 ? 'totals' : 'h2h';
       const pick = await t.runtime.services.picks.publish({
-        ...pickInput({ sport: SPORTS[i % 3], league: 'League', homeTeam: team, selection: team, odds: 1.8 + (i % 7) / 10 }),
+        ...pickInput({
+          sport: SPORTS[i % 3],
+          league: 'League',
+          homeTeam: team,
+          odds: 1.8 + (i % 7) / 10,
+          ...(market === 'totals' ? { market, selection: 'Over', line: 2.5 } : { selection: team }),
+        }),
         kickoffAt: new Date(settledAt.getTime() - 3 * 3_600_000).toISOString(),
         publishedAt: publishedAt.toISOString(),
       } as never);
@@ -42,32 +50,45 @@ describe('track record from day sums', () => {
     await t?.close();
   });
 
-  async function rawOnly(daysBack: number, sport: string | null) {
+  async function rawOnly(daysBack: number, sport: string | null, market: string | null) {
     const window = trackRecordWindow(clock.now(), daysBack);
-    const { sql, params } = trackRecordSql(window, sport);
+    const { sql, params } = trackRecordSql(window, { sport, market });
     const rows = await t.runtime.orm.em.fork().execute<BucketRow[]>(sql, params);
     return aggregateTrackRecord(rows.map(toBucket), window);
   }
 
-  it('equals the aggregation of every settled pick, for any window length, sport and time of day', async () => {
+  it('equals the aggregation of every settled pick, for any window length, sport, market and time of day', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 60 }), fc.constantFrom(null, ...SPORTS), fc.integer({ min: 0, max: 86_399 }), async (daysBack, sport, secondOfDay) => {
-        clock.set(new Date(Date.UTC(2026, 10, 22) + secondOfDay * 1000));
-        const served = await t.runtime.services.trackRecord.get({ daysBack, sport });
-        expect(served).toEqual(await rawOnly(daysBack, sport));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 60 }),
+        fc.constantFrom(null, ...SPORTS),
+        fc.constantFrom(null, ...MARKETS),
+        fc.integer({ min: 0, max: 86_399 }),
+        async (daysBack, sport, market, secondOfDay) => {
+          clock.set(new Date(Date.UTC(2026, 10, 22) + secondOfDay * 1000));
+          const served = await t.runtime.services.trackRecord.get({ daysBack, sport, market });
+          expect(served).toEqual(await rawOnly(daysBack, sport, market));
+        },
+      ),
       { numRuns: 150 },
     );
     clock.set(NOW);
-    expect((await t.runtime.services.trackRecord.get({ daysBack: 60 })).overall.totalSettled).toBe(60);
+    const all = await t.runtime.services.trackRecord.get({ daysBack: 60 });
+    expect(all.overall.totalSettled).toBe(60);
+    // 20 soccer + 20 basketball picks, every other one a total: 20 totals, 40 h2h.
+    expect(all.perMarket.map((row) => [row.market, row.totalSettled])).toEqual([
+      ['h2h', 40],
+      ['totals', 20],
+    ]);
+    expect((await t.runtime.services.trackRecord.get({ daysBack: 60, market: 'totals' })).overall.totalSettled).toBe(20);
   });
 
   it('the backfill rebuilds exactly the sums kept at settlement', async () => {
     const em = t.runtime.orm.em.fork();
-    const before = await em.execute('select * from track_record_days order by day, sport, result');
+    const before = await em.execute('select * from track_record_days order by day, sport, market, result');
     await em.execute('delete from track_record_days');
-    await em.execute(TRACK_RECORD_DAYS_BACKFILL);
-    expect(await em.execute('select * from track_record_days order by day, sport, result')).toEqual(before);
+    await em.execute(REBUILD_TRACK_RECORD_DAYS_SQL);
+    expect(await em.execute('select * from track_record_days order by day, sport, market, result')).toEqual(before);
     expect(before.length).toBeGreaterThan(10);
   });
 });

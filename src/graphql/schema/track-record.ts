@@ -4,9 +4,11 @@ import { boundedInt } from '../argument-guard.js';
 import type { TrackRecord } from '../../domain/track-record.js';
 import { builder } from '../builder.js';
 import { SPORT_SLUGS } from '../../domain/sports.js';
+import { MARKETS } from '../../domain/market.js';
 
 type Overall = TrackRecord['overall'];
 type SportRow = TrackRecord['perSport'][number];
+type MarketRow = TrackRecord['perMarket'][number];
 type SeriesPoint = TrackRecord['series'][number];
 
 const OverallRef = builder.objectRef<Overall>('TrackRecordOverall').implement({
@@ -28,6 +30,15 @@ const SportRowRef = builder.objectRef<SportRow>('TrackRecordSport').implement({
   }),
 });
 
+const MarketRowRef = builder.objectRef<MarketRow>('TrackRecordMarket').implement({
+  fields: (t) => ({
+    market: t.exposeString('market', { description: 'h2h, spreads or totals.' }),
+    roiPct: t.exposeFloat('roiPct'),
+    totalSettled: t.exposeInt('totalSettled'),
+    clvAvgPct: t.exposeFloat('clvAvgPct', { description: "Mean CLV of the market's settled picks with a closing line that was not stale." }),
+  }),
+});
+
 const SeriesPointRef = builder.objectRef<SeriesPoint>('TrackRecordPoint').implement({
   fields: (t) => ({
     date: t.exposeString('date', { description: 'UTC date, YYYY-MM-DD.' }),
@@ -40,6 +51,7 @@ const TrackRecordRef = builder.objectRef<TrackRecord>('TrackRecord').implement({
   fields: (t) => ({
     overall: t.field({ type: OverallRef, resolve: (record) => record.overall }),
     perSport: t.field({ type: [SportRowRef], complexity: { field: 1, multiplier: SPORT_SLUGS.length }, resolve: (record) => record.perSport }),
+    perMarket: t.field({ type: [MarketRowRef], complexity: { field: 1, multiplier: MARKETS.length }, resolve: (record) => record.perMarket }),
     // One point per day of the window (DAYS_BACK.max days, and the day it started in).
     series: t.field({ type: [SeriesPointRef], complexity: { field: 1, multiplier: DAYS_BACK.max + 1 }, resolve: (record) => record.series }),
   }),
@@ -51,6 +63,7 @@ builder.queryFields((t) => ({
     authScopes: { tier: MINIMUM_TIER.trackRecord },
     args: {
       sport: t.arg.string(),
+      market: t.arg.string({ description: 'Scope to one market: h2h, spreads or totals.' }),
       daysBack: boundedInt(t.arg, DAYS_BACK, 'Lookback window in days,'),
     },
     resolve: (_root, args, context) => context.services.trackRecord.get({ ...args, daysBack: args.daysBack ?? DAYS_BACK.default }),
