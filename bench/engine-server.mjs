@@ -112,7 +112,7 @@ function statementName(sql) {
   if (/^with incoming/i.test(text)) return 'prices (odds_latest + odds_history)';
   if (/^update picks .*kickoff_at =/i.test(text)) return 'update picks (kickoffs)';
   if (/^update picks .*closing_odds =/i.test(text)) return 'update picks (closing lines)';
-  if (/^update odds_events .*reference_fair =/i.test(text)) return 'update odds_events (reference fair)';
+  if (/^insert into reference_markets/i.test(text)) return 'upsert reference_markets (reference fair)';
   return first ? `${first[1].split(' ')[0].toLowerCase()} ${first[2]}` : text.slice(0, 40);
 }
 
@@ -208,9 +208,9 @@ async function main() {
       const t1 = performance.now();
       let fair = 0;
       let candidates = 0;
-      for (const event of parsed.events) if (referenceFairPrices(event, config.valueEngine.detection)) fair += 1;
-      const t2 = performance.now();
       const now = new Date();
+      for (const event of parsed.events) fair += referenceFairPrices(event, config.valueEngine.detection, now).length;
+      const t2 = performance.now();
       for (const event of parsed.events) candidates += detectValue(event, config.valueEngine.detection, now).candidates.length;
       const t3 = performance.now();
       return {

@@ -29,28 +29,33 @@ const ROUNDS = Number(process.env.BENCH_ENGINE_SQL_ROUNDS ?? 8);
 const CHANGE = Number(process.env.BENCH_ENGINE_SQL_CHANGE ?? 0.05);
 
 const incoming = `incoming as (
-  select distinct on (event_id, bookmaker, outcome) event_id, bookmaker, outcome, price, at
-    from jsonb_to_recordset(JSON_PARAM::jsonb) as v (event_id text, bookmaker text, outcome text, price numeric(10,4), at timestamptz)
-   order by event_id, bookmaker, outcome, at desc)`;
+  select distinct on (event_id, bookmaker, market, outcome) event_id, bookmaker, market, outcome, price, at
+    from jsonb_to_recordset(JSON_PARAM::jsonb) as v (event_id text, bookmaker text, market text, outcome text, price numeric(10,4), at timestamptz)
+   order by event_id, bookmaker, market, outcome, at desc)`;
 const upsertFrom = (source) => `changed as (
-  insert into odds_latest as l (event_id, bookmaker, outcome, price, at)
-  select event_id, bookmaker, outcome, price, at from ${source}
-  on conflict (event_id, bookmaker, outcome) do update set price = excluded.price, at = excluded.at
+  insert into odds_latest as l (event_id, bookmaker, market, outcome, price, at)
+  select event_id, bookmaker, market, outcome, price, at from ${source}
+  on conflict (event_id, bookmaker, market, outcome) do update set price = excluded.price, at = excluded.at
   where l.price <> excluded.price and l.at <= excluded.at
-  returning l.event_id, l.bookmaker, l.outcome, l.price, l.at
+  returning l.event_id, l.bookmaker, l.market, l.outcome, l.price, l.at
 ), written as (
-  insert into odds_history (event_id, bookmaker, outcome, price, at) select event_id, bookmaker, outcome, price, at from changed returning 1
+  insert into odds_history (event_id, bookmaker, market, outcome, price, at) select event_id, bookmaker, market, outcome, price, at from changed returning 1
 ) select count(*)::int as written from written`;
 
 const pricesSql = `with ${incoming}, ${upsertFrom('incoming')}`;
 const pricesFilteredSql = `with ${incoming}, fresh as (
-   select i.* from incoming i left join odds_latest o using (event_id, bookmaker, outcome)
+   select i.* from incoming i left join odds_latest o using (event_id, bookmaker, market, outcome)
     where o.event_id is null or (o.price <> i.price and o.at <= i.at)
  ), ${upsertFrom('fresh')}`;
-const fairSql = `update odds_events e set reference_fair = v.fair, reference_updated_at = v.updated_at
-   from jsonb_to_recordset(JSON_PARAM::jsonb) as v (event_id text, fair jsonb, updated_at timestamptz)
-  where e.id = v.event_id and v.updated_at < e.commence_time and (e.reference_updated_at is null or e.reference_updated_at <= v.updated_at)`;
-const fairFilteredSql = `${fairSql} and e.reference_fair is distinct from v.fair`;
+// The reference's fair prices per event generation and market (reference_markets, as odds-repository.ts keeps them).
+const fairSql = `insert into reference_markets as r (event_id, generation, market, line, fair, prices, updated_at)
+   select v.event_id, 0, 'h2h', null, v.fair, '[]'::jsonb, v.updated_at
+     from jsonb_to_recordset(JSON_PARAM::jsonb) as v (event_id text, fair jsonb, updated_at timestamptz)
+     join odds_events e on e.id = v.event_id
+    where v.updated_at < e.commence_time
+   on conflict (event_id, generation, market) do update set fair = excluded.fair, updated_at = excluded.updated_at
+    where r.updated_at <= excluded.updated_at`;
+const fairFilteredSql = `${fairSql} and r.fair is distinct from excluded.fair`;
 
 /** As odds-repository.ts runs it: em.execute with `?` (MikroORM inlines the parameter into the SQL text). */
 const inlined = (sql) => async (em, json) => {
@@ -78,7 +83,7 @@ if (url) {
   await ensureDatabase(url);
 }
 const orm = await initORM(url ? { kind: 'postgres', url } : { kind: 'pglite', dataDir: 'memory://' }, { migrate: true });
-await truncateTables(orm, ['odds_history', 'odds_latest', 'odds_events']);
+await truncateTables(orm, ['odds_history', 'odds_latest', 'reference_markets', 'odds_events']);
 const db = {
   kind: url ? 'postgresql' : 'pglite',
   query: (sql, params = []) => orm.em.fork().execute(sql.replace(/\$\d/g, '?'), params),
@@ -94,7 +99,7 @@ for (let e = 0; e < EVENTS; e += 1) {
     [id, `Home ${e}`, `Away ${e}`, kickoff],
   );
   fair.push({ event_id: id, fair: { [`Home ${e}`]: 2.1, [`Away ${e}`]: 3.6, Draw: 3.4 }, updated_at: null });
-  for (let b = 0; b < BOOKS; b += 1) for (const outcome of [`Home ${e}`, `Away ${e}`, 'Draw']) prices.push({ event_id: id, bookmaker: `book${b}`, outcome, price: 2 + ((e + b) % 50) / 100, at: null });
+  for (let b = 0; b < BOOKS; b += 1) for (const outcome of [`Home ${e}`, `Away ${e}`, 'Draw']) prices.push({ event_id: id, bookmaker: `book${b}`, market: 'h2h', outcome, price: 2 + ((e + b) % 50) / 100, at: null });
 }
 let tick = now - 3_600_000;
 const stamp = () => {

@@ -31,13 +31,14 @@ describe('the simulated demo feed', () => {
     await t?.close();
   });
 
-  it('publishes engine picks on the stream within two minutes of feed time, holds some for review, and settles matches after kickoff', async () => {
+  it('publishes engine picks of every market on the stream within two minutes of feed time, holds some for review, and settles matches after kickoff', async () => {
     expect(t.runtime.poller).not.toBeNull();
-    // Minute 0, 1, 2: the first engine pick reaches the stream.
-    for (let minute = 0; minute <= 2 && !/event: pick\.published/.test(stream.raw()); minute++) {
+    // Minute 0, 1, 2: engine picks of h2h, spreads and totals reach the stream.
+    for (let minute = 0; minute <= 2; minute++) {
       expect(await t.runtime.poller!.pollNow(['odds'])).toBe(true);
       if (minute < 2) clock.advance(MINUTE);
     }
+    for (const market of ['h2h', 'spreads', 'totals']) await stream.waitFor(new RegExp(`event: pick\\.published\\ndata: [^\\n]*"market":"${market}"`), 10_000);
     const frame = await stream.waitFor(/event: pick\.published\ndata: .*\n/, 10_000);
     const soft = SIMULATED_SOFT_BOOKMAKERS.map((book) => book.key);
     const published = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
