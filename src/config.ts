@@ -12,6 +12,7 @@ import { DEFAULT_ODDS_HISTORY_DAYS } from './domain/bounds.js';
 import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
 import { BOOKMAKER_KEY, sportSlugOfKey } from './domain/odds-feed.js';
 import { MARKETS, type Market } from './domain/market.js';
+import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from './domain/stream-token.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from './domain/value-detection.js';
 import { DEFAULT_MATCH_MIN_MINUTES, DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from './domain/settlement.js';
 import { SIMULATED_MATCH_MIN_MINUTES } from './services/value-engine/simulated-feed.js';
@@ -51,6 +52,8 @@ export interface Config {
    */
   webhookLeaseMs: number;
   streamHeartbeatSeconds: number;
+  /** STREAM_TOKEN_MAX_STREAMS: streams one key's stream tokens may hold open on an instance. */
+  streamTokenMaxStreams: number;
   /** Test-only: host name -> loopback address. */
   webhookHostOverrides: Map<string, string>;
   /**
@@ -480,6 +483,9 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     webhookRetryScheduleMs: parseRetrySchedule(value(env, 'WEBHOOK_RETRY_SCHEDULE')),
     webhookLeaseMs: (leaseRaw === undefined ? 30 : parseInteger('WEBHOOK_LEASE_SECONDS', leaseRaw, 3, 3600)) * 1000,
     streamHeartbeatSeconds: heartbeatRaw === undefined ? 30 : parseInteger('STREAM_HEARTBEAT_SECONDS', heartbeatRaw, 1, 3600),
+    streamTokenMaxStreams: ((raw) => (raw === undefined ? DEFAULT_STREAM_TOKEN_MAX_STREAMS : parseInteger('STREAM_TOKEN_MAX_STREAMS', raw, 1, 100_000)))(
+      value(env, 'STREAM_TOKEN_MAX_STREAMS'),
+    ),
     webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
     webhookSecretKey: secretKeyRaw === undefined ? null : parseSecretKey('WEBHOOK_SECRET_KEY', secretKeyRaw),
     webhookSecretKeysPrevious:

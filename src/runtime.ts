@@ -155,6 +155,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       detection: config.valueEngine.detection,
       settlement: config.valueEngine.settlement,
       markets: config.valueEngine.markets,
+      streamTokenMaxStreams: config.streamTokenMaxStreams,
       log: options.log,
       // Every instance drops its public cache when any instance changes what is visible.
       onVisibleChange: () => {

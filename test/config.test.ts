@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       adminToken: null,
       demoSeed: true,
       streamHeartbeatSeconds: 30,
+      streamTokenMaxStreams: 1000,
       logLevel: 'info',
       webhookRetryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000],
       webhookLeaseMs: 30_000,

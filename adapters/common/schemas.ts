@@ -12,6 +12,7 @@ import { encodePickCursor } from '../../src/domain/cursor.js';
 import { ERROR_EXTRA_FIELDS, ERRORS, type ErrorCode, type ErrorExtraField } from '../../src/domain/errors.js';
 import { layoutExample, layoutJsonSchema, PUBLIC_PICK, V1_PICK } from '../../src/domain/pick-shape.js';
 import { MARKETS } from '../../src/domain/market.js';
+import { STREAM_TOKEN_MAX_ORIGINS, STREAM_TOKEN_TTL } from '../../src/domain/stream-token.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
 
@@ -275,6 +276,36 @@ export const API_SCHEMAS = {
     },
     examples: [{ status: 'active' }],
   },
+  CreateStreamToken: {
+    type: 'object',
+    description: 'Every field is optional; an empty object (or no body) gives a 15-minute token for no page origin. Unknown fields are ignored.',
+    properties: {
+      ttl_seconds: {
+        type: 'integer',
+        minimum: STREAM_TOKEN_TTL.min,
+        maximum: STREAM_TOKEN_TTL.max,
+        default: STREAM_TOKEN_TTL.default,
+        description: 'Lifetime of the token in seconds.',
+      },
+      origins: {
+        type: 'array',
+        maxItems: STREAM_TOKEN_MAX_ORIGINS,
+        items: { type: 'string', examples: ['https://app.example.com'] },
+        description: 'Exact origins whose pages may use the token: `https://host[:port]`, or `http://` on localhost or 127.0.0.1; no path or trailing slash.',
+      },
+    },
+    examples: [{ ttl_seconds: 900, origins: ['https://app.example.com'] }],
+  },
+  StreamToken: {
+    type: 'object',
+    required: ['token', 'expires_at', 'origins'],
+    properties: {
+      token: { type: 'string', pattern: '^sst_[A-Za-z0-9_-]{43}$', description: "Reads this key's pick stream only, from the origins below; returned once." },
+      expires_at: { type: 'string', format: 'date-time', description: 'Refused from then on; a stream it opened ends then.' },
+      origins: { type: 'array', items: { type: 'string' }, description: 'As normalised (lower-case host, default port dropped).' },
+    },
+    examples: [{ token: 'sst_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx', expires_at: '2026-12-01T15:15:00.000Z', origins: ['https://app.example.com'] }],
+  },
   PublicPick: layoutJsonSchema(PUBLIC_PICK),
   PublicPickList: {
     type: 'object',
@@ -371,6 +402,8 @@ export const webhookSubscriptionWithSecretSchema = schemaRef('WebhookSubscriptio
 export const webhookSubscriptionListSchema = schemaRef('WebhookSubscriptionList');
 export const webhookDeliveryListSchema = schemaRef('WebhookDeliveryList');
 export const createWebhookBodySchema = schemaRef('CreateWebhookSubscription');
+export const createStreamTokenBodySchema = schemaRef('CreateStreamToken');
+export const streamTokenSchema = schemaRef('StreamToken');
 export const updateWebhookBodySchema = schemaRef('UpdateWebhookSubscription');
 
 /** 204 responses: no body. */

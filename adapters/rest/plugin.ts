@@ -21,11 +21,12 @@ import { openApiRouteSchema } from '../common/openapi.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { USAGE_ROUTE, type UsageMeteredRoute } from './usage-route.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
+import { STREAM_TOKEN_ROUTES } from './stream-token-routes.js';
 
 /** Every method a client may send to a path that does not exist. */
 const UNKNOWN_PATH_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-export const ALL_REST_ROUTES: readonly RestRoute[] = [...REST_ROUTES, USAGE_ROUTE, ...WEBHOOK_ROUTES];
+export const ALL_REST_ROUTES: readonly RestRoute[] = [...REST_ROUTES, USAGE_ROUTE, ...WEBHOOK_ROUTES, ...STREAM_TOKEN_ROUTES];
 
 /** GET /api/v1/usage is counted against its own window, not the key's limits (usage-route.ts). */
 function countedAsUsageRead(route: RestRoute): boolean {
@@ -61,6 +62,7 @@ function readRequest(route: RestRoute, req: FastifyRequest): ParsedParams | { va
   const raw = req.body;
   try {
     if (raw instanceof UnreadableBody) throw new AppError(ErrorCode.invalidRequest, raw.message);
+    if (raw === undefined && route.body.optional) return { variables: { ...parsed.variables, ...route.body.toVariables({}) }, error: null };
     if (!(raw instanceof JsonBody)) throw new AppError(ErrorCode.invalidRequest, 'A JSON object body is required (Content-Type: application/json).');
     const value = raw.value;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -28,6 +28,8 @@ export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export interface RestBody {
   /** JSON Schema of the body for the OpenAPI document (documentation only). */
   schema: object;
+  /** No body at all is an empty object (every field optional), not 400 invalid_request. */
+  optional?: boolean;
   toVariables(body: Record<string, unknown>): Record<string, unknown>;
 }
 

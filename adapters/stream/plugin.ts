@@ -19,7 +19,8 @@ import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../../src/domain/errors.js';
 import type { Context } from '../../src/graphql/context.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { MAX_STREAMS_PER_KEY } from '../../src/services/stream-slots.js';
+import { MAX_STREAMS_PER_KEY, tooManyStreamsMessage } from '../../src/services/stream-slots.js';
+import { registerStreamPreflight, streamCorsHeaders } from '../../src/server/stream-cors.js';
 import { rateLimitHeaders } from '../../src/server/rate-limit-headers.js';
 import { sendError, sendGraphQLError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
@@ -34,6 +35,8 @@ import { followSubscription, type Follower } from './follow.js';
 export const STREAM_PATH = '/api/v1/picks/stream';
 export const MAX_BUFFERED_BYTES = 256 * 1024;
 const LAST_EVENT_ID = /^\d{1,15}$/;
+/** Said before a stream token's stream ends at its expiry (a comment: EventSource ignores it, a reader sees why). */
+export const STREAM_TOKEN_EXPIRED = ': stream token expired; mint a new one and reconnect\n\n';
 /** EventSource's reconnection delay, sent as the stream's `retry:` field. */
 export const STREAM_RETRY_MS = 3_000;
 /** Written as soon as a stream is admitted: a comment and the reconnection delay (no event). */
@@ -122,9 +125,26 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       description:
         'Send `Accept: text/event-stream`. Admission errors (401, 429, 403, 400) are JSON, before any stream byte. One request is counted at connect. ' +
         'Every pick that becomes visible arrives as an event frame; reconnect with `Last-Event-ID` to replay what was missed (the last 24 h or 1,000 events, whichever reaches further back), then continue live, without duplicates or gaps. ' +
-        `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key (every way of subscribing together); a key's streams end when it is revoked or changes tier.`,
+        `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key (every way of subscribing together); a key's streams end when it is revoked or changes tier. ` +
+        'A stream opened with a stream token ends at the token\'s expiry (after a `: stream token expired` comment) and carries `Access-Control-Allow-Origin` for the token\'s origins; its streams have their own allowance per key.',
       url: STREAM_PATH,
-      params: [],
+      params: [
+        {
+          name: 'access_token',
+          in: 'query',
+          type: 'string',
+          variable: 'accessToken',
+          description:
+            "A stream token (`sst_...`, POST /api/v1/stream-tokens) instead of the Authorization header, for EventSource, which cannot send headers. Never an API key. The page's Origin must be one of the token's origins.",
+        },
+        {
+          name: 'last_event_id',
+          in: 'query',
+          type: 'string',
+          variable: 'lastEventId',
+          description: 'As the Last-Event-ID header, for a fresh EventSource; the header wins when both are sent (EventSource sends it on every reconnect).',
+        },
+      ],
       requestHeaders: {
         'Last-Event-ID': { description: 'The `id` of the last event received: the stream replays the events after it. Digits only, else 400 invalid_parameter.', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } },
       },
@@ -143,19 +163,29 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       errors: ['tier_upgrade_required', 'too_many_streams'],
     }),
     handler: async (req, reply) => {
-      const lastEventId = req.headers['last-event-id'];
-      const runner = await openOperation(yoga, { req, reply });
+      const query = req.query as Record<string, unknown>;
+      const accessToken = query.access_token;
+      if (accessToken !== undefined && typeof accessToken !== 'string') {
+        return sendError(reply, ErrorCode.invalidApiKey, 'Send one access_token.');
+      }
+      const runner = await openOperation(yoga, { req, reply, streamEndpoint: accessToken === undefined ? {} : { accessToken } });
       if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
+      // The header, which EventSource sends on every reconnect, wins over the query parameter a
+      // fresh EventSource can only send in its URL.
+      const headerId = req.headers['last-event-id'];
+      const lastEventId = headerId ?? query.last_event_id;
       if (lastEventId !== undefined && (typeof lastEventId !== 'string' || !LAST_EVENT_ID.test(lastEventId))) {
-        return sendError(reply, ErrorCode.invalidParameter, 'Last-Event-ID must be the id of an earlier event.', { parameter: 'Last-Event-ID' });
+        const parameter = headerId === undefined ? 'last_event_id' : 'Last-Event-ID';
+        return sendError(reply, ErrorCode.invalidParameter, `${parameter} must be the id of an earlier event.`, { parameter });
       }
       const { principal } = runner.context;
       // Taken before the subscribe await, so concurrent connects cannot overshoot; held for the
-      // whole connection, so the connection's own subscription takes none (cover).
-      const slot = principal.kind === 'apiKey' ? slots.reserve(principal.apiKeyId) : null;
-      if (principal.kind === 'apiKey' && !slot) {
-        return sendError(reply, ErrorCode.tooManyStreams, `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key, every way of subscribing together; close one first.`);
-      }
+      // whole connection, so the connection's own subscription takes none (cover). A stream
+      // token's streams count against the key's token allowance, not its own.
+      const pool = principal.kind === 'streamToken' ? 'token' : 'key';
+      const counted = principal.kind === 'apiKey' || principal.kind === 'streamToken';
+      const slot = counted ? slots.reserve(principal.apiKeyId, pool) : null;
+      if (counted && !slot) return sendError(reply, ErrorCode.tooManyStreams, tooManyStreamsMessage(pool, slots.limit(pool)));
       if (slot) slots.cover(runner.context, slot);
       const release = () => slot?.release();
       // The connection's own subscription: auth, tier and replay exactly as on /graphql.
@@ -183,9 +213,13 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
 
       let closed = false;
       const member = { write };
+      // A stream token's stream ends when the token expires, saying so first.
+      const expiry = principal.kind === 'streamToken' ? setTimeout(() => (write(STREAM_TOKEN_EXPIRED), close()), principal.remainingMs) : null;
+      expiry?.unref();
       const close = () => {
         if (closed) return;
         closed = true;
+        if (expiry) clearTimeout(expiry);
         broadcast.remove(member);
         closers.delete(close);
         release();
@@ -217,6 +251,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         'x-accel-buffering': 'no',
         'x-request-id': String(req.id),
         ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
+        ...streamCorsHeaders(principal, req.headers.origin),
       });
       // The first bytes at once: the client (and any proxy) sees the stream is open without
       // waiting for the first heartbeat, and learns how long to wait before reconnecting.
@@ -241,7 +276,8 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       close();
     },
   });
-  registerMethodNotAllowed(app, STREAM_PATH, ['GET']);
+  registerStreamPreflight(app, STREAM_PATH);
+  registerMethodNotAllowed(app, STREAM_PATH, ['GET', 'OPTIONS']);
 
   return {
     openStreams: () => closers.size,

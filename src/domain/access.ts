@@ -24,4 +24,5 @@ export const MINIMUM_TIER = {
   matchAnalysis: 'growth',
   webhooks: 'growth',
   picksStream: 'enterprise',
+  streamTokens: 'enterprise',
 } as const satisfies Record<string, Tier>;

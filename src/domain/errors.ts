@@ -60,6 +60,7 @@ export const ERRORS = {
   monthly_quota_exceeded: row(429, 'Monthly request cap reached.', ['resets_at']),
   subscription_limit: row(429, 'The API key has the maximum number of webhook subscriptions; delete one first.', ['limit']),
   too_many_streams: row(429, 'Too many concurrent streams for this API key; close one first.'),
+  stream_token_limit: row(429, 'The API key has minted the most stream tokens allowed in an hour; reuse one or retry later.', ['retry_after_seconds']),
   internal_error: row(500, 'Unexpected server error; retry with exponential backoff.'),
   service_unavailable: row(503, 'The service is temporarily unavailable; retry with exponential backoff.', [], { retryAfterSeconds: 1 }),
   // Customer accounts and the dashboard (docs/DASHBOARD.md).

@@ -7,5 +7,18 @@ export type Principal =
   | { kind: 'invalid' }
   | { kind: 'admin' }
   | { kind: 'apiKey'; apiKeyId: string; tier: Tier }
+  /**
+   * A stream token (docs/API.md, "Frontends"): reads the issuing key's pick stream and nothing
+   * else, with the key's current tier, from its origins, until it expires.
+   */
+  | {
+      kind: 'streamToken';
+      apiKeyId: string;
+      tier: Tier;
+      origins: readonly string[];
+      expiresAt: Date;
+      /** Milliseconds from authentication to expiry, by the service's clock: an open stream ends then. */
+      remainingMs: number;
+    }
   /** A customer signed in to the dashboard (session cookie, dashboard adapter only; docs/DASHBOARD.md). */
   | { kind: 'account'; accountId: string; tier: Tier; sessionId: string };

@@ -5,12 +5,17 @@
  */
 import { tierAtLeast, type Tier } from '../domain/api-key.js';
 import { AdminRequiredError, InvalidApiKeyError, SessionRequiredError, TierUpgradeRequiredError } from '../domain/errors.js';
+import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { Principal } from './context.js';
 
-/** Throws the precise error for a principal below the minimum tier (admin passes). */
+/**
+ * Throws the precise error for a principal below the minimum tier (admin passes). A stream
+ * token carries its key's current tier; it reaches only the stream endpoints, and there only
+ * the pickPublished subscription (assertStreamTokenOperation).
+ */
 export function assertTier(principal: Principal, minimum: Tier): void {
   if (principal.kind === 'admin') return;
-  if (principal.kind !== 'apiKey') throw new InvalidApiKeyError();
+  if (principal.kind !== 'apiKey' && principal.kind !== 'streamToken') throw new InvalidApiKeyError();
   if (!tierAtLeast(principal.tier, minimum)) throw new TierUpgradeRequiredError(minimum);
 }
 
@@ -18,6 +23,21 @@ export function assertAdmin(principal: Principal): void {
   if (principal.kind === 'admin') return;
   if (principal.kind === 'anonymous' || principal.kind === 'invalid') throw new InvalidApiKeyError();
   throw new AdminRequiredError();
+}
+
+/**
+ * A stream token grants one operation: the pickPublished subscription, alone in its document's
+ * operation. Anything else it sends (a query over graphql-sse, another subscription) is 401, as
+ * a token is everywhere but the stream.
+ */
+export function assertStreamTokenOperation(principal: Principal, document: DocumentNode, operationName: string | null | undefined): void {
+  if (principal.kind !== 'streamToken') return;
+  const operation = getOperationAST(document, operationName ?? undefined);
+  const fields = operation?.selectionSet.selections ?? [];
+  const onlyPickPublished = fields.length > 0 && fields.every((field) => field.kind === Kind.FIELD && field.name.value === 'pickPublished');
+  if (operation?.operation !== 'subscription' || !onlyPickPublished) {
+    throw new InvalidApiKeyError('A stream token reads the pickPublished subscription only; send the API key for anything else.');
+  }
 }
 
 /** The dashboard's scope: a signed-in account (session cookie, dashboard adapter only). */

@@ -35,4 +35,6 @@ export interface ServerContext {
    * instead of its hourly limit and monthly cap (docs/RATE_LIMITING.md).
    */
   usageEndpoint?: boolean;
+  /** Set by the stream endpoints: stream tokens are credentials there (BuildContextOptions.streamEndpoint). */
+  streamEndpoint?: { accessToken?: string };
 }

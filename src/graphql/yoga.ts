@@ -14,6 +14,7 @@ import {
   RateLimitExceededError,
   ServiceUnavailableError,
 } from '../domain/errors.js';
+import { streamTokenOriginAllowed } from '../domain/stream-token.js';
 import { isDatabaseUnavailable } from '../persistence/availability.js';
 import { authorizationHeaders } from '../services/auth.js';
 import type { LimitDecision } from '../services/limits/rate-limiter.js';
@@ -36,7 +37,8 @@ declare module 'fastify' {
 }
 
 /** A failure of the whole request (auth, limits): carries its HTTP status (and headers) for yoga. */
-function requestError(error: AppError, credentialSent = false): GraphQLError {
+/** An AppError as the answer to the whole request: its HTTP status and headers ride in extensions.http. */
+export function requestError(error: AppError, credentialSent = false): GraphQLError {
   return new GraphQLError(error.message, {
     originalError: error,
     extensions: { code: error.code, ...error.extras, http: errorHead(error.code, error.extras, credentialSent) },
@@ -56,6 +58,12 @@ export interface BuildContextOptions {
   adapter?: boolean;
   /** Set by GET /api/v1/usage: the key is counted against that endpoint's own window, not its limits. */
   usageEndpoint?: boolean;
+  /**
+   * Set by the stream endpoints (the REST picks stream, /graphql/stream): a stream token is a
+   * credential there, from the request's origin only (docs/API.md, "Frontends"); everywhere else
+   * it is an invalid API key. `accessToken`: the REST stream's `access_token` query parameter.
+   */
+  streamEndpoint?: { accessToken?: string };
 }
 
 /** Every Authorization header of the request (Node keeps only the first in `headers`). */
@@ -76,9 +84,16 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
     ? ({ kind: 'anonymous' } as const)
     : options.dashboard
       ? await services.dashboardAuth.principalFor(options.dashboard.sessionToken)
-      : await services.auth.principalFor(authorizationOf(req));
+      : await services.auth.principalFor(authorizationOf(req), options.streamEndpoint?.accessToken);
   // Only a presented credential is invalid: the challenge says the token was refused (RFC 6750).
   if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError(), true);
+  if (principal.kind === 'streamToken') {
+    if (!options.streamEndpoint) throw requestError(new InvalidApiKeyError('A stream token reads the picks stream only; send the API key here.'), true);
+    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+    if (!streamTokenOriginAllowed(principal.origins, origin)) {
+      throw requestError(new InvalidApiKeyError('This stream token may not be used from this origin (or from a page, when it names no origin).'), true);
+    }
+  }
   if (principal.kind === 'anonymous' && !options.anonymous && !options.dashboard && !options.adapter) {
     const decision = await services.auth.consumeAnonymous(req.ip);
     if (!decision.allowed) {
@@ -104,8 +119,9 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
         new AppError(ErrorCode.rateLimitExceeded, `At most ${read.limit} usage reads per API key per hour; retry in ${seconds} s.`, { retry_after_seconds: seconds }),
       );
     }
-  } else if (principal.kind === 'apiKey') {
-    limits = await services.auth.consume(principal);
+  } else if (principal.kind === 'apiKey' || principal.kind === 'streamToken') {
+    // A stream token's connection counts against the key that minted it.
+    limits = await services.auth.consume({ kind: 'apiKey', apiKeyId: principal.apiKeyId, tier: principal.tier });
     req.rateLimit = limits;
     if (!limits.allowed) {
       throw requestError(
@@ -247,7 +263,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
     },
     // `params` is set when yoga itself parsed the request (/graphql); the REST adapters run their
     // documents through getEnveloped without it.
-    context: ({ req, anonymous, dashboard, usageEndpoint, params }) =>
-      buildContext(options.services, req, { anonymous, dashboard, usageEndpoint, adapter: params === undefined }),
+    context: ({ req, anonymous, dashboard, usageEndpoint, streamEndpoint, params }) =>
+      buildContext(options.services, req, { anonymous, dashboard, usageEndpoint, streamEndpoint, adapter: params === undefined }),
   });
 }

@@ -12,7 +12,7 @@
  * and refused (400) on any other; graphql-sse's reservation table is never written.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type ExecutionResult } from 'graphql';
+import { parse, type ExecutionResult } from 'graphql';
 import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import { errorHeadersFor, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
@@ -20,9 +20,12 @@ import type { Context } from '../graphql/context.js';
 import { getSchema } from '../graphql/schema.js';
 import { assertArgumentInputs } from '../graphql/argument-guard.js';
 import { assertRequestLimits, guardedValidate } from '../graphql/limits.js';
-import { buildContext, toPublicGraphQLError } from '../graphql/yoga.js';
+import { buildContext, requestError, toPublicGraphQLError } from '../graphql/yoga.js';
+import { assertStreamTokenOperation } from '../graphql/auth.js';
+import type { AppError } from '../domain/errors.js';
 import type { Services } from '../services/index.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
+import { registerStreamPreflight, streamCorsHeaders } from './stream-cors.js';
 
 export const GRAPHQL_SSE_PATH = '/graphql/stream';
 const ALLOWED_METHODS = 'GET, POST';
@@ -64,6 +67,8 @@ export function registerGraphQLSseRoute(
 ): void {
   // The reply is in the context so a subscription ends when its response closes (src/graphql/schema/pick-events.ts).
   type SseContext = Context & { reply: FastifyReply } & Record<PropertyKey, unknown>;
+  // Who each admitted request is, for its response's CORS headers.
+  const principals = new WeakMap<FastifyRequest, Context['principal']>();
   const handler = createHandler<FastifyRequest, { reply: FastifyReply }, SseContext>({
     schema: getSchema(),
     // Never a token: graphql-sse then serves every request as a distinct connection and never
@@ -77,7 +82,15 @@ export function registerGraphQLSseRoute(
     validate: guardedValidate({ introspection: options.introspection }),
     // Arguments are checked after the caller is authenticated and counted, as on /graphql (argument-guard.ts).
     context: async (req, params) => {
-      const context = { ...(await buildContext(services, req.raw)), reply: req.context.reply } as SseContext;
+      const context = { ...(await buildContext(services, req.raw, { streamEndpoint: {} })), reply: req.context.reply } as SseContext;
+      principals.set(req.raw, context.principal);
+      if (context.principal.kind === 'streamToken') {
+        try {
+          assertStreamTokenOperation(context.principal, typeof params.query === 'string' ? parse(params.query) : params.query, params.operationName);
+        } catch (error) {
+          throw requestError(error as AppError, true);
+        }
+      }
       assertArgumentInputs(getSchema(), params, context);
       return context;
     },
@@ -140,7 +153,12 @@ export function registerGraphQLSseRoute(
       reply.raw.end(errorBody(refusal.code, refusal.message));
       return;
     }
-    reply.raw.writeHead(init.status, init.statusText, { ...init.headers, 'x-request-id': String(req.id) });
+    reply.raw.writeHead(init.status, init.statusText, {
+      ...init.headers,
+      'x-request-id': String(req.id),
+      ...(req.rateLimit ? rateLimitHeaders(req.rateLimit, options.now()) : {}),
+      ...streamCorsHeaders(principals.get(req) ?? { kind: 'anonymous' }, req.headers.origin),
+    });
     if (reply.raw.closed) {
       // The client left while the subscription was being set up.
       void body.return(undefined);
@@ -170,6 +188,7 @@ export function registerGraphQLSseRoute(
       .send(errorBody(code, message));
   }
 
+  registerStreamPreflight(app, GRAPHQL_SSE_PATH);
   app.route({
     method: ['PUT', 'DELETE'],
     url: GRAPHQL_SSE_PATH,

@@ -19,6 +19,8 @@ import { recordLastUsed } from '../persistence/api-keys-repository.js';
 import type { Orm } from '../persistence/orm.js';
 import type { Tier } from '../domain/api-key.js';
 import type { ApiKeyService } from './api-keys.js';
+import { STREAM_TOKEN_PREFIX } from '../domain/stream-token.js';
+import type { StreamTokenService } from './stream-tokens.js';
 import { BusChannel, type EventBus } from './events/event-bus.js';
 import { anonymousClientKey } from './limits/anonymous-window.js';
 import type { Admission, AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter, UsageReadDecision } from './limits/rate-limiter.js';
@@ -86,6 +88,7 @@ export class AuthService {
     private readonly bus: EventBus,
     private readonly clock: Clock,
     private readonly options: AuthServiceOptions,
+    private readonly streamTokens: StreamTokenService,
   ) {
     this.cache = new LRUCache({ max: options.cacheSize ?? AUTH_CACHE_SIZE, ttl: options.cacheTtlMs ?? AUTH_CACHE_TTL_MS });
     this.adminTokenDigest = secretDigest(options.adminToken);
@@ -127,17 +130,26 @@ export class AuthService {
   /**
    * The caller of a request from its Authorization header. Given every header of the request
    * (authorizationHeaders), more than one is an invalid credential: which one was meant cannot
-   * be told, so none is taken.
+   * be told, so none is taken. `accessToken` is a stream token sent as a query parameter (an
+   * EventSource cannot send headers): only a stream token is taken there, and never together
+   * with an Authorization header. A stream token's principal is for the stream endpoints only;
+   * the caller decides (buildContext).
    */
-  async principalFor(authorizationHeader: string | readonly string[] | null | undefined): Promise<Principal> {
+  async principalFor(authorizationHeader: string | readonly string[] | null | undefined, accessToken?: string): Promise<Principal> {
     let authorization = authorizationHeader;
     if (Array.isArray(authorizationHeader)) {
       if (authorizationHeader.length > 1) return { kind: 'invalid' };
       authorization = authorizationHeader[0];
     }
-    if (typeof authorization !== 'string' || authorization === '') return { kind: 'anonymous' };
-    const token = parseBearerToken(authorization);
+    const hasHeader = typeof authorization === 'string' && authorization !== '';
+    if (accessToken !== undefined) {
+      if (hasHeader || !accessToken.startsWith(STREAM_TOKEN_PREFIX)) return { kind: 'invalid' };
+      return (await this.streamTokens.principalFor(accessToken)) ?? { kind: 'invalid' };
+    }
+    if (!hasHeader) return { kind: 'anonymous' };
+    const token = parseBearerToken(authorization as string);
     if (token === null) return { kind: 'invalid' };
+    if (token.startsWith(STREAM_TOKEN_PREFIX)) return (await this.streamTokens.principalFor(token)) ?? { kind: 'invalid' };
     // One digest of the token serves the admin comparison and the key lookup.
     const digest = secretDigest(token);
     if (digestsEqual(digest, this.adminTokenDigest)) return { kind: 'admin' };

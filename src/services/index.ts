@@ -13,7 +13,9 @@ import type { EventBus } from './events/event-bus.js';
 import { PickFeed } from './events/pick-feed.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
 import { PickService } from './picks.js';
-import { StreamSlots } from './stream-slots.js';
+import { MAX_STREAMS_PER_KEY, StreamSlots } from './stream-slots.js';
+import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from '../domain/stream-token.js';
+import { StreamTokenService } from './stream-tokens.js';
 import { TrackRecordService } from './track-record.js';
 import { WebhookService } from './webhooks/subscriptions.js';
 import { ValueEngine } from './value-engine/engine.js';
@@ -28,6 +30,8 @@ export interface Services {
   trackRecord: TrackRecordService;
   apiKeys: ApiKeyService;
   auth: AuthService;
+  /** Short-lived credentials a browser may hold to read a key's pick stream (docs/API.md, "Frontends"). */
+  streamTokens: StreamTokenService;
   /** Live and replayed pick events for subscriptions and streams. */
   feed: PickFeed;
   webhooks: WebhookService;
@@ -64,6 +68,8 @@ export interface ServiceOptions {
   onVisibleChange?: () => void;
   /** The value engine's detection rules (config VALUE_ENGINE variables); defaults when absent. */
   detection?: DetectionOptions;
+  /** STREAM_TOKEN_MAX_STREAMS; the default when absent. */
+  streamTokenMaxStreams?: number;
   /** The markets the engine reads (ODDS_FEED_MARKETS); all when absent. */
   markets?: readonly Market[];
   /** When finals and closing lines are believed (MATCH_MIN_MINUTES, CLOSING_LINE_MAX_AGE_SECONDS); defaults when absent. */
@@ -73,7 +79,8 @@ export interface ServiceOptions {
 
 export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(orm, clock);
-  const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits });
+  const streamTokens = new StreamTokenService(orm, clock);
+  const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits }, streamTokens);
   const accounts = new AccountService(orm, clock, { keysChanged: (keys) => auth.forgetKeys(keys) });
   const picks = new PickService(orm, clock, options);
   return {
@@ -82,11 +89,12 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     trackRecord: new TrackRecordService(orm, clock),
     apiKeys,
     auth,
+    streamTokens,
     feed: new PickFeed(orm, bus, clock),
     webhooks: new WebhookService(orm, clock, webhookUrlGuard, webhookKeyring),
     accounts,
     dashboardAuth: new DashboardAuthService(orm, clock, accounts),
-    streamSlots: new StreamSlots(),
+    streamSlots: new StreamSlots({ key: MAX_STREAMS_PER_KEY, token: options.streamTokenMaxStreams ?? DEFAULT_STREAM_TOKEN_MAX_STREAMS }),
     valueEngine: new ValueEngine(orm, clock, picks, {
       detection: options.detection ?? { ...DEFAULT_DETECTION_OPTIONS, defaultTaxRate: options.defaultTaxRate },
       settlement: options.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,

@@ -16,6 +16,7 @@ import type { Orm } from '../persistence/orm.js';
 import { deletePrunableEvents } from '../persistence/outbox-repository.js';
 import { deleteFinishedDeliveries } from '../persistence/webhook-repository.js';
 import { deleteOldOdds } from '../persistence/odds-repository.js';
+import { deleteExpiredStreamTokens } from '../persistence/stream-tokens-repository.js';
 import { DEFAULT_ODDS_HISTORY_DAYS } from '../domain/bounds.js';
 import { REPLAY_MAX_EVENTS } from './events/pick-feed.js';
 
@@ -27,6 +28,8 @@ const BATCH = 1_000;
 export interface PruneResult {
   deliveries: number;
   events: number;
+  /** Stream tokens expired more than a day ago (past the hourly mint window, useless to anyone). */
+  streamTokens: number;
   /** Odds history rows and finished feed events past ODDS_HISTORY_DAYS. */
   odds: number;
 }
@@ -66,7 +69,8 @@ export class RetentionJob {
     const events = await this.deleteInBatches((batch) => deletePrunableEvents(this.orm.em.fork(), cutoff, REPLAY_MAX_EVENTS, batch));
     const oddsCutoff = new Date(this.clock.now().getTime() - (this.options.oddsHistoryDays ?? DEFAULT_ODDS_HISTORY_DAYS) * DAY_MS);
     const odds = await this.deleteInBatches((batch) => deleteOldOdds(this.orm.em.fork(), oddsCutoff, batch));
-    return { deliveries, events, odds };
+    const streamTokens = await deleteExpiredStreamTokens(this.orm.em.fork(), new Date(this.clock.now().getTime() - DAY_MS));
+    return { deliveries, events, streamTokens, odds };
   }
 
   /** Runs one batch delete (returning how many rows went) until a batch comes back short. */

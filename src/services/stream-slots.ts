@@ -1,3 +1,7 @@
+import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from '../domain/stream-token.js';
+
+const poolKey = (apiKeyId: string, pool: SlotPool) => `${pool}:${apiKeyId}`;
+
 /**
  * The stream slots of API keys on this instance. Every way of subscribing (the REST picks
  * stream, graphql-sse at /graphql/stream, yoga's own SSE on /graphql) holds one slot for as
@@ -8,6 +12,12 @@
  * can hold up to 10 x N streams (docs/REALTIME.md).
  */
 export const MAX_STREAMS_PER_KEY = 10;
+
+/**
+ * Which allowance a stream counts against: the key's own (MAX_STREAMS_PER_KEY), or the streams
+ * browsers open with the key's stream tokens (STREAM_TOKEN_MAX_STREAMS, 1,000 by default).
+ */
+export type SlotPool = 'key' | 'token';
 
 export interface StreamSlot {
   readonly apiKeyId: string;
@@ -21,6 +31,13 @@ export interface StreamSlot {
 
 export class StreamSlots {
   private readonly byKey = new Map<string, Set<StreamSlot>>();
+
+  constructor(private readonly limits: Readonly<Record<SlotPool, number>> = { key: MAX_STREAMS_PER_KEY, token: DEFAULT_STREAM_TOKEN_MAX_STREAMS }) {}
+
+  /** How many streams a key may hold at once in a pool, on this instance. */
+  limit(pool: SlotPool): number {
+    return this.limits[pool];
+  }
   /** Contexts whose connection already holds a slot (see cover). */
   private readonly covered = new WeakMap<object, StreamSlot>();
 
@@ -28,13 +45,14 @@ export class StreamSlots {
    * Takes one of the key's slots, or answers null when all are held. Check and take are one
    * synchronous step, so connects arriving together cannot overshoot.
    */
-  reserve(apiKeyId: string): StreamSlot | null {
-    let slots = this.byKey.get(apiKeyId);
+  reserve(apiKeyId: string, pool: SlotPool = 'key'): StreamSlot | null {
+    const held = poolKey(apiKeyId, pool);
+    let slots = this.byKey.get(held);
     if (!slots) {
       slots = new Set();
-      this.byKey.set(apiKeyId, slots);
+      this.byKey.set(held, slots);
     }
-    if (slots.size >= MAX_STREAMS_PER_KEY) return null;
+    if (slots.size >= this.limits[pool]) return null;
     let released = false;
     const slot: StreamSlot = {
       apiKeyId,
@@ -43,9 +61,9 @@ export class StreamSlots {
       release: () => {
         if (released) return;
         released = true;
-        const held = this.byKey.get(apiKeyId);
-        held?.delete(slot);
-        if (held?.size === 0) this.byKey.delete(apiKeyId);
+        const holding = this.byKey.get(held);
+        holding?.delete(slot);
+        if (holding?.size === 0) this.byKey.delete(held);
       },
     };
     slots.add(slot);
@@ -65,16 +83,25 @@ export class StreamSlots {
     return this.covered.has(context);
   }
 
-  /** The key was revoked or changed tier: marks its slots and ends the streams holding them. */
+  /** The key was revoked or changed tier: marks its slots (its tokens' too) and ends the streams holding them. */
   endStreamsOf(apiKeyId: string): void {
-    for (const slot of [...(this.byKey.get(apiKeyId) ?? [])]) {
-      slot.revoked = true;
-      slot.end();
+    for (const pool of ['key', 'token'] as const) {
+      for (const slot of [...(this.byKey.get(poolKey(apiKeyId, pool)) ?? [])]) {
+        slot.revoked = true;
+        slot.end();
+      }
     }
   }
 
-  /** Slots the key holds on this instance. */
-  count(apiKeyId: string): number {
-    return this.byKey.get(apiKeyId)?.size ?? 0;
+  /** Slots the key holds in a pool on this instance. */
+  count(apiKeyId: string, pool: SlotPool = 'key'): number {
+    return this.byKey.get(poolKey(apiKeyId, pool))?.size ?? 0;
   }
+}
+
+/** The refusal of a stream past its pool's allowance (429 too_many_streams). */
+export function tooManyStreamsMessage(pool: SlotPool, limit: number): string {
+  return pool === 'token'
+    ? `At most ${limit} concurrent streams per API key on this server opened with its stream tokens; close one first.`
+    : `At most ${limit} concurrent streams per API key, every way of subscribing together; close one first.`;
 }

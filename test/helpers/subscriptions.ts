@@ -33,7 +33,7 @@ export function openStream(
   port: number,
   surface: Surface,
   authorization: string | null,
-  options: { query?: string; headers?: Record<string, string> } = {},
+  options: { query?: string; headers?: Record<string, string>; path?: string } = {},
 ): Promise<OpenStream> {
   const body = surface === 'rest' ? null : JSON.stringify({ query: options.query ?? PICK_PUBLISHED });
   return new Promise((resolve, reject) => {
@@ -41,7 +41,7 @@ export function openStream(
       {
         host: '127.0.0.1',
         port,
-        path: PATHS[surface],
+        path: options.path ?? PATHS[surface],
         method: body ? 'POST' : 'GET',
         headers: {
           accept: 'text/event-stream',

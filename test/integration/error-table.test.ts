@@ -37,6 +37,7 @@ const THROWN: readonly ErrorCode[] = [
   'monthly_quota_exceeded',
   'subscription_limit',
   'too_many_streams',
+  'stream_token_limit',
   'invalid_credentials',
   'login_throttled',
   'session_required',

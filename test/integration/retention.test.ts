@@ -107,7 +107,7 @@ describe('log retention', () => {
     expect(result.events).toBeGreaterThan(0);
 
     // Idempotent: a second run finds nothing more to delete.
-    expect(await new RetentionJob(t.runtime.orm, clock).prune()).toEqual({ deliveries: 0, events: 0, odds: 0 });
+    expect(await new RetentionJob(t.runtime.orm, clock).prune()).toEqual({ deliveries: 0, events: 0, streamTokens: 0, odds: 0 });
   });
 
   it('deletes odds history past ODDS_HISTORY_DAYS, and old feed events without an open pick with their last prices', async () => {

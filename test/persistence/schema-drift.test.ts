@@ -21,6 +21,7 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   reference_markets: "the reference's latest pre-kickoff fair prices per event generation and market, batch-upserted in one statement per poll (odds-repository.ts)",
   odds_history: 'line movement rows, inserted by the same statement and pruned by the retention job (odds-repository.ts)',
   engine_leases: 'one row per lease, taken and renewed with one upsert (lease-repository.ts)',
+  stream_tokens: 'minted, counted and looked up by hash with SQL only (stream-tokens-repository.ts)',
 };
 
 /**

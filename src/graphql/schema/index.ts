@@ -6,5 +6,6 @@ import './track-record.js';
 import './api-key.js';
 import './pick-events.js';
 import './webhook.js';
+import './stream-token.js';
 import './account.js';
 import './value-engine.js';

@@ -4,7 +4,7 @@ import { ErrorCode, errorHead, InvalidParameterError } from '../../domain/errors
 import { fromPickSnapshot } from '../../domain/pick-shape.js';
 import { pickEventStream } from '../../services/events/event-stream.js';
 import type { PickEventMessage } from '../../services/events/outbox-relay.js';
-import { MAX_STREAMS_PER_KEY, type StreamSlot } from '../../services/stream-slots.js';
+import { tooManyStreamsMessage, type StreamSlot } from '../../services/stream-slots.js';
 import { builder } from '../builder.js';
 import type { Context, ServerContext } from '../context.js';
 import { PickRef } from './pick.js';
@@ -47,10 +47,11 @@ const PickEventRef = builder.objectRef<PickEventMessage>('PickEvent').implement(
  */
 function takeStreamSlot(context: Context): StreamSlot | null {
   const { principal, services } = context;
-  if (principal.kind !== 'apiKey' || services.streamSlots.isCovered(context)) return null;
-  const slot = services.streamSlots.reserve(principal.apiKeyId);
+  if ((principal.kind !== 'apiKey' && principal.kind !== 'streamToken') || services.streamSlots.isCovered(context)) return null;
+  const pool = principal.kind === 'streamToken' ? 'token' : 'key';
+  const slot = services.streamSlots.reserve(principal.apiKeyId, pool);
   if (slot) return slot;
-  throw new GraphQLError(`At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key, every way of subscribing together; close one first.`, {
+  throw new GraphQLError(tooManyStreamsMessage(pool, services.streamSlots.limit(pool)), {
     extensions: { code: ErrorCode.tooManyStreams, http: errorHead(ErrorCode.tooManyStreams) },
   });
 }
@@ -67,14 +68,18 @@ function endsWith(context: Context, slot: StreamSlot | null): (end: () => void) 
   const response = (context as Context & Partial<Pick<ServerContext, 'reply'>>).reply?.raw;
   return (end) => {
     const stopWatchingAccess =
-      principal.kind === 'apiKey'
+      principal.kind === 'apiKey' || principal.kind === 'streamToken'
         ? context.services.auth.onAccessChanged((apiKeyId) => {
             if (apiKeyId === principal.apiKeyId) end();
           })
         : null;
+    // A stream token's subscription ends when the token expires.
+    const expiry = principal.kind === 'streamToken' ? setTimeout(end, principal.remainingMs) : null;
+    expiry?.unref();
     if (response?.closed) end();
     else response?.once('close', end);
     return () => {
+      if (expiry) clearTimeout(expiry);
       stopWatchingAccess?.();
       response?.off('close', end);
       slot?.release();

@@ -1,0 +1,47 @@
+/**
+ * POST /api/v1/stream-tokens (docs/API.md, "Frontends"): an Enterprise key mints a stream token
+ * for a browser. The body translation checks JSON types only; the rules (lifetime, origins, the
+ * hourly cap) live in the service behind GraphQL's createStreamToken.
+ */
+import { MINIMUM_TIER } from '../../src/domain/access.js';
+import { InvalidParameterError } from '../../src/domain/errors.js';
+import { CreateStreamTokenDocument } from '../common/generated/graphql.js';
+import { createStreamTokenBodySchema, streamTokenSchema } from '../common/schemas.js';
+import { restRoute, type RestRoute } from './routes.js';
+
+export const STREAM_TOKENS_PATH = '/api/v1/stream-tokens';
+
+export const STREAM_TOKEN_ROUTES: readonly RestRoute[] = [
+  restRoute({
+    operationId: 'createStreamToken',
+    method: 'POST',
+    url: STREAM_TOKENS_PATH,
+    summary: 'Mint a stream token for a browser (Enterprise)',
+    description:
+      "Server to server: exchange the API key for a short-lived token a web page may hold. The token reads this key's pick stream only " +
+      '(`GET /api/v1/picks/stream?access_token=`, `/graphql/stream` with `Authorization: Bearer`), from the origins it names, until it expires; ' +
+      'everywhere else it is 401 invalid_api_key. Counts one request; at most 60 tokens per key per hour (429 stream_token_limit). Body: Content-Type application/json, optional.',
+    minimumTier: MINIMUM_TIER.streamTokens,
+    document: CreateStreamTokenDocument,
+    params: [],
+    body: {
+      schema: createStreamTokenBodySchema,
+      optional: true,
+      toVariables: (body) => {
+        const ttl = body.ttl_seconds;
+        if (ttl !== undefined && (typeof ttl !== 'number' || !Number.isInteger(ttl))) {
+          throw new InvalidParameterError('ttl_seconds', 'ttl_seconds must be a whole number of seconds from 60 to 3600.');
+        }
+        const origins = body.origins;
+        if (origins !== undefined && (!Array.isArray(origins) || origins.some((origin) => typeof origin !== 'string'))) {
+          throw new InvalidParameterError('origins', 'origins must be an array of strings such as "https://app.example.com".');
+        }
+        return { ttlSeconds: ttl ?? null, origins: origins ?? null };
+      },
+    },
+    successStatus: 201,
+    responseSchema: streamTokenSchema,
+    errors: [400, 401, 403, 413, 429, 'stream_token_limit'],
+    toBody: ({ createStreamToken: token }) => ({ token: token.token, expires_at: token.expiresAt, origins: token.origins }),
+  }),
+];
