@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type LogController } from 'fastify';
 import { ErrorCode } from './domain/errors.js';
 import { registerPublicRoutes } from '../adapters/public/plugin.js';
+import { registerPublicStream } from '../adapters/public/stream.js';
 import { registerRestRoutes } from '../adapters/rest/plugin.js';
 import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
@@ -137,6 +138,14 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // Hits and stores of the read cache (tests, the benchmark).
   app.decorate('readCacheStats', () => readCache.stats());
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
+  const publicStream = registerPublicStream(app, yoga, getSchema(), {
+    ...runtime.config.publicStream,
+    heartbeatSeconds: runtime.config.streamHeartbeatSeconds,
+    clock: runtime.clock,
+    internalContext: internalContext(runtime.services),
+  });
+  // How many public live feeds this instance holds (operations, tests).
+  app.decorate('openPublicStreams', () => publicStream.openStreams());
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
   // The customer dashboard (HTML, session cookie, CSRF): its own encapsulated scope under /dashboard.
   await registerDashboardRoutes(app, { yoga, schema: getSchema(), services: runtime.services, clock: runtime.clock, tierLimits: runtime.config.tierLimits });

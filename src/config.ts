@@ -54,6 +54,8 @@ export interface Config {
   streamHeartbeatSeconds: number;
   /** STREAM_TOKEN_MAX_STREAMS: streams one key's stream tokens may hold open on an instance. */
   streamTokenMaxStreams: number;
+  /** The public live feed (GET /api/public/picks/stream). */
+  publicStream: { delaySeconds: number; perAddress: number; maxStreams: number };
   /** Test-only: host name -> loopback address. */
   webhookHostOverrides: Map<string, string>;
   /**
@@ -308,6 +310,12 @@ function positiveDecimal(env: Env, name: string, max: number, rule: string, fall
   return parsed;
 }
 
+/** An integer variable in [min, max], or `fallback` when unset. */
+function optionalInteger(env: Env, name: string, min: number, max: number, fallback: number): number {
+  const raw = value(env, name);
+  return raw === undefined ? fallback : parseInteger(name, raw, min, max);
+}
+
 function parseList(raw: string): string[] {
   return raw.split(',').map((part) => part.trim());
 }
@@ -483,9 +491,12 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     webhookRetryScheduleMs: parseRetrySchedule(value(env, 'WEBHOOK_RETRY_SCHEDULE')),
     webhookLeaseMs: (leaseRaw === undefined ? 30 : parseInteger('WEBHOOK_LEASE_SECONDS', leaseRaw, 3, 3600)) * 1000,
     streamHeartbeatSeconds: heartbeatRaw === undefined ? 30 : parseInteger('STREAM_HEARTBEAT_SECONDS', heartbeatRaw, 1, 3600),
-    streamTokenMaxStreams: ((raw) => (raw === undefined ? DEFAULT_STREAM_TOKEN_MAX_STREAMS : parseInteger('STREAM_TOKEN_MAX_STREAMS', raw, 1, 100_000)))(
-      value(env, 'STREAM_TOKEN_MAX_STREAMS'),
-    ),
+    publicStream: {
+      delaySeconds: optionalInteger(env, 'PUBLIC_STREAM_DELAY_SECONDS', 0, 86_400, 300),
+      perAddress: optionalInteger(env, 'PUBLIC_STREAMS_PER_ADDRESS', 1, 1_000, 4),
+      maxStreams: optionalInteger(env, 'PUBLIC_STREAMS_MAX', 1, 1_000_000, 10_000),
+    },
+    streamTokenMaxStreams: optionalInteger(env, 'STREAM_TOKEN_MAX_STREAMS', 1, 100_000, DEFAULT_STREAM_TOKEN_MAX_STREAMS),
     webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
     webhookSecretKey: secretKeyRaw === undefined ? null : parseSecretKey('WEBHOOK_SECRET_KEY', secretKeyRaw),
     webhookSecretKeysPrevious:
