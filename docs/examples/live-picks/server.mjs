@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+/**
+ * The live-picks example's backend (docs/API.md, "Frontends"): the one place that holds the API
+ * key. It serves the page and, at GET /stream-token, exchanges the key for a short-lived stream
+ * token bound to this page's origin (POST /api/v1/stream-tokens, server to server). The page
+ * then reads the pick stream with the token; the key never reaches the browser.
+ *
+ * Usage (from the repository root, with the service running: `npm start`):
+ *   PICKS_API_KEY=service_... node docs/examples/live-picks/server.mjs
+ * then open http://127.0.0.1:5173/ (the origin the tokens are minted for).
+ * Environment: PICKS_API_KEY (required; an Enterprise key), PICKS_API_URL (http://127.0.0.1:3000),
+ * PORT (5173), PAGE_ORIGIN (http://127.0.0.1:<PORT>: the origin written into each token),
+ * TOKEN_TTL_SECONDS (900).
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+// graphql-sse's browser build (a bundler or a CDN serves it in a real frontend).
+const GRAPHQL_SSE_UMD = path.join(path.dirname(createRequire(import.meta.url).resolve('graphql-sse')), '..', 'umd', 'graphql-sse.min.js');
+
+/**
+ * Starts the example; resolves with its origin and a close function.
+ * @param {{ apiUrl: string, apiKey: string, port?: number, pageOrigin?: string, ttlSeconds?: number }} options
+ */
+export function startLivePicksExample(options) {
+  const page = readFileSync(path.join(here, 'index.html'));
+  const client = readFileSync(GRAPHQL_SSE_UMD);
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://example.invalid');
+    if (req.method === 'GET' && url.pathname === '/') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
+    } else if (req.method === 'GET' && url.pathname === '/graphql-sse.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(client);
+    } else if (req.method === 'GET' && url.pathname === '/stream-token') {
+      // A real backend first checks that its own user may see the feed.
+      const minted = await fetch(`${options.apiUrl}/api/v1/stream-tokens`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ttl_seconds: options.ttlSeconds ?? 900, origins: [pageOrigin()] }),
+      });
+      const body = await minted.json();
+      // The page learns the token and where the API is; never the key.
+      res
+        .writeHead(minted.status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+        .end(JSON.stringify(minted.ok ? { token: body.token, expires_at: body.expires_at, api: options.apiUrl } : { error: body.error, message: body.message }));
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    }
+  });
+  const pageOrigin = () => options.pageOrigin ?? `http://127.0.0.1:${server.address().port}`;
+  return new Promise((resolve) => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve({ origin: pageOrigin(), close: () => new Promise((done) => server.close(done)) }));
+  });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const apiKey = process.env.PICKS_API_KEY;
+  if (!apiKey) {
+    console.error('Set PICKS_API_KEY to an Enterprise API key (docs/API.md, "Frontends").');
+    process.exit(1);
+  }
+  const port = Number(process.env.PORT ?? 5173);
+  const { origin } = await startLivePicksExample({
+    apiUrl: (process.env.PICKS_API_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
+    apiKey,
+    port,
+    pageOrigin: process.env.PAGE_ORIGIN,
+    ttlSeconds: process.env.TOKEN_TTL_SECONDS ? Number(process.env.TOKEN_TTL_SECONDS) : undefined,
+  });
+  console.log(`live picks example: open ${origin}/`);
+}

@@ -1,0 +1,100 @@
+/**
+ * The frontend example (docs/examples/live-picks/, docs/API.md "Frontends") in a real browser:
+ * Debian's Chromium driven by playwright-core, headless. The API runs on one loopback origin,
+ * the example's backend and page on a second; the backend mints a stream token for its page's
+ * origin with an Enterprise key, and the page subscribes with EventSource and with graphql-sse's
+ * browser client. A published pick is rendered by both; the same page from an origin the token
+ * does not name gets nothing; an expired token is refused and the page says so.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/domain/clock.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { CREATE_KEY, PUBLISH, pickInput } from '../helpers/fixtures.js';
+// @ts-expect-error The example is plain JavaScript, as a customer would copy it.
+import { startLivePicksExample } from '../../docs/examples/live-picks/server.mjs';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let t: TestApp;
+let api: string;
+let apiKey: string;
+let example: { origin: string; close(): Promise<void> };
+let context: BrowserContext;
+let userDataDir: string;
+const clock = new ManualClock(new Date());
+
+beforeAll(async () => {
+  t = await createTestApp({ clock });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  api = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  apiKey = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
+  example = await startLivePicksExample({ apiUrl: api, apiKey });
+  userDataDir = mkdtempSync(path.join(tmpdir(), 'live-picks-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  // Nothing but the two loopback servers.
+  await context.route(/^(?!http:\/\/(127\.0\.0\.1|localhost):)/, (route) => route.abort());
+});
+
+afterAll(async () => {
+  await context?.close();
+  await example?.close();
+  await t?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+async function publish(team: string): Promise<string> {
+  const published = await t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: team, selection: team }) });
+  expect(published.errors).toBeUndefined();
+  return published.data!.publishPick.id;
+}
+
+const statusOf = (page: Page, id: string) => page.locator(`#${id}`).textContent();
+
+describe('live picks in a browser page with a stream token', () => {
+  it('renders a published pick through EventSource and graphql-sse', async () => {
+    const page = await context.newPage();
+    await page.goto(`${example.origin}/`);
+    await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toBe('live');
+    const id = await publish('Browser Wanderers');
+    await page.waitForSelector(`#es-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
+    await page.waitForSelector(`#gql-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
+    expect(await page.locator(`#es-picks [data-pick-id="${id}"]`).textContent()).toContain('Browser Wanderers');
+    // The page never saw the key.
+    expect(await page.content()).not.toContain(apiKey);
+    await page.close();
+  });
+
+  it('gets nothing on an origin the token does not name', async () => {
+    const page = await context.newPage();
+    // Same page, another origin: localhost is not 127.0.0.1 to a browser.
+    await page.goto(`${example.origin.replace('127.0.0.1', 'localhost')}/`);
+    await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toMatch(/^refused/);
+    await expect.poll(() => statusOf(page, 'gql-status'), { timeout: 30_000 }).toMatch(/^refused/);
+    await publish('Elsewhere Town');
+    expect(await page.locator('#es-picks li').count()).toBe(0);
+    expect(await page.locator('#gql-picks li').count()).toBe(0);
+    await page.close();
+  });
+
+  it('shows an expired token refused', async () => {
+    const minted = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/stream-tokens',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ ttl_seconds: 60, origins: [example.origin] }),
+    });
+    expect(minted.statusCode).toBe(201);
+    clock.advance(61_000);
+    const page = await context.newPage();
+    await page.goto(`${example.origin}/?api=${encodeURIComponent(api)}&token=${encodeURIComponent(minted.json().token)}`);
+    await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toMatch(/^refused/);
+    await expect.poll(() => statusOf(page, 'gql-status'), { timeout: 30_000 }).toMatch(/^refused/);
+    await page.close();
+  });
+});
