@@ -16,6 +16,7 @@ import type { Yoga } from '../../src/graphql/yoga.js';
 import { sendError } from '../../src/server/http-errors.js';
 import { PublicPickEventsDocument, TodayPicksDocument, type PublicPickEventsSubscription } from '../common/generated/graphql.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
+import { openApiRouteSchema } from '../common/openapi.js';
 import { openInternalOperation, prepareOperation } from '../common/operations.js';
 import { publicPick } from '../common/v1-json.js';
 import { followSubscription, type Follower } from '../stream/follow.js';
@@ -128,7 +129,32 @@ export function registerPublicStream(app: FastifyInstance, yoga: Yoga, schema: G
   app.route({
     method: 'GET',
     url: PUBLIC_STREAM_PATH,
-    schema: { hide: true },
+    schema: openApiRouteSchema({
+      operationId: 'streamPublicPicks',
+      summary: 'Public live feed of top picks (anonymous, Server-Sent Events)',
+      description:
+        `No key; any origin. A published pick is sent ${'`PUBLIC_STREAM_DELAY_SECONDS`'} (default 300) after its publication when it is then among the top ${PUBLIC_STREAM_TOP} of today's public picks; held or withdrawn picks never. ` +
+        'Resume with Last-Event-ID or `last_event_id` (this server\'s last 1,000 frames). At most 4 feeds per client address (429 too_many_streams) and 10,000 per server (503).',
+      url: PUBLIC_STREAM_PATH,
+      params: [
+        { name: 'last_event_id', in: 'query', type: 'string', variable: 'lastEventId', description: 'As the Last-Event-ID header, for a fresh EventSource; the header wins when both are sent.' },
+      ],
+      requestHeaders: {
+        'Last-Event-ID': { description: 'The `id` of the last event received. Digits only, else 400 invalid_parameter.', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } },
+      },
+      responseSchema: {
+        type: 'string',
+        description: 'UTF-8 text/event-stream framed as the picks stream; each `data` is a PublicPick on one line.',
+      },
+      successDescription: 'The event stream; it stays open until the client closes it.',
+      successMediaType: 'text/event-stream',
+      successExample: `: stream open\nretry: 3000\n\nid: 1042\nevent: pick.published\ndata: {"id":"0b7f3c9e-5d2a-4e61-9a8b-3c4d5e6f7a81"}\n\n: heartbeat\n\n`,
+      successHeaders: {
+        'Access-Control-Allow-Origin': { description: 'Any origin, without credentials.', schema: { type: 'string', const: '*' }, required: true },
+      },
+      errors: ['invalid_parameter', 'too_many_streams', 'service_unavailable'],
+      anonymous: true,
+    }),
     handler: (req, reply) => {
       const sendPublic = (code: ErrorCode, message: string) => sendError(reply.headers({ ...CORS_HEADERS, 'cache-control': 'no-store' }), code, message);
       const query = req.query as Record<string, unknown>;

@@ -162,13 +162,17 @@ describe('the document', () => {
     expect(today['400'].headers['Cache-Control'].schema.const).toBe('no-store');
   });
 
-  it('the stream answers text/event-stream with the frames described; Last-Event-ID is a header parameter', () => {
+  it('the stream answers text/event-stream with the frames described; Last-Event-ID is a header parameter, access_token and last_event_id query ones', () => {
     const stream = openapi.paths['/api/v1/picks/stream'].get;
     expect(Object.keys(stream.responses['200'].content)).toEqual(['text/event-stream']);
     const media = stream.responses['200'].content['text/event-stream'];
     expect(media.schema.description).toMatch(/event: pick\.published/);
     expect(media.example).toMatch(/^id: \d+\nevent: pick\.published\ndata: \{.*\}\n\n/m);
-    expect(stream.parameters).toEqual([expect.objectContaining({ in: 'header', name: 'Last-Event-ID' })]);
+    expect(stream.parameters).toEqual([
+      expect.objectContaining({ in: 'query', name: 'access_token' }),
+      expect.objectContaining({ in: 'query', name: 'last_event_id' }),
+      expect.objectContaining({ in: 'header', name: 'Last-Event-ID' }),
+    ]);
   });
 
   it('describes the outgoing webhooks: body and signature headers per event type', () => {
