@@ -234,6 +234,16 @@ describe('expiry, revocation, downgrade and caps', () => {
     expect((await restStream(`access_token=${streamToken}`, { origin: PAGE })).status).toBe(401);
   });
 
+  it('completes a /graphql/stream subscription at the expiry too', async () => {
+    const { key: apiKey } = await key();
+    const streamToken = await token(apiKey, { ttl_seconds: 60, origins: [PAGE] });
+    clock.advance(59_500);
+    const stream = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { headers: { origin: PAGE } });
+    opened.push(stream);
+    expect(stream.status).toBe(200);
+    expect(await stream.ended).toContain('event: complete');
+  });
+
   it("ends the key's token streams when the key is revoked; reconnecting is 401", async () => {
     const { key: apiKey, id } = await key();
     const streamToken = await token(apiKey);
