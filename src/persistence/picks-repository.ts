@@ -177,8 +177,9 @@ const ISO_SQL = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY
  * The no-vig closing line: engine picks whose kickoff has come get the reference's last fair
  * price from before kickoff for their market (reference_markets) as closing odds, once, and the
  * record of what it was made of in provenance.closingLine. A spreads or totals pick closes only
- * when the reference's last pre-kickoff line is the pick's own (for a spread, the selected team's
- * handicap): a reference that moved off the point gives the pick no closing line, and so no CLV.
+ * when the reference's last pre-kickoff market quoted the pick's selection at the pick's own point
+ * (for a spread, the selected team's handicap): a reference that moved off the point gives the
+ * pick no closing line, and so no CLV.
  * A close older than `maxAgeSeconds` at kickoff is stale: stored and shown all the same, left out
  * of the CLV average. Returns how many.
  */
@@ -191,7 +192,9 @@ export async function recordClosingLines(em: Em, now: Date, maxAgeSeconds: numbe
          from picks p join reference_markets r on r.event_id = p.event_id and r.generation = p.event_generation and r.market = p.market
         where p.status in ('published', 'admin_review') and p.closing_odds is null
           and p.kickoff_at <= $1::timestamptz and (r.fair ->> p.selection) is not null
-          and p.line is not distinct from (case when p.market = 'spreads' and p.selection = p.away_team then -r.line else r.line end)
+          -- The point the reference quoted for this very selection (null in h2h): read by name, so
+          -- it holds whichever side the feed calls home.
+          and p.line is not distinct from (select (q ->> 'point')::numeric from jsonb_array_elements(r.prices) q where q ->> 'name' = p.selection limit 1)
      )
      update picks p set closing_odds = c.fair_odds, closing_stale = c.age > $2::float8, updated_at = $1::timestamptz,
             provenance = coalesce(p.provenance, '{}'::jsonb) || jsonb_build_object('closingLine', jsonb_build_object(

@@ -356,6 +356,29 @@ describe('spreads and totals from a local v4 feed', () => {
     expect(unknown.json().error).toBe('invalid_parameter');
   });
 
+  it("closes a spread by its selection's own point, whichever side the feed later calls home", async () => {
+    const [home, away] = ['Fulham', 'Everton'];
+    const reference = (first: string, second: string, firstPoint: number, firstFair: number, at: Date) =>
+      bookmaker('pinnacle', { spreads: twoWay([first, second], firstFair, [firstPoint, 0 - firstPoint]) }, at);
+    const soft = bookmaker('tipico', {
+      spreads: [
+        { name: home, price: 1.7, point: -0.75 },
+        { name: away, price: 2.4, point: 0.75 },
+      ],
+    });
+    feed.set('odds', 'soccer_epl', [v4OddsEvent({ id: 'o1', commenceTime: KICKOFF, homeTeam: home, awayTeam: away, bookmakers: [reference(home, away, -0.75, 0.55, FRESH), soft] })]);
+    await poll();
+    expect((await picks()).map((pick) => [pick.selection, pick.line])).toEqual([[away, 0.75]]);
+    // Before kickoff the feed swaps the sides; each team keeps its handicap (Everton +0.75 now fair at 1 / 0.4).
+    const late = new Date(KICKOFF.getTime() - 120_000);
+    clock.set(new Date(late.getTime() + 30_000));
+    feed.set('odds', 'soccer_epl', [v4OddsEvent({ id: 'o1', commenceTime: KICKOFF, homeTeam: away, awayTeam: home, bookmakers: [reference(away, home, 0.75, 0.4, late)] })]);
+    await poll();
+    clock.set(new Date(KICKOFF.getTime() + 1_000));
+    await poll();
+    expect((await picks())[0]!.closingOdds).toBe(round4(1 / 0.4));
+  });
+
   it('keeps one engine pick per (event, generation, market, selection, line): a missing h2h line is one value', async () => {
     const em = t.runtime.orm.em.fork();
     let n = 0;
