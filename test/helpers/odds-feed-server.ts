@@ -6,6 +6,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Clock } from '../../src/domain/clock.js';
+import { createTestApp, type TestApp } from './app.js';
 
 export type FeedFault =
   | { kind: 'status'; status: number }
@@ -169,4 +171,36 @@ export function v4ScoreEvent(fields: {
  */
 export function powerPrices(fair: Record<string, number>, k: number): Record<string, number> {
   return Object.fromEntries(Object.entries(fair).map(([name, p]) => [name, 1 / p ** (1 / k)]));
+}
+
+/** One line the app logged, as the engine tests read them. */
+export interface LogEntry {
+  level: string;
+  fields: Record<string, unknown>;
+  msg: string;
+}
+
+/**
+ * The real app reading `feed` (its poller driven by hand with pollNow, no timer) on `clock`, for
+ * these v4 sport keys (their odds and scores emptied first), with every log line of the app
+ * recorded. `env` adds to or overrides the feed's variables.
+ */
+export async function startEngineApp(
+  feed: OddsFeedServer,
+  clock: Clock,
+  sportKeys: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ app: TestApp; logs: LogEntry[] }> {
+  for (const sport of sportKeys) {
+    feed.set('odds', sport, []);
+    feed.set('scores', sport, []);
+  }
+  const logs: LogEntry[] = [];
+  const record = (level: string) => (fields: unknown, msg?: string) => void logs.push({ level, fields: fields as Record<string, unknown>, msg: msg ?? '' });
+  const app = await createTestApp({
+    clock,
+    env: { ODDS_FEED_URL: feed.url, ODDS_FEED_API_KEY: 'feed-key-0123456789', ODDS_FEED_SPORTS: sportKeys.join(','), ...env },
+    runtime: { startPoller: false, feedRetryMinTimeoutMs: 5, feedTimeoutMs: 1_000, log: { info: record('info'), warn: record('warn'), error: record('error') } as never },
+  });
+  return { app, logs };
 }

@@ -6,9 +6,9 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
-import { powerPrices, startOddsFeedServer, v4OddsEvent, v4ScoreEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
+import { powerPrices, startEngineApp, startOddsFeedServer, v4OddsEvent, v4ScoreEvent, type LogEntry, type OddsFeedServer } from '../helpers/odds-feed-server.js';
 
 const NOW = new Date('2026-11-24T12:00:00Z');
 const KICKOFF = new Date('2026-11-24T15:00:00Z');
@@ -67,7 +67,7 @@ describe('spreads and totals from a local v4 feed', () => {
   let feed: OddsFeedServer;
   let t: TestApp;
   let clock: ManualClock;
-  let logs: { level: string; fields: Record<string, unknown>; msg: string }[];
+  let logs: LogEntry[];
 
   beforeAll(async () => {
     feed = await startOddsFeedServer();
@@ -77,17 +77,7 @@ describe('spreads and totals from a local v4 feed', () => {
   });
   beforeEach(async () => {
     clock = new ManualClock(NOW);
-    for (const sport of ['soccer_epl', 'tennis_atp_finals']) {
-      feed.set('odds', sport, []);
-      feed.set('scores', sport, []);
-    }
-    logs = [];
-    const record = (level: string) => (fields: unknown, msg?: string) => void logs.push({ level, fields: fields as Record<string, unknown>, msg: msg ?? '' });
-    t = await createTestApp({
-      clock,
-      env: { ODDS_FEED_URL: `${feed.url}`, ODDS_FEED_API_KEY: 'feed-key-0123', ODDS_FEED_SPORTS: 'soccer_epl,tennis_atp_finals' },
-      runtime: { startPoller: false, feedRetryMinTimeoutMs: 5, feedTimeoutMs: 1_000, log: { info: record('info'), warn: record('warn'), error: record('error') } as never },
-    });
+    ({ app: t, logs } = await startEngineApp(feed, clock, ['soccer_epl', 'tennis_atp_finals']));
   });
   afterEach(async () => {
     await t.close();

@@ -6,9 +6,9 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { PICK_FIELDS } from '../helpers/fixtures.js';
-import { powerPrices, startOddsFeedServer, v4Bookmaker, v4OddsEvent, v4ScoreEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
+import { powerPrices, startEngineApp, startOddsFeedServer, v4Bookmaker, v4OddsEvent, v4ScoreEvent, type LogEntry, type OddsFeedServer } from '../helpers/odds-feed-server.js';
 
 const NOW = new Date('2026-11-24T12:00:00Z');
 const KICKOFF = new Date('2026-11-24T15:00:00Z');
@@ -21,11 +21,6 @@ const PINNACLE = powerPrices(FAIR, 1.05);
 // Norwich fair 4.0: 4.6 at Tipico (tax 0) is a 15 % edge; the book's own margin is positive.
 const SOFT = { Norwich: 4.6, Chelsea: 1.8, Draw: 3.7 };
 
-interface LogEntry {
-  level: string;
-  fields: Record<string, unknown>;
-  msg: string;
-}
 interface PickNode {
   id: string;
   homeTeam: string;
@@ -77,23 +72,7 @@ describe('the engine on a bad feed day', () => {
 
   async function start(env: Record<string, string> = {}) {
     clock = new ManualClock(NOW);
-    for (const sport of ['soccer_epl', 'icehockey_nhl']) {
-      feed.set('odds', sport, []);
-      feed.set('scores', sport, []);
-    }
-    logs = [];
-    const record = (level: string) => (fields: unknown, msg?: string) => void logs.push({ level, fields: fields as Record<string, unknown>, msg: msg ?? '' });
-    t = await createTestApp({
-      clock,
-      env: {
-        ODDS_FEED_URL: feed.url,
-        ODDS_FEED_API_KEY: 'feed-key-0123456789',
-        ODDS_FEED_SPORTS: 'soccer_epl,icehockey_nhl',
-        BOOKMAKER_TAX_RATES: '{"tipico":0,"bwin":0,"unibet":0}',
-        ...env,
-      },
-      runtime: { startPoller: false, feedRetryMinTimeoutMs: 5, feedTimeoutMs: 1_000, log: { info: record('info'), warn: record('warn'), error: record('error') } as never },
-    });
+    ({ app: t, logs } = await startEngineApp(feed, clock, ['soccer_epl', 'icehockey_nhl'], { BOOKMAKER_TAX_RATES: '{"tipico":0,"bwin":0,"unibet":0}', ...env }));
   }
   beforeEach(async () => start());
   afterEach(async () => {

@@ -6,11 +6,13 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY, PICK_FIELDS, SETTLE } from '../helpers/fixtures.js';
 import {
   powerPrices,
+  startEngineApp,
   startOddsFeedServer,
+  type LogEntry,
   v4Bookmaker,
   v4OddsEvent,
   v4ScoreEvent,
@@ -71,7 +73,7 @@ describe('value engine against a local v4 feed', () => {
   let feed: OddsFeedServer;
   let t: TestApp;
   let clock: ManualClock;
-  let engineLogs: { level: string; fields: Record<string, unknown>; msg: string }[];
+  let engineLogs: LogEntry[];
 
   beforeAll(async () => {
     feed = await startOddsFeedServer();
@@ -81,23 +83,10 @@ describe('value engine against a local v4 feed', () => {
   });
   beforeEach(async () => {
     clock = new ManualClock(NOW);
-    for (const sport of ['soccer_epl', 'basketball_nba']) {
-      feed.set('odds', sport, []);
-      feed.set('scores', sport, []);
-    }
-    engineLogs = [];
-    const record = (level: string) => (fields: unknown, msg?: string) => void engineLogs.push({ level, fields: fields as Record<string, unknown>, msg: msg ?? '' });
-    const log = { info: record('info'), warn: record('warn'), error: record('error') } as never;
-    t = await createTestApp({
-      clock,
-      env: {
-        ODDS_FEED_URL: feed.url,
-        ODDS_FEED_API_KEY: FEED_KEY,
-        ODDS_FEED_SPORTS: 'soccer_epl,basketball_nba',
-        BOOKMAKER_TAX_RATES: '{"betfair_ex_eu":0.02}',
-      },
-      runtime: { startPoller: false, feedRetryMinTimeoutMs: 5, feedTimeoutMs: 1_000, log },
-    });
+    ({ app: t, logs: engineLogs } = await startEngineApp(feed, clock, ['soccer_epl', 'basketball_nba'], {
+      ODDS_FEED_API_KEY: FEED_KEY,
+      BOOKMAKER_TAX_RATES: '{"betfair_ex_eu":0.02}',
+    }));
   });
   afterEach(async () => {
     await t.close();
