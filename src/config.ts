@@ -303,11 +303,15 @@ function parseDecimal(name: string, raw: string, min: number, max: number, rule:
 
 /** A decimal above 0 and at most `max`, or the default when the variable is not set. */
 function positiveDecimal(env: Env, name: string, max: number, rule: string, fallback: number): number {
-  const raw = value(env, name);
-  if (raw === undefined) return fallback;
-  const parsed = parseDecimal(name, raw, 0, max, rule);
-  if (parsed === 0) throw new ConfigError(name, `must be ${rule} (got "${raw}")`);
+  const parsed = optionalDecimal(env, name, 0, max, rule, fallback);
+  if (parsed === 0) throw new ConfigError(name, `must be ${rule} (got "${value(env, name)}")`);
   return parsed;
+}
+
+/** A decimal variable in [min, max], or `fallback` when unset. */
+function optionalDecimal(env: Env, name: string, min: number, max: number, rule: string, fallback: number): number {
+  const raw = value(env, name);
+  return raw === undefined ? fallback : parseDecimal(name, raw, min, max, rule);
 }
 
 /** An integer variable in [min, max], or `fallback` when unset. */
@@ -365,7 +369,6 @@ export function parseFeedSports(raw: string): string[] {
 export function parseFeedMarkets(raw: string | undefined): Market[] {
   if (raw === undefined) return [...MARKETS];
   const keys = parseList(raw);
-  if (keys.length === 0) throw new ConfigError('ODDS_FEED_MARKETS', `must list at least one market among ${MARKETS.join(', ')}`);
   for (const key of keys) {
     if (!(MARKETS as readonly string[]).includes(key)) {
       throw new ConfigError('ODDS_FEED_MARKETS', `must list markets among ${MARKETS.join(', ')}, comma-separated (got "${key}")`);
@@ -392,14 +395,8 @@ function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueE
     }
   }
   const markets = parseFeedMarkets(value(env, 'ODDS_FEED_MARKETS'));
-  const integer = (name: string, min: number, max: number, fallback: number) => {
-    const raw = value(env, name);
-    return raw === undefined ? fallback : parseInteger(name, raw, min, max);
-  };
-  const decimal = (name: string, min: number, max: number, rule: string, fallback: number) => {
-    const raw = value(env, name);
-    return raw === undefined ? fallback : parseDecimal(name, raw, min, max, rule);
-  };
+  const integer = (name: string, min: number, max: number, fallback: number) => optionalInteger(env, name, min, max, fallback);
+  const decimal = (name: string, min: number, max: number, rule: string, fallback: number) => optionalDecimal(env, name, min, max, rule, fallback);
   const reference = value(env, 'REFERENCE_BOOKMAKER') ?? DEFAULT_DETECTION_OPTIONS.referenceBookmaker;
   if (!BOOKMAKER_KEY.test(reference)) throw new ConfigError('REFERENCE_BOOKMAKER', `must be a feed bookmaker key: 1 to 40 lowercase letters, digits, "-" or "_" (got "${reference}")`);
   const devigMethod = value(env, 'DEVIG_METHOD') ?? DEFAULT_DETECTION_OPTIONS.devigMethod;
