@@ -19,7 +19,7 @@ import { LRUCache } from 'lru-cache';
 import { ErrorCode } from '../../src/domain/errors.js';
 import type { Context } from '../../src/graphql/context.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { MAX_STREAMS_PER_KEY, tooManyStreamsMessage } from '../../src/services/stream-slots.js';
+import { MAX_STREAMS_PER_KEY, slotOwnerOf, tooManyStreamsMessage } from '../../src/services/stream-slots.js';
 import { registerStreamPreflight, streamCorsHeaders } from '../../src/server/stream-cors.js';
 import { rateLimitHeaders } from '../../src/server/rate-limit-headers.js';
 import { sendError, sendGraphQLError } from '../../src/server/http-errors.js';
@@ -182,10 +182,9 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       // Taken before the subscribe await, so concurrent connects cannot overshoot; held for the
       // whole connection, so the connection's own subscription takes none (cover). A stream
       // token's streams count against the key's token allowance, not its own.
-      const pool = principal.kind === 'streamToken' ? 'token' : 'key';
-      const counted = principal.kind === 'apiKey' || principal.kind === 'streamToken';
-      const slot = counted ? slots.reserve(principal.apiKeyId, pool) : null;
-      if (counted && !slot) return sendError(reply, ErrorCode.tooManyStreams, tooManyStreamsMessage(pool, slots.limit(pool)));
+      const owner = slotOwnerOf(principal);
+      const slot = owner ? slots.reserve(owner.apiKeyId, owner.pool) : null;
+      if (owner && !slot) return sendError(reply, ErrorCode.tooManyStreams, tooManyStreamsMessage(owner.pool, slots.limit(owner.pool)));
       if (slot) slots.cover(runner.context, slot);
       const release = () => slot?.release();
       // The connection's own subscription: auth, tier and replay exactly as on /graphql.

@@ -1,3 +1,4 @@
+import type { Principal } from '../domain/principal.js';
 import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from '../domain/stream-token.js';
 
 const poolKey = (apiKeyId: string, pool: SlotPool) => `${pool}:${apiKeyId}`;
@@ -18,6 +19,13 @@ export const MAX_STREAMS_PER_KEY = 10;
  * browsers open with the key's stream tokens (STREAM_TOKEN_MAX_STREAMS, 1,000 by default).
  */
 export type SlotPool = 'key' | 'token';
+
+/** Whose allowance a caller's streams count against, and which; null for callers that are not counted (operators). */
+export function slotOwnerOf(principal: Principal): { apiKeyId: string; pool: SlotPool } | null {
+  if (principal.kind === 'apiKey') return { apiKeyId: principal.apiKeyId, pool: 'key' };
+  if (principal.kind === 'streamToken') return { apiKeyId: principal.apiKeyId, pool: 'token' };
+  return null;
+}
 
 export interface StreamSlot {
   readonly apiKeyId: string;

@@ -4,7 +4,7 @@ import { ErrorCode, errorHead, InvalidParameterError } from '../../domain/errors
 import { fromPickSnapshot } from '../../domain/pick-shape.js';
 import { pickEventStream } from '../../services/events/event-stream.js';
 import type { PickEventMessage } from '../../services/events/outbox-relay.js';
-import { tooManyStreamsMessage, type StreamSlot } from '../../services/stream-slots.js';
+import { slotOwnerOf, tooManyStreamsMessage, type StreamSlot } from '../../services/stream-slots.js';
 import { builder } from '../builder.js';
 import type { Context, ServerContext } from '../context.js';
 import { PickRef } from './pick.js';
@@ -47,11 +47,11 @@ const PickEventRef = builder.objectRef<PickEventMessage>('PickEvent').implement(
  */
 function takeStreamSlot(context: Context): StreamSlot | null {
   const { principal, services } = context;
-  if ((principal.kind !== 'apiKey' && principal.kind !== 'streamToken') || services.streamSlots.isCovered(context)) return null;
-  const pool = principal.kind === 'streamToken' ? 'token' : 'key';
-  const slot = services.streamSlots.reserve(principal.apiKeyId, pool);
+  const owner = slotOwnerOf(principal);
+  if (owner === null || services.streamSlots.isCovered(context)) return null;
+  const slot = services.streamSlots.reserve(owner.apiKeyId, owner.pool);
   if (slot) return slot;
-  throw new GraphQLError(tooManyStreamsMessage(pool, services.streamSlots.limit(pool)), {
+  throw new GraphQLError(tooManyStreamsMessage(owner.pool, services.streamSlots.limit(owner.pool)), {
     extensions: { code: ErrorCode.tooManyStreams, http: errorHead(ErrorCode.tooManyStreams) },
   });
 }
