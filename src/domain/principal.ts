@@ -16,7 +16,6 @@ export type Principal =
       apiKeyId: string;
       tier: Tier;
       origins: readonly string[];
-      expiresAt: Date;
       /** Milliseconds from authentication to expiry, by the service's clock: an open stream ends then. */
       remainingMs: number;
     }

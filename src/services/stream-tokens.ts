@@ -68,6 +68,6 @@ export class StreamTokenService {
     const found = await findStreamToken(this.orm.em.fork(), hashStreamToken(token));
     const remainingMs = found ? found.expiresAt.getTime() - this.clock.now().getTime() : 0;
     if (!found || found.keyTier === null || remainingMs <= 0) return null;
-    return { kind: 'streamToken', apiKeyId: found.apiKeyId, tier: found.keyTier, origins: found.origins, expiresAt: found.expiresAt, remainingMs };
+    return { kind: 'streamToken', apiKeyId: found.apiKeyId, tier: found.keyTier, origins: found.origins, remainingMs };
   }
 }
