@@ -72,6 +72,11 @@ export function registerPublicStream(app: FastifyInstance, yoga: Yoga, schema: G
   let releasing = false;
   const ticker = setInterval(() => void releaseDue(), RELEASE_TICK_MS);
   ticker.unref();
+  // One timer beats for every feed of the instance.
+  const heartbeat = setInterval(() => {
+    for (const write of clients) write(': heartbeat\n\n');
+  }, options.heartbeatSeconds * 1000);
+  heartbeat.unref();
   const closers = new Set<() => void>();
   let follower: Follower | null = null;
 
@@ -123,6 +128,7 @@ export function registerPublicStream(app: FastifyInstance, yoga: Yoga, schema: G
   app.addHook('preClose', async () => {
     for (const close of [...closers]) close();
     clearInterval(ticker);
+    clearInterval(heartbeat);
     await follower?.stop();
   });
 
@@ -180,12 +186,9 @@ export function registerPublicStream(app: FastifyInstance, yoga: Yoga, schema: G
     reply.hijack();
     const res = reply.raw;
     let closed = false;
-    const heartbeat = setInterval(() => write(': heartbeat\n\n'), options.heartbeatSeconds * 1000);
-    heartbeat.unref();
     const close = () => {
       if (closed) return;
       closed = true;
-      clearInterval(heartbeat);
       clients.delete(write);
       closers.delete(close);
       const held = (byAddress.get(address) ?? 1) - 1;
