@@ -79,7 +79,7 @@ function originOf(entry: unknown): string | null {
   }
   if (url.origin === 'null' || url.username || url.password || url.search || url.hash) return null;
   // The origin itself, nothing more: `https://a.example/` or `https://a.example/app` is not one.
-  if (entry.replace(/\/$/, '') !== entry || !/^[a-z]+:\/\/[^/]+$/i.test(entry)) return null;
+  if (!/^[a-z]+:\/\/[^/]+$/i.test(entry)) return null;
   if (url.protocol === 'https:') return url.origin;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return url.origin;
   return null;
