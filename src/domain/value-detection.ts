@@ -116,9 +116,6 @@ export interface OfferedPrice {
 /** A reference price as stored in provenance: a line market's outcome keeps its point. */
 export type ReferencePrice = OddsOutcome;
 
-function priceEntry(outcome: OddsOutcome): ReferencePrice {
-  return outcome.point === undefined ? { name: outcome.name, price: outcome.price } : { name: outcome.name, price: outcome.price, point: outcome.point };
-}
 
 /** What the engine stores as the pick's provenance (plus the event id and detection time). */
 export interface DetectionProvenance {
@@ -278,10 +275,14 @@ function marketSlotsOf(event: OddsEvent, reference: OddsBookmaker | undefined): 
   return slots;
 }
 
-/** A selection's own line in a slot: a spread's away team takes the opposite of the home handicap. */
+/** A selection's own line in a slot: the point quoted for it (every book at the slot quotes the same); null in h2h. */
 function selectionLine(slot: MarketSlot, selection: string, event: OddsEvent): number | null {
   if (slot.line === null) return null;
-  return slot.key === 'spreads' && selection === event.awayTeam ? 0 - slot.line : slot.line;
+  for (const bookmaker of event.bookmakers) {
+    const point = marketAt(bookmaker, slot)?.outcomes.find((o) => o.name === selection)?.point;
+    if (point !== undefined) return point;
+  }
+  return null;
 }
 
 function marketUpdatedAt(bookmaker: OddsBookmaker, market: OddsMarket): Date {
@@ -517,7 +518,7 @@ function detectSelection(
     provenance: {
       referenceBookmaker: reference.bookmaker.key,
       referenceBookmakerTitle: reference.bookmaker.title,
-      referencePrices: reference.market.outcomes.map(priceEntry),
+      referencePrices: reference.market.outcomes.map((o) => ({ ...o })),
       referenceUpdatedAt: reference.updatedAt,
       devigMethod: opts.devigMethod,
       fairProbabilities,
@@ -638,7 +639,7 @@ export function referenceFairPrices(
       market.outcomes.forEach((outcome, index) => {
         fair[outcome.name] = 1 / probabilities[index]!;
       });
-      fairs.push({ market: market.key, line: market.line, fair, prices: market.outcomes.map(priceEntry), updatedAt });
+      fairs.push({ market: market.key, line: market.line, fair, prices: market.outcomes.map((o) => ({ ...o })), updatedAt });
     } catch (error) {
       if (!(error instanceof DevigError)) throw error;
     }
