@@ -14,6 +14,7 @@ import { Migration20261130100000PickLines } from './Migration20261130100000_pick
 import { Migration20261201000000MarketLines } from './Migration20261201000000_market_lines.js';
 import { Migration20261201100000TrackRecordMarkets } from './Migration20261201100000_track_record_markets.js';
 import { Migration20261202000000StreamTokens } from './Migration20261202000000_stream_tokens.js';
+import { Migration20261203000000ReferenceConsensus } from './Migration20261203000000_reference_consensus.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201000000_market_lines', class: Migration20261201000000MarketLines },
   { name: 'Migration20261201100000_track_record_markets', class: Migration20261201100000TrackRecordMarkets },
   { name: 'Migration20261202000000_stream_tokens', class: Migration20261202000000StreamTokens },
+  { name: 'Migration20261203000000_reference_consensus', class: Migration20261203000000ReferenceConsensus },
 ];

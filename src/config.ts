@@ -10,6 +10,7 @@ import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, MAX_DECIMAL_ODDS, type StakeAdv
 import { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits } from './domain/access.js';
 import { DEFAULT_ODDS_HISTORY_DAYS } from './domain/bounds.js';
 import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
+import { REFERENCE_WEIGHT_MAX, type ReferenceBook } from './domain/reference-consensus.js';
 import { BOOKMAKER_KEY, sportSlugOfKey } from './domain/odds-feed.js';
 import { MARKETS, type Market } from './domain/market.js';
 import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from './domain/stream-token.js';
@@ -340,6 +341,36 @@ export function parseTaxRates(raw: string | undefined): Record<string, number> {
   return rates;
 }
 
+/**
+ * REFERENCE_BOOKMAKERS: feed bookmaker keys, comma-separated, each with an optional weight after
+ * ":" (default 1, 0 < weight <= 100), in order of precedence. REFERENCE_BOOKMAKER is the one-book
+ * alias; both at once is an error, neither means Pinnacle alone.
+ */
+export function parseReferenceBookmakers(raw: string | undefined, single: string | undefined): ReferenceBook[] {
+  if (raw !== undefined && single !== undefined) {
+    throw new ConfigError('REFERENCE_BOOKMAKERS', 'cannot be set together with REFERENCE_BOOKMAKER (its one-book alias): keep one of them');
+  }
+  const name = single === undefined ? 'REFERENCE_BOOKMAKERS' : 'REFERENCE_BOOKMAKER';
+  const keyRule = `must be a feed bookmaker key: 1 to 40 lowercase letters, digits, "-" or "_"`;
+  if (raw === undefined) {
+    const key = single ?? DEFAULT_DETECTION_OPTIONS.references[0]!.key;
+    if (!BOOKMAKER_KEY.test(key)) throw new ConfigError(name, `${keyRule} (got "${key}")`);
+    return [{ key, weight: 1 }];
+  }
+  const problem = `must list feed bookmaker keys, each with an optional weight after ":" (0 < weight <= ${REFERENCE_WEIGHT_MAX}), e.g. pinnacle,circasports:1,betfair_ex_eu:0.5`;
+  const references: ReferenceBook[] = [];
+  for (const entry of parseList(raw)) {
+    const [key = '', weightText, ...rest] = entry.split(':');
+    const weight = weightText === undefined ? 1 : /^\d+(\.\d+)?$/.test(weightText) ? Number(weightText) : Number.NaN;
+    if (!BOOKMAKER_KEY.test(key) || rest.length > 0) throw new ConfigError(name, `${problem} ("${entry}": ${keyRule})`);
+    if (!(weight > 0 && weight <= REFERENCE_WEIGHT_MAX)) throw new ConfigError(name, `${problem} (bad weight in "${entry}")`);
+    if (references.some((reference) => reference.key === key)) throw new ConfigError(name, `${problem} ("${key}" is listed twice)`);
+    references.push({ key, weight });
+  }
+  if (references.length === 0) throw new ConfigError(name, `${problem} (got an empty list)`);
+  return references;
+}
+
 /** PICK_ODDS_RANGE: `min-max`, inclusive, 1 < min < max <= 1000. */
 export function parseOddsRange(raw: string | undefined): OddsRange {
   if (raw === undefined) return { ...DEFAULT_DETECTION_OPTIONS.oddsRange };
@@ -397,8 +428,7 @@ function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueE
   const markets = parseFeedMarkets(value(env, 'ODDS_FEED_MARKETS'));
   const integer = (name: string, min: number, max: number, fallback: number) => optionalInteger(env, name, min, max, fallback);
   const decimal = (name: string, min: number, max: number, rule: string, fallback: number) => optionalDecimal(env, name, min, max, rule, fallback);
-  const reference = value(env, 'REFERENCE_BOOKMAKER') ?? DEFAULT_DETECTION_OPTIONS.referenceBookmaker;
-  if (!BOOKMAKER_KEY.test(reference)) throw new ConfigError('REFERENCE_BOOKMAKER', `must be a feed bookmaker key: 1 to 40 lowercase letters, digits, "-" or "_" (got "${reference}")`);
+  const references = parseReferenceBookmakers(value(env, 'REFERENCE_BOOKMAKERS'), value(env, 'REFERENCE_BOOKMAKER'));
   const devigMethod = value(env, 'DEVIG_METHOD') ?? DEFAULT_DETECTION_OPTIONS.devigMethod;
   if (!isDevigMethod(devigMethod)) throw new ConfigError('DEVIG_METHOD', `must be one of ${DEVIG_METHODS.join(', ')} (got "${devigMethod}")`);
   const minEdge = decimal('PICK_MIN_EDGE', 0, 1, 'a fraction from 0 to 1 (0.02 = 2 %)', DEFAULT_DETECTION_OPTIONS.minEdge);
@@ -413,8 +443,10 @@ function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueE
     oddsPollSeconds: integer('ODDS_POLL_SECONDS', 1, 3600, 60),
     scoresPollSeconds: integer('SCORES_POLL_SECONDS', 1, 3600, 300),
     detection: {
-      referenceBookmaker: reference,
+      references,
       devigMethod,
+      maxReferenceSpread: decimal('REFERENCE_MAX_SPREAD', 0, 1, 'an absolute difference of probabilities from 0 to 1 (0.03 = 3 points)', DEFAULT_DETECTION_OPTIONS.maxReferenceSpread),
+      maxReferenceMargin: decimal('REFERENCE_MAX_MARGIN', 0, 1, 'a margin fraction from 0 to 1 (0.08 = 8 %)', DEFAULT_DETECTION_OPTIONS.maxReferenceMargin),
       taxRates: parseTaxRates(value(env, 'BOOKMAKER_TAX_RATES')),
       defaultTaxRate: DEFAULT_TAX_RATE,
       minEdge,

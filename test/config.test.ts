@@ -192,8 +192,10 @@ describe('value engine configuration', () => {
       scoresPollSeconds: 300,
       oddsHistoryDays: 14,
       detection: {
-        referenceBookmaker: 'pinnacle',
+        references: [{ key: 'pinnacle', weight: 1 }],
         devigMethod: 'power',
+        maxReferenceSpread: 0.03,
+        maxReferenceMargin: 0.08,
         taxRates: {},
         defaultTaxRate: 0.053,
         minEdge: 0.02,
@@ -203,6 +205,9 @@ describe('value engine configuration', () => {
         reviewEdge: 0.25,
       },
     });
+    // REFERENCE_BOOKMAKER is the one-book alias of REFERENCE_BOOKMAKERS.
+    expect(loadConfig({ REFERENCE_BOOKMAKER: 'betfair_ex_eu' }).valueEngine.detection.references).toEqual([{ key: 'betfair_ex_eu', weight: 1 }]);
+    expect(loadConfig({ REFERENCE_BOOKMAKERS: 'circa:100' }).valueEngine.detection.references).toEqual([{ key: 'circa', weight: 100 }]);
     expect(loadConfig({ DEMO_SEED: 'false' }).valueEngine.demoFeed).toBe(false);
     expect(loadConfig({ DEMO_FEED: 'false' }).valueEngine.demoFeed).toBe(false);
     expect(loadConfig(pg).valueEngine.demoFeed).toBe(false);
@@ -219,7 +224,9 @@ describe('value engine configuration', () => {
       ODDS_FEED_MARKETS: 'totals, h2h,totals',
       ODDS_POLL_SECONDS: '15',
       SCORES_POLL_SECONDS: '120',
-      REFERENCE_BOOKMAKER: 'betfair_ex_eu',
+      REFERENCE_BOOKMAKERS: 'pinnacle, circasports:1,betfair_ex_eu:0.5',
+      REFERENCE_MAX_SPREAD: '0.05',
+      REFERENCE_MAX_MARGIN: '0.06',
       DEVIG_METHOD: 'shin',
       BOOKMAKER_TAX_RATES: '{"tipico":0.053,"betfair_ex_eu":0.02}',
       PICK_MIN_EDGE: '0.03',
@@ -242,8 +249,14 @@ describe('value engine configuration', () => {
       scoresPollSeconds: 120,
       oddsHistoryDays: 30,
       detection: {
-        referenceBookmaker: 'betfair_ex_eu',
+        references: [
+          { key: 'pinnacle', weight: 1 },
+          { key: 'circasports', weight: 1 },
+          { key: 'betfair_ex_eu', weight: 0.5 },
+        ],
         devigMethod: 'shin',
+        maxReferenceSpread: 0.05,
+        maxReferenceMargin: 0.06,
         taxRates: { tipico: 0.053, betfair_ex_eu: 0.02 },
         defaultTaxRate: 0.053,
         minEdge: 0.03,
@@ -279,6 +292,22 @@ describe('value engine configuration', () => {
     [{ SCORES_POLL_SECONDS: 'often' }, 'SCORES_POLL_SECONDS'],
     [{ REFERENCE_BOOKMAKER: 'Pinnacle' }, 'REFERENCE_BOOKMAKER'],
     [{ REFERENCE_BOOKMAKER: 'pin nacle' }, 'REFERENCE_BOOKMAKER'],
+    [{ REFERENCE_BOOKMAKER: 'pinnacle', REFERENCE_BOOKMAKERS: 'pinnacle' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle,' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle,pinnacle:2' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle:0' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle:100.5' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle:-1' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle:1e2' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle:' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle:1:2' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'Pinnacle' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_BOOKMAKERS: 'pinnacle;circa' }, 'REFERENCE_BOOKMAKERS'],
+    [{ REFERENCE_MAX_SPREAD: '1.5' }, 'REFERENCE_MAX_SPREAD'],
+    [{ REFERENCE_MAX_SPREAD: '-0.01' }, 'REFERENCE_MAX_SPREAD'],
+    [{ REFERENCE_MAX_SPREAD: '3%' }, 'REFERENCE_MAX_SPREAD'],
+    [{ REFERENCE_MAX_MARGIN: '2' }, 'REFERENCE_MAX_MARGIN'],
+    [{ REFERENCE_MAX_MARGIN: 'wide' }, 'REFERENCE_MAX_MARGIN'],
     [{ DEVIG_METHOD: 'logarithmic' }, 'DEVIG_METHOD'],
     [{ BOOKMAKER_TAX_RATES: 'tipico=0.05' }, 'BOOKMAKER_TAX_RATES'],
     [{ BOOKMAKER_TAX_RATES: '[0.05]' }, 'BOOKMAKER_TAX_RATES'],

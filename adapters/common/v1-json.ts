@@ -30,7 +30,8 @@ function graphqlPathOf(name: PickField): readonly string[] {
 function valueInResult(node: object, name: PickField): unknown {
   let value: unknown = node;
   for (const key of graphqlPathOf(name)) value = (value as Record<string, unknown>)[key];
-  return factsOf(name).values !== undefined && typeof value === 'string' ? value.toLowerCase() : value;
+  if (factsOf(name).values === undefined) return value;
+  return Array.isArray(value) ? value.map((code: string) => code.toLowerCase()) : typeof value === 'string' ? value.toLowerCase() : value;
 }
 
 /** The documented Pick (docs/API.md, "Pick") of a GraphQL Pick: the same layout webhook bodies are built from. */

@@ -12,7 +12,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { MARKETS } from './market.js';
 import { EDGE_TIERS } from './odds.js';
-import { PICK_RESULTS, PICK_STATUSES, VISIBLE_STATUSES } from './pick.js';
+import { PICK_RESULTS, PICK_STATUSES, PICK_WARNINGS, VISIBLE_STATUSES } from './pick.js';
 import { SPORT_SLUGS } from './sports.js';
 
 /** How a field is stored: the column type (the column name is the field name in snake_case). */
@@ -21,7 +21,9 @@ export type Storage =
   | { kind: 'text' }
   | { kind: 'smallint' }
   | { kind: 'datetime' }
-  | { kind: 'decimal'; precision: number; scale: number };
+  | { kind: 'decimal'; precision: number; scale: number }
+  /** A JSON array of the field's `values` (jsonb, checked against them). */
+  | { kind: 'codes' };
 
 export interface FieldFacts<S extends TSchema = TSchema> {
   /** The JSON value (never null: see `nullable`); a datetime's is its ISO 8601 string. */
@@ -30,7 +32,7 @@ export interface FieldFacts<S extends TSchema = TSchema> {
   nullable: boolean;
   /** The GraphQL enum type of a field whose values are a closed list (GraphQL spells them upper case). */
   graphqlEnum?: string;
-  /** The allowed values of such a field, as stored and as JSON shows them. */
+  /** The allowed values of such a field (or of each element of a list of codes), as stored and as JSON shows them. */
   values?: readonly string[];
   /** The value of the documented example pick (OpenAPI), as JSON. */
   example: unknown;
@@ -50,6 +52,12 @@ const timestamp = (description: string | undefined, example: string) =>
   field(Type.String({ format: 'date-time', ...described(description) }), { kind: 'datetime' }, example);
 const oneOf = <const V extends readonly string[]>(values: V, graphqlEnum: string, description: string | undefined, example: V[number]) => ({
   ...field(Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...described(description) }), { kind: 'text' }, example),
+  graphqlEnum,
+  values,
+});
+/** A list of codes from a closed list: a JSON array, [] when none apply. */
+const codes = <const V extends readonly string[]>(values: V, graphqlEnum: string, description: string, example: V[number][]) => ({
+  ...field(Type.Array(Type.Unsafe<V[number]>({ type: 'string', enum: [...values] }), { description }), { kind: 'codes' }, example),
   graphqlEnum,
   values,
 });
@@ -99,6 +107,12 @@ export const PICK_FIELDS = {
     2,
     'Advised stake in percent of the bankroll, fixed at publication: a quarter of full Kelly, at most 2 (by default), two decimals.',
     2,
+  ),
+  warnings: codes(
+    PICK_WARNINGS,
+    'PickWarning',
+    'What to know before trusting the price (docs/API.md, "Warnings"); empty when none: single_sharp_reference, wide_reference_market, stale_close.',
+    ['single_sharp_reference'],
   ),
 } as const satisfies Record<string, FieldFacts>;
 
@@ -185,6 +199,7 @@ export const GRAPHQL_PICK = {
   publishedAt: 'publishedAt',
   settledAt: 'settledAt',
   stakePct: 'stakePct',
+  warnings: 'warnings',
 } as const satisfies Layout;
 
 /** The documented Pick (docs/API.md, "Pick"): REST pages, the SSE stream and webhook bodies. */
@@ -206,6 +221,7 @@ export const V1_PICK = {
   market: 'market',
   selection: 'selection',
   line: 'line',
+  warnings: 'warnings',
 } as const satisfies Layout;
 
 /** The public pick (docs/API.md, "Public pick"), anonymous: no status, no result, no description. */
@@ -223,6 +239,7 @@ export const PUBLIC_PICK = {
   // Only published picks are public.
   publishedAt: ['publishedAt', { nullable: false }],
   stakePct: 'stakePct',
+  warnings: 'warnings',
 } as const satisfies Layout;
 
 type FieldOf<L> = L extends PickField ? L : L extends readonly [infer F extends PickField, unknown] ? F : never;

@@ -15,6 +15,14 @@ export type PickStatus = (typeof PICK_STATUSES)[number];
 export const PICK_RESULTS = ['won', 'lost', 'void', 'half_won', 'half_lost'] as const;
 export type PickResult = (typeof PICK_RESULTS)[number];
 
+/**
+ * What a customer should know before trusting a pick's price (docs/API.md, "Warnings"): one
+ * sharp reference behind it, a reference market with a wide margin, a closing line older than
+ * CLOSING_LINE_MAX_AGE_SECONDS at kickoff.
+ */
+export const PICK_WARNINGS = ['single_sharp_reference', 'wide_reference_market', 'stale_close'] as const;
+export type PickWarning = (typeof PICK_WARNINGS)[number];
+
 /** admin_review and discarded picks are invisible everywhere; only these reach clients. */
 export const VISIBLE_STATUSES: readonly PickStatus[] = ['published', 'settled'];
 

@@ -6,17 +6,18 @@
  * the edge, post-tax edge and Kelly math of odds.ts, plus a machine reason for every outcome
  * that yields no pick. Pure: no I/O, the clock comes in as `now`.
  */
+import { DEFAULT_DEVIG_METHOD, type DevigAllResult, type DevigMethod, type DevigRefusalReason, MAX_BOOKSUM, overround } from './devig.js';
 import {
-  DEFAULT_DEVIG_METHOD,
-  DevigError,
-  type DevigAllResult,
-  type DevigMethod,
-  MAX_BOOKSUM,
-  devig,
-  devigAll,
-  overround,
-} from './devig.js';
-import { describeSelection } from './pick.js';
+  consensusMargin,
+  referenceConsensus,
+  referenceRecords,
+  referenceSpread,
+  type Consensus,
+  type ReferenceBook,
+  type ReferenceQuote,
+  type ReferenceRecord,
+} from './reference-consensus.js';
+import { describeSelection, type PickWarning } from './pick.js';
 import { DRAW_SELECTION, type Market } from './market.js';
 import { sportSlugOfKey, type OddsBookmaker, type OddsEvent, type OddsMarket, type OddsOutcome } from './odds-feed.js';
 import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, type EdgeTier, edgePct, edgeTier, postTaxEdgeFraction, kellyFraction, stakePct, type StakeAdvice } from './odds.js';
@@ -28,8 +29,13 @@ export interface OddsRange {
 }
 
 export interface DetectionOptions {
-  referenceBookmaker: string;
+  /** The sharp books whose consensus is the fair price (REFERENCE_BOOKMAKERS), in order of precedence. */
+  references: readonly ReferenceBook[];
   devigMethod: DevigMethod;
+  /** References' fair probabilities of a selection further apart than this (absolute) make no pick. */
+  maxReferenceSpread: number;
+  /** A reference margin above this (0.08 = 8 %) marks the pick wide_reference_market. */
+  maxReferenceMargin: number;
   /** Tax on stakes per feed bookmaker key, as a fraction (0.053 = 5.3 %). */
   taxRates: Readonly<Record<string, number>>;
   defaultTaxRate: number;
@@ -45,8 +51,10 @@ export interface DetectionOptions {
 }
 
 export const DEFAULT_DETECTION_OPTIONS: Readonly<DetectionOptions> = Object.freeze({
-  referenceBookmaker: 'pinnacle',
+  references: Object.freeze([Object.freeze({ key: 'pinnacle', weight: 1 })]),
   devigMethod: DEFAULT_DEVIG_METHOD,
+  maxReferenceSpread: 0.03,
+  maxReferenceMargin: 0.08,
   taxRates: Object.freeze({}),
   defaultTaxRate: DEFAULT_TAX_RATE,
   minEdge: 0.02,
@@ -68,7 +76,7 @@ export const MIN_SOFT_BOOKSUM = 1 - 1e-9;
 export type OfferRejection = 'below_min_edge' | 'outside_odds_range' | 'offered_stale';
 
 /** Why a soft book's whole market is left out of an event (logged as a feed skip). */
-export type BookRejection = 'outcome_not_in_reference' | 'price_beyond_reference_multiple' | 'negative_margin';
+export type BookRejection = 'outcome_not_in_reference' | 'price_beyond_reference_multiple' | 'negative_margin' | 'reference_outcomes_differ';
 
 export interface SkippedBook {
   bookmaker: string;
@@ -90,7 +98,8 @@ export interface ExcludedOffer {
 export type RejectionReason =
   | 'no_reference'
   | 'reference_stale'
-  | `reference_refused:${DevigError['reason']}`
+  | `reference_refused:${DevigRefusalReason}`
+  | 'references_disagree'
   | 'kickoff_past'
   | 'beyond_horizon'
   | 'no_offer'
@@ -119,10 +128,14 @@ export type ReferencePrice = OddsOutcome;
 
 /** What the engine stores as the pick's provenance (plus the event id and detection time). */
 export interface DetectionProvenance {
+  /** The first reference behind the price (in REFERENCE_BOOKMAKERS order), its prices and time. */
   referenceBookmaker: string;
-  referenceBookmakerTitle: string;
   referencePrices: ReferencePrice[];
   referenceUpdatedAt: Date;
+  /** Every reference behind the price: prices, own fair probabilities, weight, time. */
+  references: ReferenceRecord[];
+  /** The references' titles, in the order of `references` (the analysis names them). */
+  referenceTitles: string[];
   devigMethod: DevigMethod;
   fairProbabilities: SelectionFairProbabilities;
   /** Every other bookmaker's price for this selection, in feed order (stale ones included). */
@@ -132,11 +145,13 @@ export interface DetectionProvenance {
 }
 
 export interface ConfidenceInputs {
-  /** Reference market's overround S - 1 (0.03 = 3 %). */
+  /** The references' overround S - 1 (0.03 = 3 %), their weighted mean. */
   margin: number;
+  /** How many references price the selection. */
+  references: number;
   /** (max - min) of the methods' probabilities of this selection, relative to the chosen method's. */
   methodDisagreement: number;
-  /** Seconds since the reference market's last_update. */
+  /** Seconds since the oldest used reference market's last_update. */
   referenceAgeSeconds: number;
   /** Seconds since the offering book's market last_update. */
   offeredAgeSeconds: number;
@@ -172,6 +187,8 @@ export interface ValueCandidate {
   /** 0..100, see confidenceScore. */
   confidence: number;
   confidenceInputs: ConfidenceInputs;
+  /** single_sharp_reference, wide_reference_market (stale_close comes at kickoff, with the close). */
+  warnings: PickWarning[];
   provenance: DetectionProvenance;
 }
 
@@ -188,6 +205,8 @@ export interface RejectedOutcome {
   reason: RejectionReason;
   /** For offer-level reasons: why each bookmaker's price was not taken. */
   offers?: RejectedOffer[];
+  /** For references_disagree: each reference's fair probability of the selection. */
+  referenceProbabilities?: { bookmaker: string; probability: number }[];
 }
 
 export interface DetectionOutcome {
@@ -210,6 +229,8 @@ export const CONFIDENCE_BOOK_MARGIN = Object.freeze({ low: 0.02, high: 0.12, zer
 export const CONFIDENCE_USUAL_EDGE = 0.05;
 /** How far past the usual edge the edge factor has halved (5 % + 20 % = 25 %). */
 export const CONFIDENCE_EDGE_HALVING = 0.2;
+/** The support factor when one reference alone prices the selection (1 with two or more). */
+export const CONFIDENCE_SINGLE_REFERENCE = 0.85;
 
 const clamp01 = (value: number): number => (value <= 0 ? 0 : value >= 1 ? 1 : value);
 
@@ -220,7 +241,7 @@ const clamp01 = (value: number): number => (value <= 0 ? 0 : value >= 1 ? 1 : va
  * h(age) = 1 - 0.5 x age / referenceMaxAgeSeconds (reference and offered market),
  * b = 1 inside the offering book's usual margin [0.02, 0.12], falling to 0 at -0.02 and 0.25,
  * e = 1 / (1 + max(0, edge - 0.05) / 0.20) (an edge far beyond what markets allow is more
- * likely an error than value).
+ * likely an error than value), r = 0.85 when one reference alone prices it, else 1.
  */
 export function confidenceScore(inputs: ConfidenceInputs, referenceMaxAgeSeconds: number): number {
   const margin = clamp01(1 - Math.max(0, inputs.margin) / CONFIDENCE_ZERO_MARGIN);
@@ -233,7 +254,8 @@ export function confidenceScore(inputs: ConfidenceInputs, referenceMaxAgeSeconds
       freshness(inputs.referenceAgeSeconds) *
       freshness(inputs.offeredAgeSeconds) *
       bookMarginFactor(inputs.offeredMargin) *
-      edgeFactor(inputs.edge),
+      edgeFactor(inputs.edge) *
+      (inputs.references >= 2 ? 1 : CONFIDENCE_SINGLE_REFERENCE),
   );
   return Number.isFinite(score) ? Math.min(100, Math.max(0, score)) : 0;
 }
@@ -264,10 +286,18 @@ function marketAt(bookmaker: OddsBookmaker, slot: MarketSlot): OddsMarket | unde
   return bookmaker.markets.find((market) => market.key === slot.key && market.line === slot.line);
 }
 
-/** The event's markets: the reference's first, then any other book's in feed order. */
-function marketSlotsOf(event: OddsEvent, reference: OddsBookmaker | undefined): MarketSlot[] {
+/** The configured references present in the event, in configuration order. */
+function referencesIn(event: OddsEvent, references: readonly ReferenceBook[]): { bookmaker: OddsBookmaker; weight: number }[] {
+  return references.flatMap((reference) => {
+    const bookmaker = event.bookmakers.find((candidate) => candidate.key === reference.key);
+    return bookmaker ? [{ bookmaker, weight: reference.weight }] : [];
+  });
+}
+
+/** The event's markets: the references' first, then any other book's in feed order. */
+function marketSlotsOf(event: OddsEvent, references: readonly OddsBookmaker[]): MarketSlot[] {
   const slots: MarketSlot[] = [];
-  for (const bookmaker of reference ? [reference, ...event.bookmakers] : event.bookmakers) {
+  for (const bookmaker of [...references, ...event.bookmakers]) {
     for (const market of bookmaker.markets) {
       if (!slots.some((slot) => slot.key === market.key && slot.line === market.line)) slots.push({ key: market.key, line: market.line });
     }
@@ -299,39 +329,40 @@ function ageSeconds(at: Date, now: Date, clockSkewSeconds: number): number {
   return Math.max(0, age);
 }
 
-/** Outcome names of the event's markets at a slot: the reference's first, then any others in feed order. */
-function selectionsOf(event: OddsEvent, reference: OddsBookmaker | undefined, slot: MarketSlot): string[] {
+/** Outcome names of the event's markets at a slot: the references' first, then any others in feed order. */
+function selectionsOf(event: OddsEvent, references: readonly OddsBookmaker[], slot: MarketSlot): string[] {
   const names: string[] = [];
-  const add = (market: OddsMarket | undefined) => {
-    for (const outcome of market?.outcomes ?? []) if (!names.includes(outcome.name)) names.push(outcome.name);
-  };
-  if (reference) add(marketAt(reference, slot));
-  for (const bookmaker of event.bookmakers) add(marketAt(bookmaker, slot));
+  for (const bookmaker of [...references, ...event.bookmakers]) {
+    for (const outcome of marketAt(bookmaker, slot)?.outcomes ?? []) if (!names.includes(outcome.name)) names.push(outcome.name);
+  }
   return names;
 }
 
-interface PricedReference {
-  bookmaker: OddsBookmaker;
-  market: OddsMarket;
-  updatedAt: Date;
-  chosen: number[];
-  all: DevigAllResult;
+/** The consensus behind one market, with what detection needs beside it. */
+interface PricedSlot {
+  consensus: Consensus;
+  /** The first used reference's market: the yardstick of a soft book's sanity (saneSoftMarket). */
+  primary: OddsMarket;
+  titles: string[];
+  /** Seconds since the oldest used reference's last_update. */
+  referenceAge: number;
 }
 
 /**
  * Per outcome of each of the event's markets (h2h; spreads and totals at each line): a
  * candidate for the best post-tax price among the offers that pass every filter, or a reason.
- * Reasons are checked in this order: kickoff, horizon, reference (missing at that line, stale,
- * refused by the devig), then the offers (none, or the reason of the best post-tax offer when
- * no offer qualifies).
+ * Reasons are checked in this order: kickoff, horizon, references (none at that line, all stale,
+ * all refused by the devig, disagreeing on the selection), then the offers (none, or the reason
+ * of the best post-tax offer when no offer qualifies).
  */
 export function detectValue(event: OddsEvent, options: Partial<DetectionOptions>, now: Date): DetectionOutcome {
   const opts: DetectionOptions = { ...DEFAULT_DETECTION_OPTIONS, ...options };
-  const reference = event.bookmakers.find((bookmaker) => bookmaker.key === opts.referenceBookmaker);
+  const references = referencesIn(event, opts.references);
   const outcome: DetectionOutcome = { eventId: event.id, candidates: [], rejected: [], skippedBooks: [] };
   const untilKickoffMs = event.commenceTime.getTime() - now.getTime();
   const timing: RejectionReason | null = !(untilKickoffMs > 0) ? 'kickoff_past' : untilKickoffMs > opts.horizonHours * 3_600_000 ? 'beyond_horizon' : null;
-  for (const slot of marketSlotsOf(event, reference)) detectMarket(event, slot, reference, timing, opts, now, outcome);
+  const referenceBooks = references.map((reference) => reference.bookmaker);
+  for (const slot of marketSlotsOf(event, referenceBooks)) detectMarket(event, slot, references, timing, opts, now, outcome);
   return outcome;
 }
 
@@ -339,54 +370,72 @@ export function detectValue(event: OddsEvent, options: Partial<DetectionOptions>
 function detectMarket(
   event: OddsEvent,
   slot: MarketSlot,
-  reference: OddsBookmaker | undefined,
+  references: readonly { bookmaker: OddsBookmaker; weight: number }[],
   timing: RejectionReason | null,
   opts: DetectionOptions,
   now: Date,
   outcome: DetectionOutcome,
 ): void {
-  const selections = selectionsOf(event, reference, slot);
+  const referenceBooks = references.map((reference) => reference.bookmaker);
+  const selections = selectionsOf(event, referenceBooks, slot);
   const rejectAll = (reason: RejectionReason) => {
     for (const selection of selections) outcome.rejected.push({ market: slot.key, selection, line: selectionLine(slot, selection, event), reason });
   };
   if (timing !== null) return rejectAll(timing);
 
-  const referenceMarket = reference ? marketAt(reference, slot) : undefined;
-  if (!reference || !referenceMarket) return rejectAll('no_reference');
-  const referenceUpdatedAt = marketUpdatedAt(reference, referenceMarket);
-  const referenceAge = ageSeconds(referenceUpdatedAt, now, opts.clockSkewSeconds);
-  if (referenceAge > opts.referenceMaxAgeSeconds) return rejectAll('reference_stale');
-
-  let priced: PricedReference;
-  try {
-    const prices = referenceMarket.outcomes.map((o) => o.price);
-    priced = {
-      bookmaker: reference,
-      market: referenceMarket,
-      updatedAt: referenceUpdatedAt,
-      chosen: devig(prices, opts.devigMethod).probabilities,
-      all: devigAll(prices),
-    };
-  } catch (error) {
-    if (error instanceof DevigError) return rejectAll(`reference_refused:${error.reason}`);
-    throw error;
+  const priced = priceSlot(slot, references, opts, now);
+  if ('reason' in priced) return rejectAll(priced.reason);
+  for (const refusal of priced.consensus.refused) {
+    if (refusal.reason !== 'outcomes_differ') continue;
+    outcome.skippedBooks.push({ bookmaker: refusal.bookmaker, market: slot.key, line: slot.line, reason: 'reference_outcomes_differ', detail: `the reference ${refusal.detail}, so it is left out of the consensus` });
   }
 
   const usable = new Set<string>();
   for (const bookmaker of event.bookmakers) {
-    if (bookmaker.key === reference.key) continue;
+    // A reference book is never also an offer: it is part of the price it would be compared with.
+    if (opts.references.some((reference) => reference.key === bookmaker.key)) continue;
     const market = marketAt(bookmaker, slot);
     if (!market) continue;
-    const skip = saneSoftMarket(market, referenceMarket);
+    const skip = saneSoftMarket(market, priced.primary);
     if (skip) outcome.skippedBooks.push({ bookmaker: bookmaker.key, market: slot.key, line: slot.line, ...skip });
     else usable.add(bookmaker.key);
   }
 
   for (const selection of selections) {
-    const result = detectSelection(event, slot, selection, priced, usable, opts, now, referenceAge);
+    const result = detectSelection(event, slot, selection, priced, usable, opts, now);
     if ('reason' in result) outcome.rejected.push(result);
     else outcome.candidates.push(result);
   }
+}
+
+/**
+ * The consensus of the references that quote the slot and are fresh, or why there is none: no
+ * reference quotes it, every one that does is stale, or the devig refuses them all (the first
+ * refusal's reason).
+ */
+function priceSlot(
+  slot: MarketSlot,
+  references: readonly { bookmaker: OddsBookmaker; weight: number }[],
+  opts: DetectionOptions,
+  now: Date,
+): PricedSlot | { reason: RejectionReason } {
+  const quoting = references.flatMap(({ bookmaker, weight }) => {
+    const market = marketAt(bookmaker, slot);
+    return market ? [{ bookmaker, weight, market, updatedAt: marketUpdatedAt(bookmaker, market) }] : [];
+  });
+  if (quoting.length === 0) return { reason: 'no_reference' };
+  const fresh = quoting.filter((quote) => ageSeconds(quote.updatedAt, now, opts.clockSkewSeconds) <= opts.referenceMaxAgeSeconds);
+  if (fresh.length === 0) return { reason: 'reference_stale' };
+  const quotes: ReferenceQuote[] = fresh.map((quote) => ({ bookmaker: quote.bookmaker.key, weight: quote.weight, outcomes: quote.market.outcomes, updatedAt: quote.updatedAt }));
+  const consensus = referenceConsensus(quotes, opts.devigMethod);
+  if (!('quotes' in consensus)) return { reason: `reference_refused:${consensus.refused[0]!.reason as DevigRefusalReason}` };
+  const used = consensus.quotes.map((quote) => fresh.find((candidate) => candidate.bookmaker.key === quote.bookmaker)!);
+  return {
+    consensus,
+    primary: used[0]!.market,
+    titles: used.map((quote) => quote.bookmaker.title),
+    referenceAge: Math.max(...used.map((quote) => ageSeconds(quote.updatedAt, now, opts.clockSkewSeconds))),
+  };
 }
 
 /**
@@ -428,16 +477,20 @@ function detectSelection(
   event: OddsEvent,
   slot: MarketSlot,
   selection: string,
-  reference: PricedReference,
+  priced: PricedSlot,
   usableBooks: ReadonlySet<string>,
   opts: DetectionOptions,
   now: Date,
-  referenceAge: number,
 ): ValueCandidate | RejectedOutcome {
+  const { consensus } = priced;
   const line = selectionLine(slot, selection, event);
-  const index = reference.market.outcomes.findIndex((o) => o.name === selection);
+  const index = consensus.names.indexOf(selection);
   if (index < 0) return { market: slot.key, selection, line, reason: 'no_reference' };
-  const fairProbability = reference.chosen[index]!;
+  if (referenceSpread(consensus, index) > opts.maxReferenceSpread) {
+    const referenceProbabilities = consensus.quotes.map((quote) => ({ bookmaker: quote.bookmaker, probability: quote.probabilities[index]! }));
+    return { market: slot.key, selection, line, reason: 'references_disagree', referenceProbabilities };
+  }
+  const fairProbability = consensus.probabilities[index]!;
   const fairOdds = 1 / fairProbability;
 
   const offers: Offer[] = [];
@@ -485,17 +538,22 @@ function detectSelection(
     ? qualifying.filter(tooGood).map((offer) => ({ bookmaker: offer.bookmaker.key, price: offer.price, reason: 'too_good' as const }))
     : [];
 
-  const fairProbabilities = selectionProbabilities(reference.all, index);
+  const fairProbabilities = selectionProbabilities(consensus.all, index);
   const edgePostTaxFraction = postTaxEdgeFraction(best.price, fairOdds, best.taxRate);
   const offeredPrices = best.market.outcomes.map((o) => o.price);
   const confidenceInputs: ConfidenceInputs = {
-    margin: overround(reference.market.outcomes.map((o) => o.price)),
+    margin: consensusMargin(consensus),
+    references: consensus.quotes.length,
     methodDisagreement: methodDisagreement(fairProbabilities, fairProbability),
-    referenceAgeSeconds: referenceAge,
+    referenceAgeSeconds: priced.referenceAge,
     offeredAgeSeconds: ageSeconds(best.updatedAt, now, opts.clockSkewSeconds),
-    offeredMargin: best.market.outcomes.length === reference.market.outcomes.length ? overround(offeredPrices) : null,
+    offeredMargin: best.market.outcomes.length === consensus.names.length ? overround(offeredPrices) : null,
     edge: best.price / fairOdds - 1,
   };
+  const warnings: PickWarning[] = [];
+  if (consensus.quotes.length === 1) warnings.push('single_sharp_reference');
+  if (consensus.quotes.some((quote) => quote.margin > opts.maxReferenceMargin)) warnings.push('wide_reference_market');
+  const primary = consensus.quotes[0]!;
   return {
     eventId: event.id,
     market: slot.key,
@@ -515,11 +573,13 @@ function detectSelection(
     held: plausible === undefined,
     confidence: confidenceScore(confidenceInputs, opts.referenceMaxAgeSeconds),
     confidenceInputs,
+    warnings,
     provenance: {
-      referenceBookmaker: reference.bookmaker.key,
-      referenceBookmakerTitle: reference.bookmaker.title,
-      referencePrices: reference.market.outcomes.map((o) => ({ ...o })),
-      referenceUpdatedAt: reference.updatedAt,
+      referenceBookmaker: primary.bookmaker,
+      referencePrices: primary.outcomes.map((o) => ({ ...o })),
+      referenceUpdatedAt: primary.updatedAt,
+      references: referenceRecords(consensus),
+      referenceTitles: priced.titles,
       devigMethod: opts.devigMethod,
       fairProbabilities,
       offeredPrices: offers.map((o) => ({ bookmaker: o.bookmaker.key, price: o.price, updatedAt: o.updatedAt })),
@@ -546,6 +606,9 @@ export function methodDisagreement(probabilities: SelectionFairProbabilities, ch
   return (Math.max(...values) - Math.min(...values)) / chosen;
 }
 
+/** "a", "a and b", "a, b and c". */
+const wordList = (words: readonly string[]): string => (words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`);
+
 const percent = (fraction: number, decimals = 1): string => `${(fraction * 100).toFixed(decimals)} %`;
 
 const METHOD_LABELS: Record<keyof SelectionFairProbabilities, string> = {
@@ -567,11 +630,22 @@ export function analysisText(candidate: ValueCandidate, event: OddsEvent, advice
   const { provenance } = candidate;
   const subject = subjectOf(candidate, event);
   const sentences: string[] = [];
-  sentences.push(
-    `${event.homeTeam} v ${event.awayTeam} (${event.sportTitle}): ${provenance.referenceBookmakerTitle}, the reference, ` +
-      `prices ${subject} at a no-vig ${candidate.fairOdds.toFixed(3)} (${percent(candidate.fairProbability)}) ` +
-      `after the ${provenance.devigMethod} method removes its ${percent(candidate.confidenceInputs.margin)} margin.`,
-  );
+  const fairPrice = `a no-vig ${candidate.fairOdds.toFixed(3)} (${percent(candidate.fairProbability)})`;
+  const [single] = provenance.references;
+  if (provenance.references.length === 1 && single) {
+    sentences.push(
+      `${event.homeTeam} v ${event.awayTeam} (${event.sportTitle}): ${provenance.referenceTitles[0]}, the reference, ` +
+        `prices ${subject} at ${fairPrice} after the ${provenance.devigMethod} method removes its ${percent(candidate.confidenceInputs.margin)} margin.`,
+    );
+  } else {
+    const weights = provenance.references.map((reference) => String(reference.weight));
+    const margins = provenance.references.map((reference) => percent(overround(reference.prices.map((o) => o.price))));
+    sentences.push(
+      `${event.homeTeam} v ${event.awayTeam} (${event.sportTitle}): ${wordList(provenance.referenceTitles)}, the references ` +
+        `(weights ${wordList(weights)}), price ${subject} at ${fairPrice} after the ${provenance.devigMethod} method removes ` +
+        `their margins (${wordList(margins)}) and their fair prices are averaged.`,
+    );
+  }
   sentences.push(
     `${candidate.bookmakerTitle} offers ${candidate.price.toFixed(2)}: an edge of ${candidate.edgePercent.toFixed(1)} % ` +
       `before tax and ${percent(candidate.edgePostTaxFraction)} after its ${percent(candidate.taxRate)} tax.`,
@@ -603,12 +677,12 @@ export function analysisText(candidate: ValueCandidate, event: OddsEvent, advice
   return sentences.join(' ');
 }
 
-export interface ReferenceFair {
+/** One reference's market in one event, as the engine keeps it for the closing line. */
+export interface ReferenceObservation {
+  bookmaker: string;
   market: Market;
   /** The market's line (OddsMarket.line): null for h2h, the home handicap for spreads, the point for totals. */
   line: number | null;
-  /** Fair (no-vig) decimal price per outcome name, by the configured devig method. */
-  fair: Record<string, number>;
   /** The reference's own prices (with their points), as the feed sent them. */
   prices: ReferencePrice[];
   /** The reference market's feed last_update (the market's, else the bookmaker's). */
@@ -616,33 +690,20 @@ export interface ReferenceFair {
 }
 
 /**
- * The reference's fair prices for each of its markets in one event, kept by the engine for the
- * closing line; a market is left out when the devig refuses it or its last_update is further
- * ahead of `now` than the allowed clock skew (a broken clock never makes a close).
+ * Every configured reference's markets in one event, kept by the engine for the closing line; a
+ * market whose last_update is further ahead of `now` than the allowed clock skew is left out (a
+ * broken clock never makes a close). The close devigs them (closing-line.ts).
  */
-export function referenceFairPrices(
+export function referenceObservations(
   event: OddsEvent,
-  options: Pick<DetectionOptions, 'referenceBookmaker' | 'devigMethod' | 'clockSkewSeconds'>,
+  options: Pick<DetectionOptions, 'references' | 'clockSkewSeconds'>,
   now: Date,
-): ReferenceFair[] {
-  const reference = event.bookmakers.find((bookmaker) => bookmaker.key === options.referenceBookmaker);
-  const fairs: ReferenceFair[] = [];
-  for (const market of reference?.markets ?? []) {
-    const updatedAt = marketUpdatedAt(reference!, market);
-    if (ageSeconds(updatedAt, now, options.clockSkewSeconds) === Number.POSITIVE_INFINITY) continue;
-    try {
-      const { probabilities } = devig(
-        market.outcomes.map((o) => o.price),
-        options.devigMethod,
-      );
-      const fair: Record<string, number> = {};
-      market.outcomes.forEach((outcome, index) => {
-        fair[outcome.name] = 1 / probabilities[index]!;
-      });
-      fairs.push({ market: market.key, line: market.line, fair, prices: market.outcomes.map((o) => ({ ...o })), updatedAt });
-    } catch (error) {
-      if (!(error instanceof DevigError)) throw error;
-    }
-  }
-  return fairs;
+): ReferenceObservation[] {
+  return referencesIn(event, options.references).flatMap(({ bookmaker }) =>
+    bookmaker.markets.flatMap((market) => {
+      const updatedAt = marketUpdatedAt(bookmaker, market);
+      if (ageSeconds(updatedAt, now, options.clockSkewSeconds) === Number.POSITIVE_INFINITY) return [];
+      return [{ bookmaker: bookmaker.key, market: market.key, line: market.line, prices: market.outcomes.map((o) => ({ ...o })), updatedAt }];
+    }),
+  );
 }

@@ -113,6 +113,7 @@ export function sampleWebhookPick(id: string, now: Date): PickSnapshot {
     edgeTier: samplePricing.edgeTier,
     stakePct: samplePricing.stakePct,
     publishedAt: now.toISOString(),
+    warnings: [],
   });
 }
 

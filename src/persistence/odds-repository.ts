@@ -1,6 +1,6 @@
 /**
  * The value engine's tables (docs/VALUE_ENGINE.md): odds_events (the feed's events as last seen,
- * the final score), reference_markets (the reference's latest pre-kickoff fair prices per market),
+ * the final score), reference_markets (each reference's latest pre-kickoff prices per market),
  * odds_latest and odds_history (line movement). Every write is one statement per poll whatever the batch size: the rows travel
  * as one JSON parameter read with jsonb_to_recordset, so names with commas or quotes need no
  * escaping and 12,000 prices cost one round trip.
@@ -32,12 +32,12 @@ export interface PricePoint {
 export interface ReferenceMarketRow {
   eventId: string;
   generation: number;
+  /** The reference book (one of REFERENCE_BOOKMAKERS). */
+  bookmaker: string;
   market: string;
   /** The market's line: null for h2h, the home handicap for spreads, the point for totals. */
   line: number | null;
-  /** Fair (no-vig) decimal price per outcome name. */
-  fair: Record<string, number>;
-  /** The reference's own prices the fair ones come from (the closing line's record). */
+  /** The reference's own prices (the closing line devigs them). */
   prices: { name: string; price: number; point?: number }[];
   /** The reference market's feed last_update. */
   updatedAt: Date;
@@ -200,21 +200,21 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
  */
 export async function recordReferenceMarkets(em: Em, rows: readonly ReferenceMarketRow[]): Promise<void> {
   if (rows.length === 0) return;
-  // Only fair prices that changed are written: the reference's last_update moves on every poll,
+  // Only prices that changed are written: the reference's last_update moves on every poll,
   // its prices far less often, and a rewritten row is a dead row until a vacuum. An unchanged
   // market still refreshes its time once a minute, so the closing line's age (how old the last
   // reference observation before kickoff was) is right to within a minute.
   await executeBound(
     em,
-    `insert into reference_markets as r (event_id, generation, market, line, fair, prices, updated_at)
-     select v.event_id, v.generation, v.market, v.line, v.fair, v.prices, v.updated_at
-       from jsonb_to_recordset($1::jsonb) as v (event_id text, generation integer, market text, line numeric(6,2), fair jsonb, prices jsonb, updated_at timestamptz)
+    `insert into reference_markets as r (event_id, generation, market, bookmaker, line, prices, updated_at)
+     select v.event_id, v.generation, v.market, v.bookmaker, v.line, v.prices, v.updated_at
+       from jsonb_to_recordset($1::jsonb) as v (event_id text, generation integer, market text, bookmaker text, line numeric(6,2), prices jsonb, updated_at timestamptz)
        join odds_events e on e.id = v.event_id and e.generation = v.generation
       where v.updated_at < e.commence_time
-     on conflict (event_id, generation, market) do update
-        set line = excluded.line, fair = excluded.fair, prices = excluded.prices, updated_at = excluded.updated_at
+     on conflict (event_id, generation, market, bookmaker) do update
+        set line = excluded.line, prices = excluded.prices, updated_at = excluded.updated_at
       where r.updated_at <= excluded.updated_at
-        and (r.line is distinct from excluded.line or r.fair is distinct from excluded.fair or r.prices is distinct from excluded.prices
+        and (r.line is distinct from excluded.line or r.prices is distinct from excluded.prices
              or r.updated_at < excluded.updated_at - interval '60 seconds')`,
     [
       JSON.stringify(
@@ -222,8 +222,8 @@ export async function recordReferenceMarkets(em: Em, rows: readonly ReferenceMar
           event_id: row.eventId,
           generation: row.generation,
           market: row.market,
+          bookmaker: row.bookmaker,
           line: row.line,
-          fair: row.fair,
           prices: row.prices,
           updated_at: row.updatedAt.toISOString(),
         })),

@@ -25,7 +25,7 @@ type Row = Record<string, unknown>;
 
 /** How a raw column value becomes the record's: numeric columns arrive as strings from node-postgres. */
 const readerOf = (storage: Storage): ((value: unknown) => unknown) =>
-  storage.kind === 'datetime' ? dateOf : storage.kind === 'decimal' || storage.kind === 'smallint' ? numberOf : String;
+  storage.kind === 'datetime' ? dateOf : storage.kind === 'decimal' || storage.kind === 'smallint' ? numberOf : storage.kind === 'codes' ? jsonOf : String;
 
 const ROW_READERS = PICK_FIELD_NAMES.map((name, index) => {
   const read = readerOf(PICK_FIELDS[name].storage);
@@ -170,43 +170,64 @@ export async function moveKickoffs(
   return rows.length;
 }
 
-/** ISO 8601 in UTC with milliseconds, as JavaScript's toISOString writes the rest of the provenance. */
-const ISO_SQL = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** An engine pick whose kickoff has come and that has no closing line yet, with its references' last markets. */
+export interface ClosablePick {
+  id: string;
+  selection: string;
+  line: number | null;
+  kickoffAt: Date;
+  /** Every stored reference market of the pick's event, generation and market (the close picks the configured ones). */
+  references: { bookmaker: string; prices: { name: string; price: number; point?: number }[]; updatedAt: Date }[];
+}
 
-/**
- * The no-vig closing line: engine picks whose kickoff has come get the reference's last fair
- * price from before kickoff for their market (reference_markets) as closing odds, once, and the
- * record of what it was made of in provenance.closingLine. A spreads or totals pick closes only
- * when the reference's last pre-kickoff market quoted the pick's selection at the pick's own point
- * (for a spread, the selected team's handicap): a reference that moved off the point gives the
- * pick no closing line, and so no CLV.
- * A close older than `maxAgeSeconds` at kickoff is stale: stored and shown all the same, left out
- * of the CLV average. Returns how many.
- */
-export async function recordClosingLines(em: Em, now: Date, maxAgeSeconds: number): Promise<number> {
+/** The engine picks (published or held) past kickoff without a closing line, with their event's stored reference markets. */
+export async function closablePicks(em: Em, now: Date): Promise<ClosablePick[]> {
   const rows = await executeBound<Row>(
     em,
-    `with closing as (
-       select p.id, round((r.fair ->> p.selection)::numeric, 4) as fair_odds,
-              extract(epoch from p.kickoff_at - r.updated_at)::float8 as age, r.prices as reference_prices, r.updated_at
-         from picks p join reference_markets r on r.event_id = p.event_id and r.generation = p.event_generation and r.market = p.market
-        where p.status in ('published', 'admin_review') and p.closing_odds is null
-          and p.kickoff_at <= $1::timestamptz and (r.fair ->> p.selection) is not null
-          -- The point the reference quoted for this very selection (null in h2h): read by name, so
-          -- it holds whichever side the feed calls home.
-          and p.line is not distinct from (select (q ->> 'point')::numeric from jsonb_array_elements(r.prices) q where q ->> 'name' = p.selection limit 1)
-     )
-     update picks p set closing_odds = c.fair_odds, closing_stale = c.age > $2::float8, updated_at = $1::timestamptz,
-            provenance = coalesce(p.provenance, '{}'::jsonb) || jsonb_build_object('closingLine', jsonb_build_object(
-              'referencePrices', c.reference_prices,
-              'fairOdds', c.fair_odds,
-              'at', ${ISO_SQL('c.updated_at')},
-              'ageSecondsAtKickoff', round(c.age::numeric, 3),
-              'stale', c.age > $2::float8))
-       from closing c
-      where p.id = c.id
+    `select p.id, p.selection, p.line, p.kickoff_at,
+            json_agg(json_build_object('bookmaker', r.bookmaker, 'prices', r.prices, 'updatedAt', floor(extract(epoch from r.updated_at) * 1000))) as refs
+       from picks p join reference_markets r on r.event_id = p.event_id and r.generation = p.event_generation and r.market = p.market
+      where p.status in ('published', 'admin_review') and p.closing_odds is null and p.kickoff_at <= $1::timestamptz
+      group by p.id, p.selection, p.line, p.kickoff_at`,
+    [now.toISOString()],
+  );
+  return rows.map((row) => ({
+    id: String(row.id),
+    selection: String(row.selection),
+    line: row.line == null ? null : numberOf(row.line),
+    kickoffAt: dateOf(row.kickoff_at),
+    references: jsonOf<{ bookmaker: string; prices: { name: string; price: number; point?: number }[]; updatedAt: number }[]>(row.refs).map((ref) => ({
+      ...ref,
+      updatedAt: new Date(ref.updatedAt),
+    })),
+  }));
+}
+
+/** A closing line to store: the selection's no-vig close, whether it is stale, and the record of what it was made of. */
+export interface ClosingLineWrite {
+  id: string;
+  closingOdds: number;
+  stale: boolean;
+  /** Stored as provenance.closingLine. */
+  record: Record<string, unknown>;
+}
+
+/**
+ * Stores closing lines, once each (a pick that already has one is left as it is: another
+ * instance got there first); a stale one adds the stale_close warning. Returns how many.
+ */
+export async function recordClosingLines(em: Em, closes: readonly ClosingLineWrite[], now: Date): Promise<number> {
+  if (closes.length === 0) return 0;
+  const rows = await executeBound<Row>(
+    em,
+    `update picks p
+        set closing_odds = c.closing_odds, updated_at = $1::timestamptz,
+            warnings = case when c.stale and not p.warnings @> '["stale_close"]'::jsonb then p.warnings || '["stale_close"]'::jsonb else p.warnings end,
+            provenance = coalesce(p.provenance, '{}'::jsonb) || jsonb_build_object('closingLine', c.record)
+       from jsonb_to_recordset($2::jsonb) as c (id uuid, closing_odds numeric(10,4), stale boolean, record jsonb)
+      where p.id = c.id and p.closing_odds is null
       returning p.id`,
-    [now.toISOString(), maxAgeSeconds],
+    [now.toISOString(), JSON.stringify(closes.map((close) => ({ id: close.id, closing_odds: close.closingOdds, stale: close.stale, record: close.record })))],
   );
   return rows.length;
 }

@@ -22,6 +22,11 @@ export function valueIn(column: string, values: readonly string[]): string {
   return `${column} in (${values.map((value) => `'${value}'`).join(', ')})`;
 }
 
+/** A jsonb column holding an array of codes, each among `values`. */
+export function codesIn(column: string, values: readonly string[]): string {
+  return `jsonb_typeof(${column}) = 'array' and ${column} <@ '${JSON.stringify(values)}'::jsonb`;
+}
+
 export const statusIn = (statuses: readonly string[]): string => valueIn('status', statuses);
 
 /**

@@ -12,9 +12,9 @@ import type { Em } from './orm.js';
  * test/persistence/track-record-repository.test.ts compares them). NULL when the pick has no
  * closing odds, or only a stale one (docs/VALUE_ENGINE.md, "Closing line and CLV").
  */
-export const CLV_PCT_SQL = '100 * (odds / (case when not closing_stale then closing_odds end) - 1)';
-/** The closing odds that count for CLV (the divisor above): a stale close is shown but not averaged. */
-const CLV_CLOSING_SQL = '(case when not closing_stale then closing_odds end)';
+/** The closing odds that count for CLV: a stale close (the stale_close warning) is shown but not averaged. */
+const CLV_CLOSING_SQL = `(case when not warnings @> '["stale_close"]'::jsonb then closing_odds end)`;
+export const CLV_PCT_SQL = `100 * (odds / ${CLV_CLOSING_SQL} - 1)`;
 
 export interface BucketRow {
   date: string;

@@ -23,6 +23,7 @@ import {
   validateTeamName,
   type PickResult,
   type PickStatus,
+  type PickWarning,
 } from '../domain/pick.js';
 import { isSportSlug, SPORT_SLUGS, type SportSlug } from '../domain/sports.js';
 import { checkOptionalText, checkText } from '../domain/text.js';
@@ -92,6 +93,8 @@ export interface EnginePickExtras {
   eventGeneration: number;
   provenance: Record<string, unknown>;
   analysis: string;
+  /** What detection found worth a warning (single_sharp_reference, wide_reference_market). */
+  warnings: PickWarning[];
 }
 
 /** A new pick that passed every rule: the row, and an engine pick's analysis. */
@@ -286,6 +289,7 @@ export class PickService {
         eventId: engine?.eventId ?? null,
         eventGeneration: engine?.eventGeneration ?? 0,
         provenance: engine?.provenance ?? null,
+        warnings: engine?.warnings ?? [],
       },
       analysis: engine ? normalizeAnalysis(engine.analysis) : null,
     };
@@ -423,7 +427,7 @@ export class PickService {
         throw new InvalidParameterError('closingOdds', 'closingOdds is required: this pick has no stored closing line');
       }
       // The operator's close is theirs to vouch for; only the engine's own can be stale.
-      if (input.closingOdds != null) pick.closingStale = false;
+      if (input.closingOdds != null) pick.warnings = pick.warnings.filter((warning) => warning !== 'stale_close');
       if (input.settledFrom) pick.provenance = { ...(pick.provenance ?? {}), settlement: input.settledFrom };
       pick.result = input.result;
       pick.closingOdds = closingOdds;

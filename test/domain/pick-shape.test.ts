@@ -41,13 +41,15 @@ const RECORD: PickRecord = {
   publishedAt: new Date('2026-11-30T09:00:00.000Z'),
   line: null,
   stakePct: 2,
+  warnings: ['single_sharp_reference', 'stale_close'],
 };
 
 describe('the pick shape', () => {
   it('builds the documented Pick with its names, in the documented order', () => {
     const json = v1PickJson(toPickSnapshot(RECORD));
-    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line']);
+    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings']);
     expect(json).toMatchObject({ home_team: 'Arsenal', kickoff_at: '2026-12-01T15:00:00.000Z', pick: 'Arsenal to win @ 2.2', settled_at: '2026-12-01T17:05:00.000Z', result: 'won' });
+    expect(json.warnings).toEqual(['single_sharp_reference', 'stale_close']);
   });
 
   it('documents a nullable field as the type or null, and the v1 status as the visible statuses only', () => {
@@ -57,11 +59,12 @@ describe('the pick shape', () => {
     expect(schema.properties.result!.enum).toEqual(['won', 'lost', 'void', 'half_won', 'half_lost', null]);
     expect(schema.properties.status!.enum).toEqual(['published', 'settled']);
     expect(schema.properties.confidence).toMatchObject({ type: 'integer', minimum: 0, maximum: 100 });
+    expect(schema.properties.warnings).toMatchObject({ type: 'array', items: { type: 'string', enum: ['single_sharp_reference', 'wide_reference_market', 'stale_close'] } });
   });
 
   it('nests the public pick as documented, its publishedAt never null', () => {
     const schema = layoutJsonSchema(PUBLIC_PICK) as { required: string[]; properties: Record<string, { required?: string[]; type?: unknown }> };
-    expect(schema.required).toEqual(['id', 'match', 'market', 'selection', 'line', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt', 'stakePct']);
+    expect(schema.required).toEqual(['id', 'match', 'market', 'selection', 'line', 'bookmaker', 'odds', 'edgePctPostTax', 'kellyFraction', 'tier', 'publishedAt', 'stakePct', 'warnings']);
     expect(schema.properties.match!.required).toEqual(['home', 'away', 'league', 'sport', 'kickoff']);
     expect(schema.properties.odds!.required).toEqual(['book', 'referenceFair']);
     expect(schema.properties.publishedAt!.type).toBe('string');

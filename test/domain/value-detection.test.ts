@@ -10,8 +10,9 @@ import {
   analysisText,
   confidenceScore,
   detectValue,
-  referenceFairPrices,
+  referenceObservations,
 } from '../../src/domain/value-detection.js';
+import { devig } from '../../src/domain/devig.js';
 
 const NOW = new Date('2026-11-24T10:00:00Z');
 const HOUR = 3_600_000;
@@ -123,13 +124,14 @@ describe('detectValue', () => {
     for (const p of Object.values(pick.provenance.fairProbabilities)) expect(p).toBeCloseTo(0.5, 10);
     // margin 2 / 1.95 - 1, no disagreement, reference 60 s and offer 30 s old of 300, Tipico's own
     // margin 1 / 2.2 + 1 / 1.72 - 1 = 3.6 % (usual), edge 2.2 / 2 - 1 = 10 %:
-    // 100 x (1 - m / 0.25) x 1 x (1 - 0.5 x 60 / 300) x (1 - 0.5 x 30 / 300) x 1 x 1 / (1 + 0.05 / 0.2).
+    // 100 x (1 - m / 0.25) x 1 x (1 - 0.5 x 60 / 300) x (1 - 0.5 x 30 / 300) x 1 x 1 / (1 + 0.05 / 0.2) x 0.85 (one reference).
     const margin = 2 / 1.95 - 1;
     expect(pick.confidenceInputs.margin).toBeCloseTo(margin, 12);
     expect(pick.confidenceInputs.offeredMargin).toBeCloseTo(1 / 2.2 + 1 / 1.72 - 1, 12);
     expect(pick.confidenceInputs.edge).toBeCloseTo(0.1, 12);
-    expect(pick.confidence).toBe(Math.round(100 * (1 - margin / 0.25) * 0.9 * 0.95 * 0.8));
-    expect(pick.confidence).toBe(61);
+    expect(pick.confidence).toBe(Math.round(100 * (1 - margin / 0.25) * 0.9 * 0.95 * 0.8 * 0.85));
+    expect(pick.confidence).toBe(52);
+    expect(pick.warnings).toEqual(['single_sharp_reference']);
   });
 
   it('makes no pick below the minimum post-tax edge, and one exactly at a lower threshold', () => {
@@ -269,7 +271,7 @@ describe('detectValue', () => {
       { market: 'h2h', selection: 'Chelsea', line: null, reason: 'no_reference' },
     ]);
     const sharp = book('circa', { Arsenal: ARSENAL_REF, Chelsea: CHELSEA_REF });
-    const pick = candidateFor(detectValue(event([sharp, ...books]), { referenceBookmaker: 'circa' }, NOW), 'Chelsea');
+    const pick = candidateFor(detectValue(event([sharp, ...books]), { references: [{ key: 'circa', weight: 1 }] }, NOW), 'Chelsea');
     expect(pick.provenance.referenceBookmaker).toBe('circa');
     expect(pick.bookmakerKey).toBe('tipico');
   });
@@ -349,9 +351,10 @@ describe('confidenceScore', () => {
   const maxAge = DEFAULT_DETECTION_OPTIONS.referenceMaxAgeSeconds;
   const score = (inputs: ConfidenceInputs) => confidenceScore(inputs, maxAge);
   /** A clean pick: no reference margin or disagreement, fresh prices, a usual book margin and edge. */
-  const clean: ConfidenceInputs = { margin: 0, methodDisagreement: 0, referenceAgeSeconds: 0, offeredAgeSeconds: 0, offeredMargin: 0.05, edge: 0.04 };
+  const clean: ConfidenceInputs = { margin: 0, references: 2, methodDisagreement: 0, referenceAgeSeconds: 0, offeredAgeSeconds: 0, offeredMargin: 0.05, edge: 0.04 };
   const inputs = fc.record({
     margin: fc.double({ min: 0, max: 0.3, noNaN: true }),
+    references: fc.integer({ min: 1, max: 4 }),
     methodDisagreement: fc.double({ min: 0, max: 0.2, noNaN: true }),
     referenceAgeSeconds: fc.double({ min: 0, max: 300, noNaN: true }),
     offeredAgeSeconds: fc.double({ min: 0, max: 300, noNaN: true }),
@@ -378,7 +381,10 @@ describe('confidenceScore', () => {
     expect(score({ ...clean, edge: 0.05 })).toBe(100);
     expect(score({ ...clean, edge: 0.25 })).toBe(50);
     expect(score({ ...clean, edge: 0.45 })).toBe(33);
-    expect(score({ margin: 0.5, methodDisagreement: 1, referenceAgeSeconds: 10_000, offeredAgeSeconds: 10_000, offeredMargin: 1, edge: 100 })).toBe(0);
+    // One reference alone: x 0.85.
+    expect(score({ ...clean, references: 1 })).toBe(85);
+    expect(score({ ...clean, references: 3 })).toBe(100);
+    expect(score({ margin: 0.5, references: 1, methodDisagreement: 1, referenceAgeSeconds: 10_000, offeredAgeSeconds: 10_000, offeredMargin: 1, edge: 100 })).toBe(0);
   });
 
   it('is an integer from 0 to 100', () => {
@@ -396,6 +402,11 @@ describe('confidenceScore', () => {
   it('falls as the reference margin grows', () => {
     monotone('margin', 0.3);
     expect(score({ ...clean, margin: 0.02 })).toBeGreaterThan(score({ ...clean, margin: 0.08 }));
+  });
+  it('falls when only one reference supports the price', () => {
+    fc.assert(fc.property(inputs, (i) => score({ ...i, references: 1 }) <= score({ ...i, references: 2 })));
+    // Strictly, wherever the score is not already 0.
+    fc.assert(fc.property(inputs, (i) => score({ ...i, references: 2 }) < 4 || score({ ...i, references: 1 }) < score({ ...i, references: 2 })));
   });
   it('falls as the devig methods disagree more', () => {
     monotone('methodDisagreement', 0.2);
@@ -486,29 +497,23 @@ describe('analysisText', () => {
 });
 
 
-describe('referenceFairPrices (what the engine keeps for the closing line)', () => {
-  it("gives the reference's fair price per outcome by the chosen method, and its market's last_update", () => {
-    const [fair, ...others] = referenceFairPrices(event([pinnacle(45), book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW);
-    expect(others).toEqual([]);
-    expect(fair).toMatchObject({ market: 'h2h', line: null });
-    expect(fair!.fair.Arsenal).toBeCloseTo(1 / 0.64, 9);
-    expect(fair!.fair.Chelsea).toBeCloseTo(1 / 0.36, 9);
-    expect(fair!.updatedAt).toEqual(new Date(NOW.getTime() - 45_000));
-    // Multiplicative on the same prices keeps more of the long shot's margin: a shorter fair price.
-    const [multiplicative] = referenceFairPrices(event([pinnacle(45)]), { referenceBookmaker: 'pinnacle', devigMethod: 'multiplicative', clockSkewSeconds: 60 }, NOW);
-    expect(multiplicative!.fair.Chelsea).toBeLessThan(1 / 0.36);
+describe('referenceObservations (what the engine keeps for the closing line)', () => {
+  const options = { references: [{ key: 'pinnacle', weight: 1 }, { key: 'circa', weight: 0.5 }], clockSkewSeconds: 60 };
+  it("keeps every configured reference's markets as quoted, with each market's last_update, and no other book's", () => {
+    const observed = referenceObservations(event([book('tipico', { Arsenal: 1.4, Chelsea: 3.0 }), pinnacle(45), book('circa', { Arsenal: 1.5, Chelsea: 2.6 }, 20)]), options, NOW);
+    expect(observed).toEqual([
+      { bookmaker: 'pinnacle', market: 'h2h', line: null, prices: [{ name: 'Arsenal', price: ARSENAL_REF }, { name: 'Chelsea', price: CHELSEA_REF }], updatedAt: secondsAgo(45) },
+      { bookmaker: 'circa', market: 'h2h', line: null, prices: [{ name: 'Arsenal', price: 1.5 }, { name: 'Chelsea', price: 2.6 }], updatedAt: secondsAgo(20) },
+    ]);
   });
 
-  it('is empty without the reference or when the devig refuses its market', () => {
-    expect(referenceFairPrices(event([book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)).toEqual([]);
-    // Booksum 1 / 1.2 + 1 / 1.3 = 1.60: outside the accepted range.
-    expect(referenceFairPrices(event([book('pinnacle', { Arsenal: 1.2, Chelsea: 1.3 })]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)).toEqual([]);
+  it('is empty without a reference', () => {
+    expect(referenceObservations(event([book('tipico', { Arsenal: 1.4, Chelsea: 3.0 })]), options, NOW)).toEqual([]);
   });
 
-  it('is null when the reference is stamped further ahead of our clock than FEED_CLOCK_SKEW_SECONDS', () => {
-    const options = { referenceBookmaker: 'pinnacle', devigMethod: 'power' as const, clockSkewSeconds: 60 };
-    expect(referenceFairPrices(event([pinnacle(-60)]), options, NOW)).toHaveLength(1);
-    expect(referenceFairPrices(event([pinnacle(-61)]), options, NOW)).toEqual([]);
+  it('leaves out a market stamped further ahead of our clock than FEED_CLOCK_SKEW_SECONDS', () => {
+    expect(referenceObservations(event([pinnacle(-60)]), options, NOW)).toHaveLength(1);
+    expect(referenceObservations(event([pinnacle(-61)]), options, NOW)).toEqual([]);
   });
 });
 
@@ -564,7 +569,7 @@ describe('bad markets (docs/VALUE_ENGINE.md, "Detection")', () => {
 
   it('publishes the best plausible price and records the too-good one; holds only when no plausible offer exists', () => {
     const reference = book('pinnacle', { Arsenal: 1.5, Draw: 4.2, Chelsea: 3.1 });
-    const fair = referenceFairPrices(event([reference]), { referenceBookmaker: 'pinnacle', devigMethod: 'power', clockSkewSeconds: 60 }, NOW)[0]!.fair.Chelsea!;
+    const fair = 1 / devig([1.5, 4.2, 3.1], 'power').probabilities[2]!;
     const suspect = book('bwin', { Arsenal: 1.45, Draw: 4.0, Chelsea: 9.0 });
     const plausible = book('tipico', { Arsenal: 1.45, Draw: 4.0, Chelsea: fair * 1.1 });
     const options = { taxRates: { bwin: 0, tipico: 0 } };

@@ -26,8 +26,8 @@ async function sqlClv(odds: number, closingOdds: number | null, stale = false): 
   const [row] = await orm.em
     .fork()
     .execute<{ clv: string | number | null }[]>(
-      `select (${CLV_PCT_SQL})::float8 as clv from (select ?::numeric(10,4) as odds, ?::numeric(10,4) as closing_odds, ?::boolean as closing_stale) as picks`,
-      [odds, closingOdds, stale],
+      `select (${CLV_PCT_SQL})::float8 as clv from (select ?::numeric(10,4) as odds, ?::numeric(10,4) as closing_odds, ?::jsonb as warnings) as picks`,
+      [odds, closingOdds, JSON.stringify(stale ? ['single_sharp_reference', 'stale_close'] : ['single_sharp_reference'])],
     );
   return row?.clv == null ? null : Number(row.clv);
 }

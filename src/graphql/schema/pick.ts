@@ -17,19 +17,23 @@ const pickEnum = <const V extends readonly string[]>(facts: { graphqlEnum: strin
 export const PickStatusEnum = pickEnum(PICK_FIELDS.status);
 export const PickResultEnum = pickEnum(PICK_FIELDS.result);
 export const EdgeTierEnum = pickEnum(PICK_FIELDS.edgeTier);
+export const PickWarningEnum = pickEnum(PICK_FIELDS.warnings);
 export const TierEnum = builder.enumType('Tier', { values: upperEnumValues(TIERS) });
-const ENUM_TYPES: Record<string, typeof PickStatusEnum | typeof PickResultEnum | typeof EdgeTierEnum> = {
+const ENUM_TYPES: Record<string, typeof PickStatusEnum | typeof PickResultEnum | typeof EdgeTierEnum | typeof PickWarningEnum> = {
   [PICK_FIELDS.status.graphqlEnum]: PickStatusEnum,
   [PICK_FIELDS.result.graphqlEnum]: PickResultEnum,
   [PICK_FIELDS.edgeTier.graphqlEnum]: EdgeTierEnum,
+  [PICK_FIELDS.warnings.graphqlEnum]: PickWarningEnum,
 };
 
 const SCALAR_OF_STORAGE = { uuid: 'ID', text: 'String', smallint: 'Int', decimal: 'Float', datetime: 'DateTime' } as const;
 
-/** A declared field's GraphQL type: its enum, or the scalar of how it is stored. */
+/** A declared field's GraphQL type: its enum (a list of it for codes), or the scalar of how it is stored. */
 function graphqlTypeOf(name: PickField) {
   const facts = factsOf(name);
-  return facts.graphqlEnum === undefined ? SCALAR_OF_STORAGE[facts.storage.kind] : ENUM_TYPES[facts.graphqlEnum]!;
+  if (facts.graphqlEnum !== undefined) return facts.storage.kind === 'codes' ? [ENUM_TYPES[facts.graphqlEnum]!] : ENUM_TYPES[facts.graphqlEnum]!;
+  if (facts.storage.kind === 'codes') throw new Error(`the pick's ${name} is a list of codes without an enum`);
+  return SCALAR_OF_STORAGE[facts.storage.kind];
 }
 
 type PickFieldBuilder = PothosSchemaTypes.ObjectFieldBuilder<Types, PickRecord>;
@@ -43,7 +47,9 @@ function layoutFields(t: PickFieldBuilder, layout: Layout): Record<string, Retur
       const facts = factsOf(name);
       const description = (facts.schema as { description?: string }).description;
       // Pothos types expose() per literal field name; the shape's names are checked by its own types.
-      return [key, t.expose(name as never, { type: graphqlTypeOf(name) as never, nullable: facts.nullable, description } as never)];
+      // A list of codes is never null and holds no nulls ([] when none apply).
+      const nullable = facts.storage.kind === 'codes' ? { list: false, items: false } : facts.nullable;
+      return [key, t.expose(name as never, { type: graphqlTypeOf(name) as never, nullable, description } as never)];
     }),
   );
 }

@@ -92,12 +92,22 @@ const ScoreEventInput = builder.inputType('ScoreEventInput', {
   }),
 });
 
+/** One reference behind a price, as provenance stores it (absent on picks found before several references). */
+interface ReferenceShape {
+  bookmaker: string;
+  weight: number;
+  prices: { name: string; price: number; point?: number }[];
+  fairProbabilities: Record<string, number>;
+  updatedAt: string;
+}
+
 interface ProvenanceShape {
   eventId: string;
   detectedAt: string;
   referenceBookmaker: string;
-  referencePrices: { name: string; price: number }[];
+  referencePrices: { name: string; price: number; point?: number }[];
   referenceUpdatedAt: string;
+  references?: ReferenceShape[];
   devigMethod: string;
   fairProbabilities: Record<'multiplicative' | 'additive' | 'power' | 'shin' | 'oddsRatio', number | null>;
   offeredPrices: { bookmaker: string; price: number; updatedAt: string }[];
@@ -109,6 +119,7 @@ interface ProvenanceShape {
     at: string;
     ageSecondsAtKickoff: number;
     stale: boolean;
+    references?: ReferenceShape[];
   };
   settlement?: {
     eventId: string;
@@ -125,6 +136,29 @@ interface ProvenanceShape {
 const PriceRef = builder.objectRef<{ name: string; price: number }>('ReferencePrice').implement({
   fields: (t) => ({ name: t.exposeString('name'), price: t.exposeFloat('price') }),
 });
+
+const OutcomeProbabilityRef = builder.objectRef<{ name: string; probability: number }>('OutcomeProbability').implement({
+  fields: (t) => ({ name: t.exposeString('name'), probability: t.exposeFloat('probability') }),
+});
+
+const ReferenceUsedRef = builder.objectRef<ReferenceShape>('ReferenceUsed').implement({
+  description: 'One sharp reference behind a fair price: its prices, its own no-vig probabilities (by the devig method) and its weight in the consensus.',
+  fields: (t) => ({
+    bookmaker: t.exposeString('bookmaker', { description: 'Feed bookmaker key.' }),
+    weight: t.exposeFloat('weight', { description: 'Its weight in REFERENCE_BOOKMAKERS.' }),
+    prices: t.field({ type: [PriceRef], resolve: (r) => r.prices }),
+    fairProbabilities: t.field({
+      type: [OutcomeProbabilityRef],
+      resolve: (r) => Object.entries(r.fairProbabilities).map(([name, probability]) => ({ name, probability })),
+    }),
+    updatedAt: t.field({ type: 'DateTime', description: "The reference market's last_update.", resolve: (r) => new Date(r.updatedAt) }),
+  }),
+});
+
+/** Picks found before several references name one reference and no per-outcome probabilities: listed as that one, weight 1. */
+function referencesOf(stored: ReferenceShape[] | undefined, bookmaker: string, prices: ReferenceShape['prices'], updatedAt: string): ReferenceShape[] {
+  return stored ?? [{ bookmaker, weight: 1, prices, fairProbabilities: {}, updatedAt }];
+}
 
 const OfferedPriceRef = builder.objectRef<ProvenanceShape['offeredPrices'][number]>('OfferedPrice').implement({
   fields: (t) => ({
@@ -162,6 +196,12 @@ const ClosingLineRecordRef = builder.objectRef<NonNullable<ProvenanceShape['clos
     at: t.field({ type: 'DateTime', description: "The reference market's last_update.", resolve: (c) => new Date(c.at) }),
     ageSecondsAtKickoff: t.exposeFloat('ageSecondsAtKickoff'),
     stale: t.exposeBoolean('stale', { description: 'Older than CLOSING_LINE_MAX_AGE_SECONDS at kickoff: shown, left out of the CLV average.' }),
+    references: t.field({
+      type: [ReferenceUsedRef],
+      description: 'Every reference the close is the consensus of.',
+      // Filled in by PickProvenance.closingLine for closes recorded before several references.
+      resolve: (c) => c.references ?? [],
+    }),
   }),
 });
 
@@ -190,11 +230,22 @@ const PickProvenanceRef = builder.objectRef<ProvenanceShape>('PickProvenance').i
     referenceBookmaker: t.exposeString('referenceBookmaker'),
     referencePrices: t.field({ type: [PriceRef], resolve: (p) => p.referencePrices }),
     referenceUpdatedAt: t.field({ type: 'DateTime', resolve: (p) => new Date(p.referenceUpdatedAt) }),
+    references: t.field({
+      type: [ReferenceUsedRef],
+      description: 'Every reference the fair price is the consensus of (referenceBookmaker is the first).',
+      resolve: (p) => referencesOf(p.references, p.referenceBookmaker, p.referencePrices, p.referenceUpdatedAt),
+    }),
     devigMethod: t.exposeString('devigMethod'),
     fairProbabilities: t.field({ type: FairProbabilitiesRef, resolve: (p) => p.fairProbabilities }),
     offeredPrices: t.field({ type: [OfferedPriceRef], resolve: (p) => p.offeredPrices }),
     excludedOffers: t.field({ type: [ExcludedOfferRef], resolve: (p) => p.excludedOffers ?? [] }),
-    closingLine: t.field({ type: ClosingLineRecordRef, nullable: true, description: 'Null until kickoff.', resolve: (p) => p.closingLine ?? null }),
+    closingLine: t.field({
+      type: ClosingLineRecordRef,
+      nullable: true,
+      description: 'Null until kickoff.',
+      resolve: (p) =>
+        p.closingLine ? { ...p.closingLine, references: referencesOf(p.closingLine.references, p.referenceBookmaker, p.closingLine.referencePrices, p.closingLine.at) } : null,
+    }),
     settlement: t.field({ type: SettlementRecordRef, nullable: true, description: 'Null until the engine settles the pick (and for settlements by hand).', resolve: (p) => p.settlement ?? null }),
     engineVersion: t.exposeString('engineVersion'),
   }),

@@ -1,7 +1,7 @@
 import { defineEntity, p, type EmptyOptions, type UniversalPropertyOptionsBuilder } from '@mikro-orm/core';
 import { VISIBLE_STATUSES } from '../../domain/pick.js';
 import { factsOf, PICK_FIELD_NAMES, PICK_FIELDS, type PickRecord, type Storage } from '../../domain/pick-shape.js';
-import { columnNameOf, statusIn, valueIn } from '../sql.js';
+import { codesIn, columnNameOf, statusIn, valueIn } from '../sql.js';
 
 const VISIBLE = statusIn(VISIBLE_STATUSES);
 
@@ -18,6 +18,9 @@ function columnOf(storage: Storage) {
       return p.datetime();
     case 'decimal':
       return p.decimal('number').precision(storage.precision).scale(storage.scale);
+    case 'codes':
+      // [] by default: rows written with SQL alone (benchmarks, fixtures) have no codes.
+      return p.json<string[]>().default('[]');
   }
 }
 
@@ -44,7 +47,8 @@ const recordProperties = Object.fromEntries(
 const valueChecks = PICK_FIELD_NAMES.flatMap((name) => {
   const { values } = factsOf(name);
   const column = columnNameOf(name);
-  return values === undefined ? [] : [{ name: `picks_${column}_check`, expression: valueIn(column, values) }];
+  if (values === undefined) return [];
+  return [{ name: `picks_${column}_check`, expression: factsOf(name).storage.kind === 'codes' ? codesIn(column, values) : valueIn(column, values) }];
 });
 
 /** One published (or held) bet. Holds everything both the v1 Pick and the public pick need. */
@@ -61,8 +65,6 @@ export const PickSchema = defineEntity({
     provenance: p.json<Record<string, unknown>>().nullable(),
     /** Which fixture of a reused feed event id the pick belongs to (odds_events.generation); 0 for manual picks. */
     eventGeneration: p.integer().default(0),
-    /** The stored closing line was older than CLOSING_LINE_MAX_AGE_SECONDS at kickoff: kept, shown, left out of the CLV average. */
-    closingStale: p.boolean().default(false),
   },
   // The read paths' partial indexes (src/persistence/picks-repository.ts, track-record-repository.ts).
   indexes: [

@@ -22,11 +22,14 @@ import { formatLine, hasLines, MARKETS, type Market } from '../../domain/market.
 import { FINAL_REFUSAL_TEXT, finalScoreFor, judgeFinal, pickResult, type FinalRefusal, type SettlementOptions } from '../../domain/settlement.js';
 import { isSportSlug, type SportSlug } from '../../domain/sports.js';
 import { checkText } from '../../domain/text.js';
+import { closingLineOf, type ClosingLine } from '../../domain/closing-line.js';
+import type { ReferenceRecord } from '../../domain/reference-consensus.js';
 import {
   analysisText,
   detectValue,
-  referenceFairPrices,
+  referenceObservations,
   type DetectionOptions,
+  type RejectedOutcome,
   type ValueCandidate,
 } from '../../domain/value-detection.js';
 import {
@@ -46,6 +49,7 @@ import {
 } from '../../persistence/odds-repository.js';
 import type { Orm } from '../../persistence/orm.js';
 import {
+  closablePicks,
   engineSelectionKey,
   engineSlotsOf,
   moveKickoffs,
@@ -53,6 +57,7 @@ import {
   recordClosingLines,
   settleablePicks,
 } from '../../persistence/picks-repository.js';
+import type { Em } from '../../persistence/orm.js';
 import type { ServiceLog } from '../log.js';
 import type { EnginePickExtras, PickService, PublishPickInput } from '../picks.js';
 
@@ -156,8 +161,8 @@ export class ValueEngine {
           }
         }
       }
-      for (const fair of referenceFairPrices(event, detection, now)) {
-        referenceRows.push({ eventId: event.id, generation: event.generation, market: fair.market, line: fair.line, fair: roundedPrices(fair.fair), prices: fair.prices, updatedAt: fair.updatedAt });
+      for (const observed of referenceObservations(event, detection, now)) {
+        referenceRows.push({ eventId: event.id, generation: event.generation, ...observed });
       }
     }
 
@@ -172,6 +177,7 @@ export class ValueEngine {
         const market = book.line === null ? book.market : `${book.market} ${book.line}`;
         skipped.push({ eventId: event.id, reason: `bookmaker ${book.bookmaker}'s ${market} market not used for this event (${book.reason}): ${book.detail}` });
       }
+      this.noteDisagreements(event, [...detected.rejected, ...detected.candidates]);
       for (const candidate of detected.candidates) {
         // The unique index is the guard; this only keeps known slots out of the batch.
         const slot = slots.get(engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection, candidate.line));
@@ -199,7 +205,7 @@ export class ValueEngine {
       await recordPriceChanges(em, points);
       await recordReferenceMarkets(em, referenceRows);
       const moved = await moveKickoffs(em, events.map((event) => ({ eventId: event.id, generation: event.generation, commenceTime: event.commenceTime })), now);
-      const closed = await recordClosingLines(em, now, this.options.settlement.closingLineMaxAgeSeconds);
+      const closed = await this.recordClosingLines(em, now);
       return { moved, closed };
     });
     if (moved > 0 || closed > 0) this.options.onVisibleChange?.();
@@ -251,7 +257,7 @@ export class ValueEngine {
       const withdrawn = await withdrawFinalScores(em, withdrawals, now);
       await recordFinalScores(em, finals, now);
       // A scores poll may come before the first odds poll after kickoff: the closing line first.
-      return { withdrawn, closed: await recordClosingLines(em, now, this.options.settlement.closingLineMaxAgeSeconds) };
+      return { withdrawn, closed: await this.recordClosingLines(em, now) };
     });
     for (const { eventId, settledPicks } of withdrawn) {
       const fields = { eventId, settledPicks };
@@ -267,6 +273,49 @@ export class ValueEngine {
       );
     }
     return { events: parsed.length, picksCreated: 0, picksSettled, skipped };
+  }
+
+  /**
+   * Closing lines of the engine picks whose kickoff has come (docs/VALUE_ENGINE.md, "Closing
+   * line"): the consensus of the configured references' last pre-kickoff markets at the pick's
+   * point, in `em`'s transaction. Returns how many picks got one.
+   */
+  private async recordClosingLines(em: Em, now: Date): Promise<number> {
+    const { detection, settlement } = this.options;
+    const closes = (await closablePicks(em, now)).flatMap((pick) => {
+      const close = closingLineOf(pick, pick.references, detection.references, detection.devigMethod, settlement.closingLineMaxAgeSeconds);
+      return close === null ? [] : [{ id: pick.id, closingOdds: roundTo(close.fairOdds, 4), stale: close.stale, record: closingLineRecord(close) }];
+    });
+    return recordClosingLines(em, closes, now);
+  }
+
+  /**
+   * References that disagree on a selection make no pick (REFERENCE_MAX_SPREAD): logged with the
+   * numbers once per event, market and selection while they disagree, and again when it changes.
+   */
+  private noteDisagreements(event: PlacedEvent, outcomes: readonly (RejectedOutcome | ValueCandidate)[]): void {
+    for (const outcome of outcomes) {
+      const key = `disagree:${event.id}:${outcome.market}:${outcome.line ?? ''}:${outcome.selection}`;
+      if (!('reason' in outcome) || outcome.reason !== 'references_disagree') {
+        this.settlementNotes.delete(key);
+        continue;
+      }
+      const probabilities = (outcome.referenceProbabilities ?? []).map((reference) => ({ ...reference, probability: roundTo(reference.probability, 4) }));
+      if (!this.isNewNote(key, JSON.stringify(probabilities))) continue;
+      const values = probabilities.map((reference) => reference.probability);
+      this.options.log?.info(
+        {
+          eventId: event.id,
+          market: outcome.market,
+          line: outcome.line,
+          selection: outcome.selection,
+          references: probabilities,
+          spread: roundTo(Math.max(...values) - Math.min(...values), 4),
+          maxSpread: this.options.detection.maxReferenceSpread,
+        },
+        'value engine: the references disagree on a selection by more than REFERENCE_MAX_SPREAD; no pick',
+      );
+    }
   }
 
   /** A completed record not used (yet): a feed skip at every poll, a log line once per event and reason. */
@@ -385,12 +434,14 @@ function enginePick(
       eventId: event.id,
       eventGeneration: event.generation,
       analysis: analysisText(candidate, event, stakeAdvice),
+      warnings: candidate.warnings,
       provenance: {
         eventId: event.id,
         detectedAt: now.toISOString(),
         referenceBookmaker: provenance.referenceBookmaker,
         referencePrices: provenance.referencePrices,
         referenceUpdatedAt: provenance.referenceUpdatedAt.toISOString(),
+        references: provenance.references.map(referenceRecordJson),
         devigMethod: provenance.devigMethod,
         fairProbabilities: provenance.fairProbabilities,
         offeredPrices: provenance.offeredPrices.map((offer) => ({ ...offer, updatedAt: offer.updatedAt.toISOString() })),
@@ -419,8 +470,27 @@ function checkBatchSize(inputs: readonly unknown[]): void {
   }
 }
 
-function roundedPrices(fair: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(fair).map(([name, price]) => [name, roundTo(price, 4)]));
+/** A reference as provenance stores it: its fair probabilities to 6 decimals, its time in ISO 8601. */
+function referenceRecordJson(reference: ReferenceRecord): Record<string, unknown> {
+  return {
+    bookmaker: reference.bookmaker,
+    weight: reference.weight,
+    prices: reference.prices,
+    fairProbabilities: Object.fromEntries(Object.entries(reference.fairProbabilities).map(([name, p]) => [name, roundTo(p, 6)])),
+    updatedAt: reference.updatedAt.toISOString(),
+  };
+}
+
+/** provenance.closingLine: the first reference's prices (as before several references), the close, and every reference used. */
+function closingLineRecord(close: ClosingLine): Record<string, unknown> {
+  return {
+    referencePrices: close.references[0]!.prices,
+    fairOdds: roundTo(close.fairOdds, 4),
+    at: close.at.toISOString(),
+    ageSecondsAtKickoff: roundTo(close.ageSecondsAtKickoff, 3),
+    stale: close.stale,
+    references: close.references.map(referenceRecordJson),
+  };
 }
 
 /**
