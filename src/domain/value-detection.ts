@@ -352,8 +352,8 @@ interface PricedSlot {
  * Per outcome of each of the event's markets (h2h; spreads and totals at each line): a
  * candidate for the best post-tax price among the offers that pass every filter, or a reason.
  * Reasons are checked in this order: kickoff, horizon, references (none at that line, all stale,
- * all refused by the devig, disagreeing on the selection), then the offers (none, or the reason
- * of the best post-tax offer when no offer qualifies).
+ * all refused by the devig), then the offers (none), the references disagreeing on the selection,
+ * then the reason of the best post-tax offer when no offer qualifies.
  */
 export function detectValue(event: OddsEvent, options: Partial<DetectionOptions>, now: Date): DetectionOutcome {
   const opts: DetectionOptions = { ...DEFAULT_DETECTION_OPTIONS, ...options };
@@ -486,12 +486,6 @@ function detectSelection(
   const line = selectionLine(slot, selection, event);
   const index = consensus.names.indexOf(selection);
   if (index < 0) return { market: slot.key, selection, line, reason: 'no_reference' };
-  if (referenceSpread(consensus, index) > opts.maxReferenceSpread) {
-    const referenceProbabilities = consensus.quotes.map((quote) => ({ bookmaker: quote.bookmaker, probability: quote.probabilities[index]! }));
-    return { market: slot.key, selection, line, reason: 'references_disagree', referenceProbabilities };
-  }
-  const fairProbability = consensus.probabilities[index]!;
-  const fairOdds = 1 / fairProbability;
 
   const offers: Offer[] = [];
   for (const bookmaker of event.bookmakers) {
@@ -510,6 +504,13 @@ function detectSelection(
     });
   }
   if (offers.length === 0) return { market: slot.key, selection, line, reason: 'no_offer' };
+  // Checked only where someone offers a price: a disagreement with nothing to bet on is not news.
+  if (referenceSpread(consensus, index) > opts.maxReferenceSpread) {
+    const referenceProbabilities = consensus.quotes.map((quote) => ({ bookmaker: quote.bookmaker, probability: quote.probabilities[index]! }));
+    return { market: slot.key, selection, line, reason: 'references_disagree', referenceProbabilities };
+  }
+  const fairProbability = consensus.probabilities[index]!;
+  const fairOdds = 1 / fairProbability;
 
   const rejectionOf = (offer: Offer): OfferRejection | null => {
     if (ageSeconds(offer.updatedAt, now, opts.clockSkewSeconds) > opts.referenceMaxAgeSeconds) return 'offered_stale';

@@ -86,6 +86,7 @@ describe('publishPick', () => {
       market: 'h2h',
       selection: 'Arsenal',
       line: null,
+      warnings: [],
     });
   });
 

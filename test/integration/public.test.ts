@@ -53,6 +53,7 @@ describe('GET /api/public/picks/today', () => {
       publishedAt: '2026-11-22T12:00:00.000Z',
       // A quarter of full Kelly (9.31 %) is 2.33 %: capped at 2.
       stakePct: 2,
+      warnings: [],
     });
     expect(body.picks.map((p: { tier: string }) => p.tier)).toEqual(['big_edge', 'stark', 'standard']);
     expect(res.headers['x-ratelimit-limit']).toBeUndefined();

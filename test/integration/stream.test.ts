@@ -72,6 +72,7 @@ function expectedFrame(seq: number, pick: any): string {
     market: pick.market,
     selection: pick.selection,
     line: null,
+    warnings: [],
   };
   return `id: ${seq}\nevent: pick.published\ndata: ${JSON.stringify(data)}\n\n`;
 }
