@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { closingLineOf } from '../../src/domain/closing-line.js';
 import type { OddsBookmaker, OddsEvent, OddsMarket } from '../../src/domain/odds-feed.js';
 import { referenceConsensus, weightedMean } from '../../src/domain/reference-consensus.js';
-import { detectValue, type DetectionOutcome, type DetectionOptions } from '../../src/domain/value-detection.js';
+import { analysisText, detectValue, type DetectionOutcome, type DetectionOptions } from '../../src/domain/value-detection.js';
 
 const NOW = new Date('2026-11-24T10:00:00Z');
 const KICKOFF = new Date('2026-11-24T15:00:00Z');
@@ -112,6 +112,14 @@ describe('detectValue with several references', () => {
     expect(pick.provenance.references[1]!.fairProbabilities.Chelsea).toBeCloseTo(0.45, 12);
     expect(pick.provenance.references[1]!.prices).toEqual(two(1.8, 2.2));
     expect(result.candidates.every((c) => c.bookmakerKey === 'soft')).toBe(true);
+  });
+
+  it('names every reference, its weight and its margin in the analysis', () => {
+    const feedEvent = event([h2h('a', 2.0, 2.0), h2h('b', 1.8, 2.2), h2h('soft', 1.7, 2.15)]);
+    const text = analysisText(candidate(detectValue(feedEvent, OPTIONS, NOW), 'Chelsea'), feedEvent);
+    // Margins: A 0 %, B 1 / 1.8 + 1 / 2.2 - 1 = 1.0 %; fair 1.5 / 0.725 = 2.069 (48.3 %).
+    expect(text).toContain('A and B, the references (weights 1 and 0.5), price Chelsea at a no-vig 2.069 (48.3 %)');
+    expect(text).toContain('their margins (0.0 % and 1.0 %)');
   });
 
   it('uses the fresh reference alone when the other is stale, and warns single_sharp_reference', () => {

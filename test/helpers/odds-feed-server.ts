@@ -204,3 +204,45 @@ export async function startEngineApp(
   });
   return { app, logs };
 }
+
+/** What a real-data replay's engine logged: feed skips it expects (counted) and anything else warned or errored. */
+export interface ReplayLog {
+  /** Warnings and errors other than the expected skips: a replay expects none. */
+  problems: string[];
+  /** Feed entries skipped for the expected reason, summed over the polls. */
+  skipped: number;
+}
+
+/**
+ * The real app polling a local feed by hand for a real-data replay (no poller timer, quick
+ * retries, a generous timeout): `expectedSkip` matches the reasons of the feed skips the data is
+ * known to cause (the best-price "book" is often an arbitrage, refused for a negative margin);
+ * `onInfo` sees every info line.
+ */
+export async function startReplayApp(
+  feed: OddsFeedServer,
+  clock: Clock,
+  env: Record<string, string>,
+  options: { expectedSkip: RegExp; onInfo?: (fields: Record<string, unknown>, msg: string) => void },
+): Promise<{ app: TestApp; log: ReplayLog }> {
+  const log: ReplayLog = { problems: [], skipped: 0 };
+  const problem = (fields: unknown, msg?: string) => void log.problems.push(`${msg} ${JSON.stringify(fields)}`);
+  const app = await createTestApp({
+    clock,
+    env: { ODDS_FEED_URL: feed.url, ODDS_FEED_API_KEY: 'replay-feed-key-0123', ...env },
+    runtime: {
+      startPoller: false,
+      feedRetryMinTimeoutMs: 5,
+      feedTimeoutMs: 10_000,
+      log: {
+        info: (fields: Record<string, unknown>, msg?: string) => options.onInfo?.(fields, msg ?? ''),
+        warn: (fields: { skipped?: number; examples?: { reason: string }[] }, msg?: string) => {
+          if (msg === 'value engine: feed entries skipped' && fields.examples!.every((e) => options.expectedSkip.test(e.reason))) log.skipped += fields.skipped!;
+          else problem(fields, msg);
+        },
+        error: problem,
+      } as never,
+    },
+  });
+  return { app, log };
+}

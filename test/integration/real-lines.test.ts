@@ -19,10 +19,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
 import { parseCsv, powerDevig, round4 } from '../helpers/independent-value.js';
-import { startOddsFeedServer, v4OddsEvent, v4ScoreEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
+import { startOddsFeedServer, startReplayApp, v4OddsEvent, v4ScoreEvent, type OddsFeedServer, type ReplayLog } from '../helpers/odds-feed-server.js';
 
 const ROWS = parseCsv(readFileSync(new URL('../fixtures/real-season/E0-2023-24-first-160.csv', import.meta.url), 'utf8'));
 const SPORT_KEY = 'soccer_epl';
@@ -243,18 +243,16 @@ describe('real over/under 2.5 and Asian handicap lines (Premier League 2023/24, 
   let t: TestApp;
   let clock: ManualClock;
   const held = new Set<string>();
-  const problems: string[] = [];
-  /** Soft markets left out, as the engine logged them (a count per poll). */
-  let skippedMarkets = 0;
+  /** Soft markets left out, as the engine logged them, and anything else it warned about. */
+  let log: ReplayLog;
 
   beforeAll(async () => {
     feed = await startOddsFeedServer();
     clock = new ManualClock(at(GROUPS[0]!.kickoff, -3 * HOUR));
-    t = await createTestApp({
+    ({ app: t, log } = await startReplayApp(
+      feed,
       clock,
-      env: {
-        ODDS_FEED_URL: feed.url,
-        ODDS_FEED_API_KEY: 'real-lines-feed-key',
+      {
         ODDS_FEED_SPORTS: SPORT_KEY,
         ODDS_FEED_MARKETS: 'spreads,totals',
         BOOKMAKER_TAX_RATES: JSON.stringify(Object.fromEntries(SOFT.map((book) => [book.key, 0]))),
@@ -263,22 +261,8 @@ describe('real over/under 2.5 and Asian handicap lines (Premier League 2023/24, 
         PICK_REVIEW_EDGE: String(REVIEW_EDGE),
         DEVIG_METHOD: 'power',
       },
-      runtime: {
-        startPoller: false,
-        feedRetryMinTimeoutMs: 5,
-        feedTimeoutMs: 10_000,
-        log: {
-          info: () => {},
-          warn: (fields: { skipped?: number; examples?: { reason: string }[] }, msg?: string) => {
-            // The best-price "book" is often an arbitrage (its booksum below 1): the sanity rule refuses it.
-            if (msg === 'value engine: feed entries skipped' && fields.examples!.every((e) => /market_best's .* \(negative_margin\)/.test(e.reason))) {
-              skippedMarkets += fields.skipped!;
-            } else problems.push(`${msg} ${JSON.stringify(fields)}`);
-          },
-          error: (fields: unknown, msg?: string) => void problems.push(`${msg} ${JSON.stringify(fields)}`),
-        } as never,
-      },
-    });
+      { expectedSkip: /market_best's .* \(negative_margin\)/ },
+    ));
   });
   afterAll(async () => {
     await t?.close();
@@ -371,10 +355,10 @@ describe('real over/under 2.5 and Asian handicap lines (Premier League 2023/24, 
     }
     // A clean replay: no refused final, no pick that could not be settled, nothing skipped but
     // the soft markets the sanity rules refuse, as many as the CSV gives.
-    expect(problems).toEqual([]);
+    expect(log.problems).toEqual([]);
     const unusable = MATCHES.flatMap((m) => (['spreads', 'totals'] as const).flatMap((market) => m.markets[market].soft.filter((o) => !softUsable(o, m.markets[market].reference))));
     expect(unusable.length).toBeGreaterThan(0);
-    expect(skippedMarkets).toBe(unusable.length);
+    expect(log.skipped).toBe(unusable.length);
     console.log(
       `real lines: ${PUBLISHED.length} picks (${PUBLISHED.filter((p) => p.market === 'spreads').length} spreads, ` +
         `${PUBLISHED.filter((p) => p.market === 'totals').length} totals), ${held.size} held; ` +

@@ -28,10 +28,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
 import { parseCsv, powerDevig, round4 } from '../helpers/independent-value.js';
-import { startOddsFeedServer, v4Bookmaker, v4OddsEvent, v4ScoreEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
+import { startOddsFeedServer, startReplayApp, v4Bookmaker, v4OddsEvent, v4ScoreEvent, type OddsFeedServer, type ReplayLog } from '../helpers/odds-feed-server.js';
 
 const ROWS = parseCsv(readFileSync(new URL('../fixtures/real-season/E0-2023-24-first-160.csv', import.meta.url), 'utf8'));
 const SPORT_KEY = 'soccer_epl';
@@ -201,20 +201,19 @@ describe('two sharp references (Pinnacle and the market average, weights 1 and 0
   let feed: OddsFeedServer;
   let t: TestApp;
   let clock: ManualClock;
-  const problems: string[] = [];
+  /** Soft markets left out, as the engine logged them, and anything else it warned about. */
+  let log: ReplayLog;
   /** Selections the engine logged as refused for disagreement at the opening polls. */
   const disagreements: string[] = [];
   let opening = false;
-  let skippedMarkets = 0;
 
   beforeAll(async () => {
     feed = await startOddsFeedServer();
     clock = new ManualClock(at(GROUPS[0]!.kickoff, -3 * HOUR));
-    t = await createTestApp({
+    ({ app: t, log } = await startReplayApp(
+      feed,
       clock,
-      env: {
-        ODDS_FEED_URL: feed.url,
-        ODDS_FEED_API_KEY: 'real-references-feed-key',
+      {
         ODDS_FEED_SPORTS: SPORT_KEY,
         ODDS_FEED_MARKETS: 'h2h',
         REFERENCE_BOOKMAKERS: 'pinnacle,market_avg:0.5',
@@ -226,27 +225,17 @@ describe('two sharp references (Pinnacle and the market average, weights 1 and 0
         PICK_REVIEW_EDGE: String(REVIEW_EDGE),
         DEVIG_METHOD: 'power',
       },
-      runtime: {
-        startPoller: false,
-        feedRetryMinTimeoutMs: 5,
-        feedTimeoutMs: 10_000,
-        log: {
-          info: (fields: { eventId?: string; selection?: string }, msg?: string) => {
-            // The close polls (references only, no offers) log disagreements too: only the opening polls could make picks.
-            if (!opening || !msg?.startsWith('value engine: the references disagree')) return;
-            const match = MATCHES.find((m) => m.eventId === fields.eventId)!;
-            disagreements.push(keyOf(match.kickoff.toISOString(), match.home, fields.selection!));
-          },
-          warn: (fields: { skipped?: number; examples?: { reason: string }[] }, msg?: string) => {
-            // The best-price "book" is often an arbitrage (its booksum below 1): the sanity rule refuses it.
-            if (msg === 'value engine: feed entries skipped' && fields.examples!.every((e) => /market_best's h2h .* \(negative_margin\)/.test(e.reason))) {
-              skippedMarkets += fields.skipped!;
-            } else problems.push(`${msg} ${JSON.stringify(fields)}`);
-          },
-          error: (fields: unknown, msg?: string) => void problems.push(`${msg} ${JSON.stringify(fields)}`),
-        } as never,
+      {
+        // The best-price "book" is often an arbitrage (its booksum below 1): the sanity rule refuses it.
+        expectedSkip: /market_best's h2h .* \(negative_margin\)/,
+        onInfo: (fields, msg) => {
+          // The close polls (references only, no offers) make no picks: only the opening polls count.
+          if (!opening || !msg.startsWith('value engine: the references disagree')) return;
+          const match = MATCHES.find((m) => m.eventId === fields.eventId)!;
+          disagreements.push(keyOf(match.kickoff.toISOString(), match.home, String(fields.selection)));
+        },
       },
-    });
+    ));
   });
   afterAll(async () => {
     await t?.close();
@@ -348,10 +337,10 @@ describe('two sharp references (Pinnacle and the market average, weights 1 and 0
     expect(Math.abs(record.clv_avg_pct! - overall.clvAvgPct)).toBeLessThanOrEqual(ROUNDING);
 
     // A clean replay: nothing skipped but the best-price markets the sanity rules refuse.
-    expect(problems).toEqual([]);
+    expect(log.problems).toEqual([]);
     const unusable = MATCHES.flatMap((m) => SOFT.filter((book) => !softUsable(m.open[book.key]!, m.open.pinnacle!)));
     expect(unusable.map((book) => book.key)).toEqual(Array(78).fill('market_best'));
-    expect(skippedMarkets).toBe(unusable.length);
+    expect(log.skipped).toBe(unusable.length);
     console.log(
       `real references: ${PUBLISHED.length} picks, ${EXPECTED.length - PUBLISHED.length} held; ${REFUSED.length} refused for disagreement ` +
         `(${REFUSED.filter((r) => r.wouldPick).length} would have been picks); ROI ${overall.roiPct.toFixed(2)} %, CLV ${overall.clvAvgPct.toFixed(2)} % over ${overall.clvCount}`,
