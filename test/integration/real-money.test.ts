@@ -35,7 +35,7 @@ interface PickNode {
 }
 
 const PICKS = `query { picks(first: 50) { nodes { ${PICK_FIELDS} } } }`;
-const PROVENANCE = `query($id: ID!) { pick(id: $id) { id status odds bookmaker { slug } provenance {
+const PROVENANCE = `query($id: ID!) { pick(id: $id) { id status odds stakePct kellyFraction warnings bookmaker { slug } provenance {
   excludedOffers { bookmaker price reason }
   closingLine { referencePrices { name price } fairOdds at ageSecondsAtKickoff stale }
   settlement { eventId homeTeam awayTeam commenceTime scores { name score } lastUpdate receivedAt } } } }`;
@@ -252,6 +252,8 @@ describe('the engine on a bad feed day', () => {
       expect((await provenance(published!.id)).provenance.excludedOffers).toEqual([{ bookmaker: 'bwin', price: 10.0, reason: 'too_good' }]);
       const [held] = await reviewQueue();
       expect(held).toMatchObject({ odds: 10.0 });
+      // Held at 10.0 (untaxed here): full Kelly (0.25 x 9 - 0.75) / 9 = 16.7 %, so the stake advice is the 2 % cap.
+      expect(await provenance(held!.id)).toMatchObject({ stakePct: 2 });
 
       // A plausible offer appears for the held pick's selection; the suspect one is gone.
       clock.advance(MINUTE);
@@ -261,6 +263,11 @@ describe('the engine on a bad feed day', () => {
       expect(await reviewQueue()).toEqual([]);
       const promoted = await provenance(held!.id);
       expect(promoted).toMatchObject({ status: 'PUBLISHED', odds: 4.4, bookmaker: { slug: 'unibet' } });
+      // Everything the price decides follows the new offer: at 4.4 full Kelly is
+      // (0.25 x 3.4 - 0.75) / 3.4 = 2.94 %, the advice a quarter of it, 0.74 %.
+      expect(promoted.kellyFraction).toBeCloseTo(0.1 / 3.4, 4);
+      expect(promoted.stakePct).toBe(0.74);
+      expect(promoted.warnings).toEqual(['SINGLE_SHARP_REFERENCE']);
       expect(promoted.provenance.excludedOffers).toEqual([{ bookmaker: 'bwin', price: 10.0, reason: 'too_good' }]);
       // One pick.published for it, through the outbox like an approval.
       const events = await t.runtime.orm.em.fork().execute<{ n: number | string }[]>(`select count(*) as n from outbox_events where pick_id = ? and type = 'pick.published'`, [held!.id]);
