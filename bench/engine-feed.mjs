@@ -3,18 +3,33 @@
  *
  * A node:http server on 127.0.0.1 and a free port answering `GET /v4/sports/soccer_epl/odds`
  * with The Odds API v4 JSON (snake_case, ISO times, decimal prices): `events` soccer matches,
- * each with an h2h market (home, away, Draw) at `bookmakers` books, Pinnacle first. Prices:
- *   - every match has true probabilities (home 20-65 %, draw 22-30 %, away the rest);
- *   - Pinnacle quotes them with a 2-3 % margin (three decimals), the soft books with 4-8 %
- *     (two decimals, rounded down), so the feed is efficient: no soft price reaches the
- *     engine's 2 % post-tax edge by itself, and price moves are clamped so none drifts there;
+ * each quoted by `bookmakers` books, the references first (Pinnacle, then Betfair Exchange
+ * when `references` is 2), in the markets asked for (`markets`, default all three):
+ *   - h2h: home, away, Draw (3 outcomes);
+ *   - spreads: the home team at a handicap from -1.5 to +1.5 in quarter steps and the away
+ *     team at its opposite (`point` on each outcome), prices near 1.9 / 1.9 (2 outcomes);
+ *   - totals: Over / Under a point from 2.25 to 3 in quarter steps, the same `point` on both
+ *     (2 outcomes);
+ * so a poll of all three carries events x bookmakers x 7 prices. Prices:
+ *   - every match has true probabilities per market (h2h: home 20-65 %, draw 22-30 %, away the
+ *     rest; spreads: home covers 44-56 %; totals: Over 42-58 %);
+ *   - each reference quotes them with its own 2-3 % margin (three decimals), the soft books
+ *     with 4-8 % (two decimals, rounded down), so the feed is efficient: no soft price reaches
+ *     the engine's 2 % post-tax edge by itself, and price moves are clamped so none drifts
+ *     there; the references stay within 2 points of each other's no-vig probabilities (the
+ *     engine refuses a selection beyond REFERENCE_MAX_SPREAD, 3 points);
  *   - `valueShare` of the outcomes get one soft book priced at a post-tax edge (5.3 % tax) of
- *     3-12 % over Pinnacle's no-vig (power) price: the picks of the first poll.
- * Every bookmaker's `last_update` is the time of the feed's last change (generate / step /
- * inject), so references are always fresh.
+ *     3-12 % over the CONSENSUS fair price, as the engine computes it (each reference devigged
+ *     by the power method on its own, the weighted mean with weights 1 and 0.5, renormalised):
+ *     the picks of the first poll. That book's other outcomes of the market are shortened so
+ *     its market keeps a 3-5 % margin (a book with a negative margin is left out by the
+ *     engine), and the market is frozen from then on.
+ * Every bookmaker's and market's `last_update` is the time of the feed's last change
+ * (generate / step / inject), so references are always fresh.
  *
  * IPC commands:
- *   generate { seed, events, bookmakers, valueShare }  a new set of matches (new ids: all new)
+ *   generate { seed, events, bookmakers, references, markets, valueShare }  a new set of
+ *            matches (new ids: all new)
  *   step     { share }   moves that share of all prices (distinct cells) by one to three ticks
  *   inject   {}          one new edge (5-10 % post-tax) on an outcome that never had one
  *   requests {}          the odds requests served since the last call: received / sent times
@@ -58,39 +73,114 @@ const CLUBS = [
 ];
 
 
+/** The reference books in order, with their weight in the consensus (engine-run.mjs sets REFERENCE_BOOKMAKERS to match). */
+const REFERENCES = [
+  ['pinnacle', 1],
+  ['betfair_ex_eu', 0.5],
+];
+/** The books of a feed: the references first, then the others in BOOKS order. */
+function booksFor(bookmakers, references) {
+  const refs = REFERENCES.slice(0, references).map(([key]) => BOOKS.find(([k]) => k === key));
+  return [...refs, ...BOOKS.filter(([key]) => !refs.some(([k]) => k === key))].slice(0, bookmakers);
+}
+/** Outcomes per market key, in v4 order. */
+const MARKET_SIZES = { h2h: 3, spreads: 2, totals: 2 };
+/** The references stay this close (no-vig probability, absolute) on every outcome: REFERENCE_MAX_SPREAD is 0.03. */
+const REFERENCE_AGREEMENT = 0.02;
+
 const round3 = (x) => Math.round(x * 1000) / 1000;
 const floor2 = (x) => Math.floor(x * 100 + 1e-9) / 100;
+const quarter = (x) => Math.round(x * 4) / 4 || 0;
 
 let random = rng(1);
 let books = [];
+let refCount = 1;
+/** The markets served: { key, offset (in a book's row of prices), size }. */
+let layout = [];
+/** Prices per book per event (7 with all three markets). */
+let width = 0;
 let matches = [];
 let changedAt = new Date();
-/** `${match index}:${outcome}` of every outcome that has (had) an edge: an injected edge always makes a new pick. */
+/** `${match}:${market}:${outcome}` of every outcome that has (had) an edge: an injected edge always makes a new pick. */
 let valued = new Set();
 let cells = 0;
 
 const between = (lo, hi) => lo + random() * (hi - lo);
 
-/** Pinnacle's no-vig (power) fair price of each outcome of match m, as the engine computes it. */
-function fairPrices(m) {
-  return devig(Array.from(m.prices.subarray(0, 3)), 'power').fairPrices;
+/** Each reference's no-vig (power) probabilities of market `mi` of match m, in outcome order. */
+function referenceProbabilities(m, mi) {
+  const { offset, size } = layout[mi];
+  return Array.from({ length: refCount }, (_, r) => devig(Array.from(m.prices.subarray(r * width + offset, r * width + offset + size)), 'power').probabilities);
 }
 
-/** Sets one soft book's price of outcome o of match m to a post-tax edge `edge` over the fair price. */
-function priceAnEdge(m, o, edge) {
-  const fair = fairPrices(m)[o];
+/** The consensus fair price of each outcome of market `mi`, as the engine computes it: weighted mean of the references' power devigs, renormalised. */
+function fairPrices(m, mi) {
+  const each = referenceProbabilities(m, mi);
+  const total = REFERENCES.slice(0, refCount).reduce((sum, [, w]) => sum + w, 0);
+  const mean = each[0].map((_, o) => each.reduce((sum, p, r) => sum + REFERENCES[r][1] * p[o], 0) / total);
+  const sum = mean.reduce((a, b) => a + b, 0);
+  return mean.map((p) => sum / p);
+}
+
+/** The largest gap between the references' probabilities of any outcome of market `mi` (0 with one reference). */
+function referenceGap(m, mi) {
+  if (refCount < 2) return 0;
+  const each = referenceProbabilities(m, mi);
+  let gap = 0;
+  for (let o = 0; o < layout[mi].size; o += 1) {
+    const values = each.map((p) => p[o]);
+    gap = Math.max(gap, Math.max(...values) - Math.min(...values));
+  }
+  return gap;
+}
+
+/** The outcome's name as the feed lists it, and its line (spreads: its team's point; totals: the point; h2h: null). */
+function outcomeOf(m, mi, o) {
+  const { key } = layout[mi];
+  if (key === 'h2h') return { selection: [m.home, m.away, 'Draw'][o], line: null };
+  if (key === 'spreads') return { selection: [m.home, m.away][o], line: o === 0 ? m.spread : -m.spread || 0 };
+  return { selection: ['Over', 'Under'][o], line: m.total };
+}
+
+/**
+ * Sets one soft book's price of outcome o of market mi of match m to a post-tax edge `edge` over
+ * the consensus fair price; that book's other outcomes of the market are shortened so the market
+ * keeps a 3-5 % margin, and the book's market is frozen. null when the fair price is outside
+ * 1.35-12 or every soft book's market there already holds an edge.
+ */
+function priceAnEdge(m, mi, o, edge) {
+  const { offset, size } = layout[mi];
+  const fair = fairPrices(m, mi)[o];
   if (!(fair >= 1.35 && fair <= 12)) return null;
-  const book = 1 + Math.floor(random() * (books.length - 1));
+  const free = [];
+  for (let b = refCount; b < books.length; b += 1) if (!m.frozen[b * layout.length + mi]) free.push(b);
+  if (free.length === 0) return null;
+  const book = free[Math.floor(random() * free.length)];
+  const at = book * width + offset;
   const price = floor2((fair * (1 + edge)) / (1 - TAX));
-  m.prices[book * 3 + o] = price;
-  m.base[book * 3 + o] = price;
-  m.frozen[book * 3 + o] = 1;
+  m.prices[at + o] = price;
+  const target = 1 + between(0.03, 0.05);
+  let others = 0;
+  for (let j = 0; j < size; j += 1) if (j !== o) others += 1 / m.prices[at + j];
+  const scale = (target - 1 / price) / others;
+  if (scale > 1) for (let j = 0; j < size; j += 1) if (j !== o) m.prices[at + j] = Math.max(1.01, floor2(m.prices[at + j] / scale));
+  for (let j = 0; j < size; j += 1) m.base[at + j] = m.prices[at + j];
+  m.frozen[book * layout.length + mi] = 1;
   return { book, price, fair };
 }
 
-function generate({ seed, events, bookmakers, valueShare }) {
+function generate({ seed, events, bookmakers, references = 1, markets = ['h2h'], valueShare }) {
   random = rng(seed);
-  books = BOOKS.slice(0, bookmakers);
+  refCount = references;
+  books = booksFor(bookmakers, references);
+  if (books.length <= refCount) throw new Error('the feed needs at least one soft book besides the references');
+  layout = [];
+  width = 0;
+  for (const key of ['h2h', 'spreads', 'totals']) {
+    if (!markets.includes(key)) continue;
+    layout.push({ key, offset: width, size: MARKET_SIZES[key] });
+    width += MARKET_SIZES[key];
+  }
   changedAt = new Date();
   valued = new Set();
   const start = Math.ceil(Date.now() / 900_000) * 900_000;
@@ -103,46 +193,61 @@ function generate({ seed, events, bookmakers, valueShare }) {
     const pDraw = between(0.22, 0.3);
     const pAway = Math.max(0.08, 1 - pHome - pDraw);
     const total = pHome + pDraw + pAway;
-    // v4 order: home, away, Draw.
-    const truth = [pHome / total, pAway / total, pDraw / total];
-    const prices = new Float64Array(books.length * 3);
-    const pinMargin = between(0.02, 0.03);
-    for (let o = 0; o < 3; o += 1) prices[o] = round3(1 / (truth[o] * (1 + pinMargin)));
-    for (let b = 1; b < books.length; b += 1) {
-      const margin = between(0.04, 0.08);
-      for (let o = 0; o < 3; o += 1) prices[b * 3 + o] = Math.max(1.01, floor2(1 / (truth[o] * (1 + margin))));
+    // The stronger side gives the goals: about a goal and a half at the extremes.
+    const spread = Math.max(-1.5, Math.min(1.5, quarter(((pAway - pHome) / total) * 3)));
+    const point = 2.25 + Math.floor(random() * 4) * 0.25;
+    const pCover = between(0.44, 0.56);
+    const pOver = between(0.42, 0.58);
+    // v4 order: h2h home, away, Draw; spreads home, away; totals Over, Under.
+    const truth = { h2h: [pHome / total, pAway / total, pDraw / total], spreads: [pCover, 1 - pCover], totals: [pOver, 1 - pOver] };
+    const prices = new Float64Array(books.length * width);
+    for (let b = 0; b < books.length; b += 1) {
+      const reference = b < refCount;
+      const margin = reference ? between(0.02, 0.03) : between(0.04, 0.08);
+      for (const { key, offset, size } of layout) {
+        for (let o = 0; o < size; o += 1) {
+          const fairPrice = 1 / (truth[key][o] * (1 + margin));
+          prices[b * width + offset + o] = reference ? round3(fairPrice) : Math.max(1.01, floor2(fairPrice));
+        }
+      }
     }
     matches.push({
       id: Array.from({ length: 4 }, () => Math.floor(random() * 2 ** 32).toString(16).padStart(8, '0')).join(''),
       home,
       away,
+      spread,
+      total: point,
       // Kickoffs spread over the next 1 to 70 hours (inside the engine's 72 h horizon), on the quarter hour.
       commence: new Date(start + 3_600_000 + Math.floor((i / events) * 69 * 4) * 900_000).toISOString(),
       prices,
       base: Float64Array.from(prices),
-      frozen: new Uint8Array(books.length * 3),
+      // Per (book, market): 1 once the book's market holds an edge (it no longer moves).
+      frozen: new Uint8Array(books.length * layout.length),
     });
   }
-  cells = events * books.length * 3;
-  const wanted = Math.round(valueShare * events * 3);
+  cells = events * books.length * width;
+  const wanted = Math.round(valueShare * events * width);
   let made = 0;
   for (let tries = 0; made < wanted && tries < wanted * 20; tries += 1) {
     const i = Math.floor(random() * events);
-    const o = Math.floor(random() * 3);
-    if (valued.has(`${i}:${o}`)) continue;
-    if (priceAnEdge(matches[i], o, between(0.03, 0.12))) {
-      valued.add(`${i}:${o}`);
+    const mi = Math.floor(random() * layout.length);
+    const o = Math.floor(random() * layout[mi].size);
+    if (valued.has(`${i}:${mi}:${o}`)) continue;
+    if (priceAnEdge(matches[i], mi, o, between(0.03, 0.12))) {
+      valued.add(`${i}:${mi}:${o}`);
       made += 1;
     }
   }
   body = null;
-  return { events, bookmakers: books.length, prices: cells, valueOutcomes: made };
+  return { events, bookmakers: books.length, references: refCount, markets: layout.map((x) => x.key), pricesPerEvent: books.length * width, prices: cells, valueOutcomes: made };
 }
 
 /**
  * Moves `share` of all prices, each a distinct cell, by one to three ticks up or down, so
- * exactly that many prices differ from the previous answer. Pinnacle stays within 2 % of its
- * first quote and soft books within -10 % / +3 % of theirs: no edge appears by drift.
+ * exactly that many prices differ from the previous answer. References stay within 2 % of their
+ * first quote and within 2 points of each other's no-vig probabilities; soft books within
+ * -10 % / +3 % of theirs, and a soft market holding an edge does not move: no edge appears or
+ * vanishes by drift, and the references never disagree.
  */
 function step({ share }) {
   const count = Math.round(share * cells);
@@ -151,18 +256,26 @@ function step({ share }) {
   for (let tries = 0; moved < count && tries < count * 20; tries += 1) {
     const cell = Math.floor(random() * cells);
     if (picked.has(cell)) continue;
-    const m = matches[Math.floor(cell / (books.length * 3))];
-    const k = cell % (books.length * 3);
-    if (m.frozen[k]) continue;
+    const m = matches[Math.floor(cell / (books.length * width))];
+    const k = cell % (books.length * width);
+    const b = Math.floor(k / width);
+    const within = k % width;
+    const mi = layout.findIndex((x) => within >= x.offset && within < x.offset + x.size);
+    if (m.frozen[b * layout.length + mi]) continue;
     picked.add(cell);
-    const pinnacle = k < 3;
-    const tick = pinnacle ? 0.001 : 0.01;
-    const [lo, hi] = pinnacle ? [m.base[k] * 0.98, m.base[k] * 1.02] : [m.base[k] * 0.9, m.base[k] * 1.03];
+    const reference = b < refCount;
+    const tick = reference ? 0.001 : 0.01;
+    const [lo, hi] = reference ? [m.base[k] * 0.98, m.base[k] * 1.02] : [m.base[k] * 0.9, m.base[k] * 1.03];
     const ticks = (1 + Math.floor(random() * 3)) * (random() < 0.5 ? -1 : 1) * Math.max(1, Math.round((m.prices[k] * 0.004) / tick));
     let next = Math.round((m.prices[k] + ticks * tick) * 1000) / 1000;
     if (next < lo || next > hi || next <= 1.01) next = Math.round((m.prices[k] - ticks * tick) * 1000) / 1000;
     if (next < lo || next > hi || next <= 1.01 || next === m.prices[k]) continue;
+    const previous = m.prices[k];
     m.prices[k] = next;
+    if (reference && referenceGap(m, mi) > REFERENCE_AGREEMENT) {
+      m.prices[k] = previous;
+      continue;
+    }
     moved += 1;
   }
   changedAt = new Date();
@@ -170,21 +283,34 @@ function step({ share }) {
   return { moved, share: moved / cells };
 }
 
-/** One new edge: a soft book prices an outcome that never had one at 5-10 % post-tax over the fair price. */
+/** One new edge: a soft book prices an outcome that never had one at 5-10 % post-tax over the consensus fair price. */
 function inject() {
   for (let tries = 0; tries < 10_000; tries += 1) {
     const i = Math.floor(random() * matches.length);
-    const o = Math.floor(random() * 3);
-    if (valued.has(`${i}:${o}`)) continue;
+    const mi = Math.floor(random() * layout.length);
+    const o = Math.floor(random() * layout[mi].size);
+    if (valued.has(`${i}:${mi}:${o}`)) continue;
     const m = matches[i];
-    const made = priceAnEdge(m, o, between(0.05, 0.1));
+    const made = priceAnEdge(m, mi, o, between(0.05, 0.1));
     if (!made) continue;
-    valued.add(`${i}:${o}`);
+    valued.add(`${i}:${mi}:${o}`);
     changedAt = new Date();
     body = null;
-    return { eventId: m.id, selection: o === 2 ? 'Draw' : o === 0 ? m.home : m.away, bookmaker: books[made.book][0], price: made.price, fair: made.fair };
+    return { eventId: m.id, market: layout[mi].key, ...outcomeOf(m, mi, o), bookmaker: books[made.book][0], price: made.price, fair: made.fair };
   }
   throw new Error('no outcome left for a new edge');
+}
+
+/** One book's v4 market `mi` of match m. */
+function marketJson(m, b, mi, at) {
+  const { key, offset, size } = layout[mi];
+  const outcomes = [];
+  for (let o = 0; o < size; o += 1) {
+    const { selection, line } = outcomeOf(m, mi, o);
+    const price = m.prices[b * width + offset + o];
+    outcomes.push(line === null ? { name: selection, price } : { name: selection, price, point: line });
+  }
+  return { key, last_update: at, outcomes };
 }
 
 /** The v4 body, rendered once per change (a real feed serves a prepared answer too). */
@@ -205,17 +331,7 @@ function render() {
           key,
           title,
           last_update: at,
-          markets: [
-            {
-              key: 'h2h',
-              last_update: at,
-              outcomes: [
-                { name: m.home, price: m.prices[b * 3] },
-                { name: m.away, price: m.prices[b * 3 + 1] },
-                { name: 'Draw', price: m.prices[b * 3 + 2] },
-              ],
-            },
-          ],
+          markets: layout.map((_, mi) => marketJson(m, b, mi, at)),
         })),
       })),
     ),

@@ -1,18 +1,21 @@
 /**
  * `npm run bench:engine`: the value engine's odds poll and edge latency (docs/PERFORMANCE.md,
- * "Value engine"). Targets: one poll of 500 events x 8 bookmakers x 3 outcomes processed
- * (fetch, parse, devig, detect, write) in under 1 s of wall time; a new edge in the feed
- * reaches an SSE client and a webhook receiver within 1 s (p99) of the poll's response. It
- * also measures the rows and bytes odds_history, odds_latest and odds_events take, and
- * extrapolates them to a day and to the 14-day retention.
+ * "Value engine"). Targets: one poll of 500 events x 8 bookmakers x 3 markets (h2h 3-way,
+ * spreads and totals with their points: 7 prices per bookmaker, 28,000 a poll) with 2
+ * references (Pinnacle and Betfair Exchange at weight 0.5, a weighted consensus) processed
+ * (fetch, parse, devig, detect, write) in under 1 s of wall time in both modes; a new edge in
+ * the feed reaches an SSE client and a webhook receiver within 1 s (p99) of the poll's
+ * response. It also measures the rows and bytes odds_history, odds_latest, odds_events and
+ * reference_markets take, and extrapolates them to a day and to the 14-day retention.
  *
  * Processes (loopback only): this orchestrator, which also holds the SSE client (GET
  * /api/v1/picks/stream with an enterprise key; a frame's arrival = wall clock when its bytes
  * are read); the feed (bench/engine-feed.mjs: v4 JSON on 127.0.0.1, IPC to move prices and
  * inject edges; it records when each response was sent); the webhook receiver
  * (bench/webhooks-receiver.mjs, HTTPS with the test certificate); the server
- * (bench/engine-server.mjs: the real app from dist/ with ODDS_FEED_URL at the feed, timers
- * off, every poll runtime.poller.pollNow(['odds'])).
+ * (bench/engine-server.mjs: the real app from dist/ with ODDS_FEED_URL at the feed,
+ * REFERENCE_BOOKMAKERS and ODDS_FEED_MARKETS matching the feed, timers off, every poll
+ * runtime.poller.pollNow(['odds'])).
  *
  * Per mode:
  *   1. poll processing: BENCH_ENGINE_FIRST_POLLS first polls, each of a freshly generated
@@ -22,11 +25,11 @@
  *      pollNow() resolving (every write committed), and its parts (engine-server.mjs).
  *      Between polls the bench waits until every pick of the poll reached the SSE client
  *      and the receiver (a real poll comes ODDS_POLL_SECONDS later).
- *   2. edge latency: BENCH_ENGINE_EDGES times: move prices as above, inject one new edge,
- *      poll; latency = arrival of that pick's SSE frame / webhook request - the time the
+ *   2. edge latency: BENCH_ENGINE_EDGES times: move prices as above, inject one new edge (any
+ *      market), poll; latency = arrival of that pick's SSE frame / webhook request - the time the
  *      feed finished sending the poll's response. p50 / p99 / max.
  *   3. storage: rows and bytes (pg_relation_size, pg_indexes_size, pg_total_relation_size,
- *      avg pg_column_size) of the three tables after all polls, as the polls left them and
+ *      avg pg_column_size) of the four tables after all polls, as the polls left them and
  *      after VACUUM FULL (live rows only); odds_history rows per poll against the prices changed.
  *
  * Modes: embedded (PGlite in a temp DATA_DIR; always) and services (PostgreSQL + Redis) when
@@ -35,8 +38,11 @@
  * picks_enginebench (created when missing); BENCH_REDIS_URL or REDIS_URL.
  * BENCH_ENGINE_MODES=embedded,services picks explicitly. URLs that are not loopback are refused.
  *
- * Knobs: BENCH_ENGINE_EVENTS (500), BENCH_ENGINE_BOOKMAKERS (8, Pinnacle first, at most 10),
- * BENCH_ENGINE_VALUE_PERMILLE (30: outcomes with an edge in a new feed, per 1000),
+ * Knobs: BENCH_ENGINE_EVENTS (500), BENCH_ENGINE_BOOKMAKERS (8 in all, the references first,
+ * at most 10), BENCH_ENGINE_REFERENCES (2: Pinnacle and betfair_ex_eu at weight 0.5; 1 =
+ * Pinnacle alone), BENCH_ENGINE_MARKETS (h2h,spreads,totals: the feed's markets and the
+ * engine's ODDS_FEED_MARKETS), BENCH_ENGINE_VALUE_PERMILLE (30: outcomes with an edge in a new
+ * feed, per 1000),
  * BENCH_ENGINE_CHANGE_PERMILLE (50: prices moved before each steady poll, per 1000),
  * BENCH_ENGINE_FIRST_POLLS (3), BENCH_ENGINE_STEADY_POLLS (10), BENCH_ENGINE_EDGES (60),
  * BENCH_ENGINE_DELIVERY_TIMEOUT_S (15), BENCH_ENGINE_QUIET_WAIT_S (60: before each mode, wait up
@@ -59,9 +65,23 @@ const MODE_BUDGET_MS = 900_000;
 
 export const TARGETS = { pollMs: 1000, edgeP99Ms: 1000 };
 
+/** The references, in order, as REFERENCE_BOOKMAKERS names them (engine-feed.mjs quotes the same books first). */
+const REFERENCES = ['pinnacle', 'betfair_ex_eu:0.5'];
+/** Outcomes of each market the feed can serve. */
+const MARKET_SIZES = { h2h: 3, spreads: 2, totals: 2 };
+
+function marketsEnv() {
+  const raw = process.env.BENCH_ENGINE_MARKETS?.trim() || 'h2h,spreads,totals';
+  const keys = [...new Set(raw.split(',').map((k) => k.trim()).filter(Boolean))];
+  if (keys.length === 0 || keys.some((k) => !(k in MARKET_SIZES))) throw new Error(`BENCH_ENGINE_MARKETS must list markets among h2h, spreads, totals, got "${raw}"`);
+  return Object.keys(MARKET_SIZES).filter((k) => keys.includes(k));
+}
+
 const settings = {
   events: intEnv('BENCH_ENGINE_EVENTS', 500, 1, 5_000),
   bookmakers: intEnv('BENCH_ENGINE_BOOKMAKERS', 8, 2, 10),
+  references: intEnv('BENCH_ENGINE_REFERENCES', 2, 1, 2),
+  markets: marketsEnv(),
   valueShare: intEnv('BENCH_ENGINE_VALUE_PERMILLE', 30, 0, 300) / 1000,
   changeShare: intEnv('BENCH_ENGINE_CHANGE_PERMILLE', 50, 0, 1000) / 1000,
   firstPolls: intEnv('BENCH_ENGINE_FIRST_POLLS', 3, 1, 20),
@@ -72,11 +92,15 @@ const settings = {
   quietWaitS: intEnv('BENCH_ENGINE_QUIET_WAIT_S', 60, 0, 600),
   quietCores: 0.3,
 };
-settings.prices = settings.events * settings.bookmakers * 3;
+if (settings.bookmakers <= settings.references) throw new Error('BENCH_ENGINE_BOOKMAKERS must leave at least one soft book besides the BENCH_ENGINE_REFERENCES references');
+settings.referenceBookmakers = REFERENCES.slice(0, settings.references).join(',');
+/** Prices per bookmaker and event: 3 (h2h) + 2 (spreads) + 2 (totals) with all three markets. */
+settings.outcomes = settings.markets.reduce((n, k) => n + MARKET_SIZES[k], 0);
+settings.prices = settings.events * settings.bookmakers * settings.outcomes;
 
 /**
- * The storage extrapolation: ODDS_POLL_SECONDS=60 (1,440 polls a day), the feed size above,
- * ODDS_HISTORY_DAYS=14. Each listed match is listed for about 3 days before kickoff, so a
+ * The storage extrapolation: ODDS_POLL_SECONDS=60 (1,440 polls a day), the feed size above
+ * (28,000 prices a poll by default: 500 events x 8 bookmakers x 7 prices), ODDS_HISTORY_DAYS=14. Each listed match is listed for about 3 days before kickoff, so a
  * third of the listed events are new each day; retention keeps events 14 days past kickoff.
  */
 const DAY = { pollsPerDay: 1440, retentionDays: 14, listedDays: 3, shares: [0.01, 0.02, 0.05, 0.1, 0.25], centralShare: 0.05 };
@@ -140,6 +164,8 @@ async function runMode(mode, env) {
       ENGINE_MODE: mode,
       ENGINE_FEED_URL: feed.info.url,
       ENGINE_RECEIVER_PORT: String(receiver.info.port),
+      ENGINE_REFERENCE_BOOKMAKERS: settings.referenceBookmakers,
+      ENGINE_FEED_MARKETS: settings.markets.join(','),
       NODE_EXTRA_CA_CERTS: path.join(ROOT, 'test', 'fixtures', 'tls', 'ca.pem'),
     },
     name: 'engine server',
@@ -174,17 +200,19 @@ async function runMode(mode, env) {
     const served = await feed.call('requests');
     const sentAt = served.at(-1)?.sentAt ?? null;
     const arrived = await deliveries(p.pickIds);
+    // Only now: its CPU work would otherwise delay the deliveries measured above.
+    const after = await server.call('afterPoll');
     const record = {
       kind,
       ...extra,
       totalMs: r1(p.totalMs),
       fromRequestMs: r1(p.fromRequestMs),
       parts: Object.fromEntries(Object.entries(p.parts).map(([k, v]) => [k, r1(v)])),
-      pure: { ...p.pure, parseMs: r1(p.pure.parseMs), devigMs: r1(p.pure.devigMs), detectMs: r1(p.pure.detectMs) },
+      pure: { ...after.pure, parseMs: r1(after.pure.parseMs), devigMs: r1(after.pure.devigMs), detectMs: r1(after.pure.detectMs) },
       statements: p.statements.map((x) => ({ name: x.name, ms: r1(x.ms) })),
       requests: served.length,
       responseBytes: served.at(-1)?.bytes ?? null,
-      historyRows: p.historyRows,
+      historyRows: after.historyRows,
       picksCreated: p.pickIds.length,
       pickIds: p.pickIds,
       // Edge latency: frame / webhook arrival - the feed's response sent.
@@ -198,12 +226,19 @@ async function runMode(mode, env) {
   };
 
   const describe = (r) =>
-    `${r.fromRequestMs} ms from request (fetch ${r.parts.fetchMs}, validate ${r.parts.validateMs}, store ${r.parts.storeMs}, compute ${r.parts.computeMs}, lookup ${r.parts.lookupMs}, picks ${r.parts.picksMs} for ${r.picksCreated}); ${r.historyRows} history rows`;
+    `${r.fromRequestMs} ms from request (fetch ${r.parts.fetchMs}, validate ${r.parts.validateMs}, store ${r.parts.storeMs} [${r.statements.map((x) => `${x.name} ${x.ms}`).join(', ')}], compute ${r.parts.computeMs}, lookup ${r.parts.lookupMs}, picks ${r.parts.picksMs} for ${r.picksCreated}); ${r.historyRows} history rows`;
 
   try {
     // 1. Poll processing: first polls (all new), then steady ones.
     for (let i = 0; i < settings.firstPolls; i += 1) {
-      const generated = await feed.call('generate', { seed: 1000 + i, events: settings.events, bookmakers: settings.bookmakers, valueShare: settings.valueShare });
+      const generated = await feed.call('generate', {
+        seed: 1000 + i,
+        events: settings.events,
+        bookmakers: settings.bookmakers,
+        references: settings.references,
+        markets: settings.markets,
+        valueShare: settings.valueShare,
+      });
       const r = await poll('first', { valueOutcomes: generated.valueOutcomes });
       phase(`first poll ${i + 1} (${generated.prices} prices, ${generated.valueOutcomes} edges, ${r1(r.responseBytes / 1024)} KiB): ${describe(r)}`);
     }
@@ -217,9 +252,9 @@ async function runMode(mode, env) {
       const moved = await feed.call('step', { share: settings.changeShare });
       const edge = await feed.call('inject');
       const r = await poll('edge', { pricesMoved: moved.moved, edge });
-      const id = await server.call('pickFor', { eventId: edge.eventId, selection: edge.selection });
+      const id = await server.call('pickFor', { eventId: edge.eventId, market: edge.market, selection: edge.selection });
       r.edgePickId = id;
-      if (!id) phase(`edge ${i + 1}: no pick for ${edge.selection} of ${edge.eventId} (${edge.bookmaker} ${edge.price} over fair ${r2(edge.fair)})`);
+      if (!id) phase(`edge ${i + 1}: no pick for ${edge.market} ${edge.selection}${edge.line === null ? '' : ` ${edge.line}`} of ${edge.eventId} (${edge.bookmaker} ${edge.price} over fair ${r2(edge.fair)})`);
       if ((i + 1) % 10 === 0) phase(`edge ${i + 1}/${settings.edges}: poll ${r.fromRequestMs} ms, SSE ${r.sseMs.join('/')} ms, webhook ${r.webhookMs.join('/')} ms after the response`);
     }
     // 3. Storage, as the polls left it and compacted.
@@ -299,8 +334,9 @@ function summariseMode(result) {
 /**
  * Bytes per row measured here, and rows and bytes a day and at the 14-day retention for
  * several shares of prices changing a minute. odds_history only grows (and loses whole days
- * to retention), so its size as the polls left it is the one that counts; odds_latest and
- * odds_events are updated in place, so their live size is the compacted one (VACUUM FULL).
+ * to retention), so its size as the polls left it is the one that counts; odds_latest,
+ * odds_events and reference_markets are updated in place, so their live size is the compacted
+ * one (VACUUM FULL).
  */
 function storageModel(storage, compacted, s) {
   if (!storage || !compacted) return null;
@@ -310,12 +346,12 @@ function storageModel(storage, compacted, s) {
     indexBytesPerRow: r1(from[t].indexBytes / Math.max(1, from[t].rows)),
     avgTupleBytes: r1(from[t].avgTupleBytes),
   });
-  const tables = ['odds_history', 'odds_latest', 'odds_events'];
+  const tables = STORAGE_TABLES.filter((t) => storage[t] && compacted[t]);
   const asLeft = Object.fromEntries(tables.map((t) => [t, per(storage, t)]));
   const live = Object.fromEntries(tables.map((t) => [t, per(compacted, t)]));
   const history = asLeft.odds_history;
   const prices = settings.prices;
-  const perEvent = settings.bookmakers * 3;
+  const perEvent = settings.bookmakers * settings.outcomes;
   const newEventsPerDay = settings.events / DAY.listedDays;
   const retainedEvents = settings.events + newEventsPerDay * DAY.retentionDays;
   const rows = DAY.shares.map((share) => {
@@ -337,10 +373,27 @@ function storageModel(storage, compacted, s) {
     history: rows,
     latest: { rowsRetained: Math.round(retainedEvents * perEvent), miBRetained: r1((retainedEvents * perEvent * live.odds_latest.totalBytesPerRow) / 2 ** 20) },
     events: { rowsPerDay: Math.round(newEventsPerDay), rowsRetained: Math.round(retainedEvents), miBRetained: r2((retainedEvents * live.odds_events.totalBytesPerRow) / 2 ** 20) },
+    // One row per (event, generation, market, reference), kept as long as its event.
+    referenceMarkets: live.reference_markets
+      ? {
+          rowsRetained: Math.round(retainedEvents * settings.references * settings.markets.length),
+          miBRetained: r2((retainedEvents * settings.references * settings.markets.length * live.reference_markets.totalBytesPerRow) / 2 ** 20),
+        }
+      : null,
   };
 }
 
 // ---------------------------------------------------------------- report
+
+/** The tables storage() measures (reference_markets since the run with several references). */
+const STORAGE_TABLES = ['odds_history', 'odds_latest', 'odds_events', 'reference_markets'];
+
+/** The feed's shape in words, for the block and the log: "500 events x 8 bookmakers x (3 + 2 + 2) outcomes (h2h, spreads, totals)". */
+function feedShape(st) {
+  const markets = st.markets ?? ['h2h'];
+  const sizes = markets.map((k) => MARKET_SIZES[k]);
+  return `${st.events} events x ${st.bookmakers} bookmakers x ${sizes.length > 1 ? `(${sizes.join(' + ')})` : sizes[0]} outcomes (${markets.join(', ')})`;
+}
 
 const modeLabel = (r) => (r.mode === 'embedded' ? 'embedded (PGlite, memory bus)' : 'services (PostgreSQL, Redis)');
 const yes = (met) => (met ? 'met' : '**missed**');
@@ -352,16 +405,16 @@ function markdown(results) {
   const st = results.settings;
   const lines = [BEGIN, ''];
   lines.push(
-    `Last run: ${results.finishedAt} on ${results.machine.cpus}, Node ${results.machine.node}. Feed: ${st.events} events x ${st.bookmakers} bookmakers x 3 outcomes = ${fmt(st.prices)} prices a poll (one soccer_epl request); ${r1(st.valueShare * 100)} % of outcomes with an edge in a new feed; ${r1(st.changeShare * 100)} % of prices moved before each steady poll; ${st.firstPolls} first polls, ${st.steadyPolls} steady polls, ${st.edges} polls with one new edge each. Poll time = feed request start -> pollNow() resolved (every write committed). Edge latency = arrival of the new pick's SSE frame / webhook request - the feed finished sending the poll's response.`,
+    `Last run: ${results.finishedAt} on ${results.machine.cpus}, Node ${results.machine.node}. Feed: ${feedShape(st)} = ${fmt(st.prices)} prices a poll (one soccer_epl request); references ${st.referenceBookmakers ?? 'pinnacle'} (REFERENCE_BOOKMAKERS: each devigged on its own, a weighted consensus, never an offer), ${st.bookmakers - (st.references ?? 1)} soft books; ${r1(st.valueShare * 100)} % of outcomes with an edge over the consensus in a new feed; ${r1(st.changeShare * 100)} % of prices moved before each steady poll; ${st.firstPolls} first polls, ${st.steadyPolls} steady polls, ${st.edges} polls with one new edge each. Poll time = feed request start -> pollNow() resolved (every write committed). Edge latency = arrival of the new pick's SSE frame / webhook request - the feed finished sending the poll's response.`,
   );
   lines.push('');
-  lines.push('| Mode | First poll ms (each) | Steady poll p50 / p99 / max ms | Steady parts p50 ms: fetch / validate / store / compute / picks | Poll < 1 s | Edge -> SSE p50 / p99 / max ms | Edge -> webhook p50 / p99 / max ms | Missing | Edge p99 < 1 s | Other processes (cores) |');
+  lines.push('| Mode | First poll ms (each) | Steady poll p50 / p99 / max ms | Steady parts p50 ms: fetch / validate / lookup / store / compute / picks | Poll < 1 s | Edge -> SSE p50 / p99 / max ms | Edge -> webhook p50 / p99 / max ms | Missing | Edge p99 < 1 s | Other processes (cores) |');
   lines.push('|---|---:|---:|---|---|---:|---:|---:|---|---:|');
   for (const r of Object.values(results.modes)) {
     const s = r.summary;
     const p = s.steadyPollParts;
     lines.push(
-      `| ${modeLabel(r)}${r.fromPreviousRun ? ` (run of ${r.fromPreviousRun})` : ''} | ${s.firstPollMs.join(' / ')} | ${s.steadyPoll.p50} / ${s.steadyPoll.p99} / ${s.steadyPoll.max} | ${p.fetchMs} / ${p.validateMs} / ${p.storeMs} / ${p.computeMs} / ${p.picksMs} | ${pollVerdict(s)} | ${s.sseMs.p50} / ${s.sseMs.p99} / ${s.sseMs.max} | ${s.webhookMs.p50} / ${s.webhookMs.p99} / ${s.webhookMs.max} | ${s.missingDeliveries + s.edgesWithoutPick} | ${yes(s.edgeTargetMet)} | ${r.othersCpu?.meanCores ?? ''}${r.mode === 'services' && r.othersCpu?.separateMeanCores != null ? ` (+ ${r.othersCpu.separateMeanCores} PostgreSQL/Redis)` : ''} |`,
+      `| ${modeLabel(r)}${r.fromPreviousRun ? ` (run of ${r.fromPreviousRun})` : ''} | ${s.firstPollMs.join(' / ')} | ${s.steadyPoll.p50} / ${s.steadyPoll.p99} / ${s.steadyPoll.max} | ${p.fetchMs} / ${p.validateMs} / ${p.lookupMs} / ${p.storeMs} / ${p.computeMs} / ${p.picksMs} | ${pollVerdict(s)} | ${s.sseMs.p50} / ${s.sseMs.p99} / ${s.sseMs.max} | ${s.webhookMs.p50} / ${s.webhookMs.p99} / ${s.webhookMs.max} | ${s.missingDeliveries + s.edgesWithoutPick} | ${yes(s.edgeTargetMet)} | ${r.othersCpu?.meanCores ?? ''}${r.mode === 'services' && r.othersCpu?.separateMeanCores != null ? ` (+ ${r.othersCpu.separateMeanCores} PostgreSQL/Redis)` : ''} |`,
     );
   }
   lines.push('');
@@ -369,7 +422,7 @@ function markdown(results) {
     const s = r.summary;
     const fp = s.firstPollParts;
     lines.push(
-      `- ${r.mode}: first poll parts p50 ms: fetch ${fp.fetchMs}, validate ${fp.validateMs}, store ${fp.storeMs}, compute ${fp.computeMs}, picks ${fp.picksMs} (${s.firstPollPicks.join(' / ')} picks); the pure steps on the same ${s.responseKiB} KiB body: parse ${s.pure.parseMs}, devig ${s.pure.devigMs}, detect ${s.pure.detectMs} ms. The first polls' own picks (${s.firstPollPicks.join(' / ')} at once) reached SSE at p99 ${s.firstPollSseMs.p99} ms and the receiver at p99 ${s.firstPollWebhookMs.p99} ms after the response; an edge's SSE frame came p50 ${s.sseAfterPollMs.p50} ms after pollNow() resolved. The write transaction's statements, p50 ms, first / steady polls: ${Object.keys(s.steadyStatements ?? {}).map((n) => `${n} ${s.firstStatements?.[n] ?? '-'} / ${s.steadyStatements[n]}`).join(', ')}. CPU stall (PSI) ${r.cpuStall ?? 'n/a'}; load average at start ${r.loadAverageAtStart.join(' / ')}${r.serverProblems?.count ? `; server warnings: ${Object.entries(r.serverProblems.byMessage).map(([m, n]) => `${n} x ${m}`).join('; ')}` : ''}.`,
+      `- ${r.mode}: first poll parts p50 ms: fetch ${fp.fetchMs}, validate ${fp.validateMs}, lookup ${fp.lookupMs}, store ${fp.storeMs}, compute ${fp.computeMs}, picks ${fp.picksMs} (${s.firstPollPicks.join(' / ')} picks); the pure steps on the same ${s.responseKiB} KiB body: parse ${s.pure.parseMs}, devig ${s.pure.devigMs}, detect ${s.pure.detectMs} ms. The first polls' own picks (${s.firstPollPicks.join(' / ')} at once) reached SSE at p99 ${s.firstPollSseMs.p99} ms and the receiver at p99 ${s.firstPollWebhookMs.p99} ms after the response; an edge's SSE frame came p50 ${s.sseAfterPollMs.p50} ms after pollNow() resolved. The write transaction's statements, p50 ms, first / steady polls: ${Object.keys(s.steadyStatements ?? {}).map((n) => `${n} ${s.firstStatements?.[n] ?? '-'} / ${s.steadyStatements[n]}`).join(', ')}. References disagreeing on a selection (no pick, logged): ${Object.entries(r.serverProblems?.info ?? {}).filter(([m]) => /disagree/.test(m)).reduce((n, [, c]) => n + c, 0)}. CPU stall (PSI) ${r.cpuStall ?? 'n/a'}; load average at start ${r.loadAverageAtStart.join(' / ')}${r.serverProblems?.count ? `; server warnings: ${Object.entries(r.serverProblems.byMessage).map(([m, n]) => `${n} x ${m}`).join('; ')}` : ''}.`,
     );
   }
   const storageModes = Object.values(results.modes).filter((r) => r.storageModel?.bytesPerRow?.asLeft);
@@ -380,7 +433,7 @@ function markdown(results) {
     lines.push('| Mode | Table | Rows | B/row as left | B/row live | Heap / index B/row live | Tuple B | Updates (HOT) |');
     lines.push('|---|---|---:|---:|---:|---:|---:|---:|');
     for (const r of storageModes) {
-      for (const t of ['odds_history', 'odds_latest', 'odds_events']) {
+      for (const t of STORAGE_TABLES.filter((t) => r.storageModel.bytesPerRow.asLeft[t])) {
         const left = r.storageModel.bytesPerRow.asLeft[t];
         const live = r.storageModel.bytesPerRow.live[t];
         const raw = r.storage[t];
@@ -399,7 +452,7 @@ function markdown(results) {
     for (const h of m.history) lines.push(`| ${r1(h.sharePerMinute * 100)} %${h.sharePerMinute === a.centralShare ? ' (assumed)' : ''} | ${fmt(h.historyRowsPerDay)} | ${fmt(h.historyMiBPerDay)} | ${fmt(h.historyRowsRetained)} | ${h.historyGiBRetained} |`);
     lines.push('');
     lines.push(
-      `odds_latest holds one row per (event, bookmaker, outcome) of the ${fmt(a.retainedEvents)} events kept (listed, plus 14 days of kicked-off ones): ${fmt(m.latest.rowsRetained)} rows, about ${m.latest.miBRetained} MiB whatever the share; odds_events gains ${fmt(m.events.rowsPerDay)} rows a day, ${fmt(m.events.rowsRetained)} kept, about ${m.events.miBRetained} MiB.`,
+      `odds_latest holds one row per (event, bookmaker, market, outcome) of the ${fmt(a.retainedEvents)} events kept (listed, plus 14 days of kicked-off ones): ${fmt(m.latest.rowsRetained)} rows, about ${m.latest.miBRetained} MiB whatever the share; odds_events gains ${fmt(m.events.rowsPerDay)} rows a day, ${fmt(m.events.rowsRetained)} kept, about ${m.events.miBRetained} MiB${m.referenceMarkets ? `; reference_markets (one row per event, market and reference: the closing lines) ${fmt(m.referenceMarkets.rowsRetained)} rows, about ${m.referenceMarkets.miBRetained} MiB` : ''}.`,
     );
   }
   lines.push('', END);
@@ -422,7 +475,7 @@ async function main() {
   const urls = servicesUrls(DATABASE);
   const run = modes ?? ['embedded', ...(urls.db && urls.redis ? ['services'] : [])];
   log(
-    `bench:engine: ${settings.events} events x ${settings.bookmakers} bookmakers x 3 = ${settings.prices} prices a poll; ${settings.firstPolls} first + ${settings.steadyPolls} steady polls (${settings.changeShare * 100} % of prices moving), ${settings.edges} edges; modes ${run.join(', ')}`,
+    `bench:engine: ${feedShape(settings)} = ${settings.prices} prices a poll, references ${settings.referenceBookmakers}; ${settings.firstPolls} first + ${settings.steadyPolls} steady polls (${settings.changeShare * 100} % of prices moving), ${settings.edges} edges; modes ${run.join(', ')}`,
   );
   const results = { startedAt: new Date().toISOString(), machine: machine(), settings, targets: TARGETS, modes: {} };
   for (const mode of run) {

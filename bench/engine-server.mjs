@@ -3,7 +3,9 @@
  *
  * The real app from dist/ as src/main.ts builds it (loadConfig -> createRuntime -> buildApp,
  * logger off, NODE_ENV=production, 127.0.0.1, a free port) with ODDS_FEED_URL pointing at the
- * bench feed (bench/engine-feed.mjs), ODDS_FEED_SPORTS=soccer_epl, the poller's timers off
+ * bench feed (bench/engine-feed.mjs), ODDS_FEED_SPORTS=soccer_epl, REFERENCE_BOOKMAKERS and
+ * ODDS_FEED_MARKETS as the orchestrator says (the feed's references and markets: by default
+ * pinnacle,betfair_ex_eu:0.5 and h2h,spreads,totals), the poller's timers off
  * (startPoller: false): every poll is runtime.poller.pollNow(['odds']), the same code the
  * timers run. Its dispatcher and outbox relay run as in production; one enterprise key (it
  * may stream) holds a webhook subscription to https://hooks.test:<receiver port>/engine
@@ -14,32 +16,41 @@
  * (wrappers on the objects the runtime built, like bench/webhooks-server.mjs does):
  *   fetch     the feed source's odds(): HTTP request, body read, JSON.parse
  *   validate  from odds() resolving to ingestOdds() being called: parseOddsEvents
- *   store     the engine's write transaction (events, odds_latest/odds_history, reference
- *             fair prices, kickoff moves, closing lines): its transactional() call
- *   lookup    the engine's other queries outside picks (picks already made for the events)
- *   picks     creating the picks (publish path: pick, analysis, outbox event), each in its
- *             own transaction
- *   compute   the rest of ingestOdds: building the price rows, devigging the reference
- *             (referenceFairPrices) and detectValue for every event
- * and, for a cross-check, the pure steps (parse, devig, detect) timed again on the same body
- * after the poll.
+ *   store     the engine's write transaction (events, odds_latest/odds_history, each
+ *             reference's markets in reference_markets, kickoff moves, closing lines): its
+ *             transactional() call, and each statement in it (em.execute, or executeBound
+ *             through the transaction's getKysely().executeQuery)
+ *   lookup    the engine's other queries outside picks (the stored events, the pick slots
+ *             already taken for the events)
+ *   picks     creating the poll's picks (publish path: picks, analyses, outbox events)
+ *   compute   the rest of ingestOdds: building the price rows and the reference observations
+ *             (referenceObservations) and detectValue for every event (each reference's devig,
+ *             the weighted consensus, the offers)
+ * and, for a cross-check, the pure steps timed again on the same body after the poll: parse
+ * (parseOddsEvents), devig (each market's reference consensus: referenceObservations +
+ * referenceConsensus), detect (detectValue, which devigs again).
  *
  * IPC commands:
  *   poll    {}  one odds poll; its wall time (from pollNow() and from the feed request's
- *               start to pollNow() resolving: every write committed) and the parts above
- *   pickFor { eventId, selection }  the id of the engine's pick for that outcome, or null
- *   storage {}  rows and sizes of odds_history, odds_latest, odds_events
+ *               start to pollNow() resolving: every write committed), the parts above and
+ *               the ids of the picks it created
+ *   afterPoll {}  after the poll's picks were delivered: the odds_history rows the poll wrote
+ *               and the pure steps timed on its body
+ *   pickFor { eventId, market, selection }  the id of the engine's pick for that outcome, or null
+ *   storage {}  rows and sizes of odds_history, odds_latest, odds_events, reference_markets
  *   stop    {}
  *
  * Environment (set by engine-run.mjs): ENGINE_MODE embedded|services, ENGINE_DATA_DIR
  * (embedded), ENGINE_DB_URL + ENGINE_REDIS_URL (services), ENGINE_FEED_URL,
- * ENGINE_RECEIVER_PORT.
+ * ENGINE_RECEIVER_PORT, ENGINE_REFERENCE_BOOKMAKERS (REFERENCE_BOOKMAKERS; pinnacle when
+ * absent), ENGINE_FEED_MARKETS (ODDS_FEED_MARKETS; h2h,spreads,totals when absent).
  */
 import { randomBytes } from 'node:crypto';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { parseOddsEvents } from '../dist/src/domain/odds-feed.js';
-import { detectValue, referenceFairPrices } from '../dist/src/domain/value-detection.js';
+import { referenceConsensus } from '../dist/src/domain/reference-consensus.js';
+import { detectValue, referenceObservations } from '../dist/src/domain/value-detection.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow } from './common.mjs';
 import { dropLimiterCounters, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
@@ -53,14 +64,21 @@ const mode = process.env.ENGINE_MODE;
 const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
 const TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
 
-const problems = { count: 0, byMessage: {}, samples: [] };
+const problems = { count: 0, byMessage: {}, samples: [], info: {} };
 const note = (level) => (details, message) => {
   problems.count += 1;
   const key = `${level}: ${message}`;
   problems.byMessage[key] = (problems.byMessage[key] ?? 0) + 1;
   if (problems.samples.length < 5) problems.samples.push({ level, message, details: JSON.parse(JSON.stringify(details ?? {}, (_k, v) => (v instanceof Error ? v.message : v))) });
 };
-const log = { info() {}, warn: note('warn'), error: note('error') };
+// Info lines (the references disagreeing on a selection, say) are only counted.
+const log = {
+  info(_details, message) {
+    problems.info[message] = (problems.info[message] ?? 0) + 1;
+  },
+  warn: note('warn'),
+  error: note('error'),
+};
 
 const em0 = (runtime) => runtime.orm.em.fork();
 
@@ -78,9 +96,38 @@ function timeMethod(target, name, onDone) {
 }
 
 /**
+ * A Kysely instance (or transaction) whose executeQuery calls (executeBound's path) report
+ * their wall time and SQL to `onDone`; everything else goes to the real one.
+ */
+function timedKysely(kysely, onDone) {
+  return new Proxy(kysely, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== 'function') return value;
+      if (prop !== 'executeQuery') return value.bind(target);
+      return async (query, ...rest) => {
+        const t0 = wallNow();
+        try {
+          return await value.call(target, query, ...rest);
+        } finally {
+          onDone(t0, wallNow(), [query?.sql ?? '']);
+        }
+      };
+    },
+  });
+}
+
+/** Times `em`'s SQL: its execute() calls and the executeQuery calls of its getKysely() (executeBound). */
+function timeSql(em, onDone) {
+  timeMethod(em, 'execute', onDone);
+  const getKysely = em.getKysely.bind(em);
+  em.getKysely = (...args) => timedKysely(getKysely(...args), onDone);
+}
+
+/**
  * The engine's own ORM handle, wrapped: the forks it takes time their transactional() (the
- * write transaction) and execute() (lookups) calls. Only the engine sees this handle; the
- * pick service, relay and dispatcher keep the real one.
+ * write transaction, and each statement in it) and their other SQL (lookups). Only the engine
+ * sees this handle; the pick service, relay and dispatcher keep the real one.
  */
 function instrumentEngineOrm(engine, current) {
   const orm = engine.orm;
@@ -94,10 +141,10 @@ function instrumentEngineOrm(engine, current) {
         const transactional = fork.transactional;
         fork.transactional = (callback, ...rest) =>
           transactional((txEm, ...more) => {
-            timeMethod(txEm, 'execute', (t0, t1, [sql]) => current().statements.push([statementName(sql), t1 - t0]));
+            timeSql(txEm, (t0, t1, [sql]) => current().statements.push([statementName(sql), t1 - t0]));
             return callback(txEm, ...more);
           }, ...rest);
-        timeMethod(fork, 'execute', (t0, t1) => current().lookup.push([t0, t1]));
+        timeSql(fork, (t0, t1) => current().lookup.push([t0, t1]));
         return fork;
       };
     },
@@ -112,7 +159,9 @@ function statementName(sql) {
   if (/^with incoming/i.test(text)) return 'prices (odds_latest + odds_history)';
   if (/^update picks .*kickoff_at =/i.test(text)) return 'update picks (kickoffs)';
   if (/^update picks .*closing_odds =/i.test(text)) return 'update picks (closing lines)';
-  if (/^insert into reference_markets/i.test(text)) return 'upsert reference_markets (reference fair)';
+  // The references' markets, one row per event, market and reference (bench/engine-sql.mjs `reference*` variants).
+  if (/^insert into reference_markets/i.test(text)) return 'upsert reference_markets';
+  if (/^select .* from picks p join reference_markets/i.test(text)) return 'select picks (closable)';
   return first ? `${first[1].split(' ')[0].toLowerCase()} ${first[2]}` : text.slice(0, 40);
 }
 
@@ -130,6 +179,8 @@ async function main() {
       ODDS_FEED_URL: process.env.ENGINE_FEED_URL,
       ODDS_FEED_API_KEY: 'bench-feed-key',
       ODDS_FEED_SPORTS: 'soccer_epl',
+      ODDS_FEED_MARKETS: process.env.ENGINE_FEED_MARKETS || 'h2h,spreads,totals',
+      REFERENCE_BOOKMAKERS: process.env.ENGINE_REFERENCE_BOOKMAKERS || 'pinnacle',
       ODDS_POLL_SECONDS: '60',
       WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1',
       TIER_LIMITS: JSON.stringify(TIER_LIMITS),
@@ -142,6 +193,7 @@ async function main() {
     'odds_history',
     'odds_latest',
     'odds_events',
+    'reference_markets',
     'engine_leases',
     'webhook_delivery_attempts',
     'webhook_deliveries',
@@ -164,6 +216,8 @@ async function main() {
   let parts = null;
   const current = () => parts ?? { store: [], lookup: [], picks: [], statements: [] };
   let lastBody = null;
+  /** What afterPoll needs of the last poll. */
+  let afterPoll = null;
   timeMethod(poller.source, 'odds', (t0, t1) => {
     if (parts) parts.fetch = [t0, t1];
   });
@@ -202,17 +256,7 @@ async function main() {
       const storeMs = spanMs(p.store);
       const lookupMs = spanMs(lookup);
       const picksMs = spanMs(p.picks);
-      // The pure steps again on the same body, for a cross-check of the parts.
-      const t0 = performance.now();
-      const parsed = parseOddsEvents(lastBody);
-      const t1 = performance.now();
-      let fair = 0;
-      let candidates = 0;
-      const now = new Date();
-      for (const event of parsed.events) fair += referenceFairPrices(event, config.valueEngine.detection, now).length;
-      const t2 = performance.now();
-      for (const event of parsed.events) candidates += detectValue(event, config.valueEngine.detection, now).candidates.length;
-      const t3 = performance.now();
+      afterPoll = { historyBefore, body: lastBody };
       return {
         startedAt,
         fetchStartedAt: p.fetch[0],
@@ -229,22 +273,56 @@ async function main() {
           computeMs: ingestMs - storeMs - lookupMs - picksMs,
           afterMs: endedAt - p.ingest[1],
         },
-        pure: { parseMs: t1 - t0, devigMs: t2 - t1, detectMs: t3 - t2, events: parsed.events.length, skipped: parsed.skipped.length, fairMarkets: fair, candidates },
         statements: p.statements.map(([name, ms]) => ({ name, ms })),
-        historyRows: (await count('odds_history')) - historyBefore,
         pickIds: [...(await pickIds())].filter((id) => !picksBefore.has(id)),
         picksTimed: p.picks.length,
       };
     },
-    async pickFor({ eventId, selection }) {
-      const rows = await em().execute('select id from picks where event_id = ? and selection = ?', [eventId, selection]);
+    /**
+     * What the last poll wrote to odds_history, and the pure steps timed again on its body (a
+     * cross-check of the parts). Called once the poll's picks were delivered: run right after
+     * the poll, this CPU work (and the count) would hold up the relay on the same event loop
+     * (and, embedded, the same PGlite) and show up as edge latency.
+     */
+    async afterPoll() {
+      if (!afterPoll) throw new Error('afterPoll: no poll to follow');
+      const { historyBefore, body } = afterPoll;
+      afterPoll = null;
+      const t0 = performance.now();
+      const parsed = parseOddsEvents(body);
+      const t1 = performance.now();
+      let fair = 0;
+      let candidates = 0;
+      const now = new Date();
+      const { detection } = config.valueEngine;
+      const weightOf = new Map(detection.references.map((reference) => [reference.key, reference.weight]));
+      for (const event of parsed.events) {
+        // Each market (key and line) priced by the references' consensus, as detection does.
+        const markets = new Map();
+        for (const observed of referenceObservations(event, detection, now)) {
+          const key = `${observed.market}:${observed.line}`;
+          markets.set(key, [...(markets.get(key) ?? []), { bookmaker: observed.bookmaker, weight: weightOf.get(observed.bookmaker), outcomes: observed.prices, updatedAt: observed.updatedAt }]);
+        }
+        for (const quotes of markets.values()) if ('quotes' in referenceConsensus(quotes, detection.devigMethod)) fair += 1;
+      }
+      const t2 = performance.now();
+      for (const event of parsed.events) candidates += detectValue(event, config.valueEngine.detection, now).candidates.length;
+      const t3 = performance.now();
+      return {
+        pure: { parseMs: t1 - t0, devigMs: t2 - t1, detectMs: t3 - t2, events: parsed.events.length, skipped: parsed.skipped.length, fairMarkets: fair, candidates },
+        historyRows: (await count('odds_history')) - historyBefore,
+      };
+    },
+    async pickFor({ eventId, market, selection }) {
+      const rows = await em().execute('select id from picks where event_id = ? and market = ? and selection = ?', [eventId, market, selection]);
       return rows[0] ? String(rows[0].id) : null;
     },
     async storage({ compact }) {
       // VACUUM FULL rewrites each table without its dead row versions: the compact size per live row.
-      if (compact) for (const table of ['odds_history', 'odds_latest', 'odds_events']) await em().execute(`vacuum full ${table}`);
+      const tables = ['odds_history', 'odds_latest', 'odds_events', 'reference_markets'];
+      if (compact) for (const table of tables) await em().execute(`vacuum full ${table}`);
       const out = {};
-      for (const table of ['odds_history', 'odds_latest', 'odds_events']) {
+      for (const table of tables) {
         const [row] = await em().execute(
           `select (select count(*) from ${table})::bigint as rows,
                   pg_relation_size('${table}')::bigint as heap,
