@@ -23,19 +23,14 @@ export interface ReferenceQuote {
   updatedAt: Date;
 }
 
-export type DevigMethodField = keyof DevigAllResult;
-
-/** The DevigAllResult field of a method ('odds_ratio' is `oddsRatio` there). */
-export function methodField(method: DevigMethod): DevigMethodField {
-  return method === 'odds_ratio' ? 'oddsRatio' : method;
-}
+type DevigMethodField = keyof DevigAllResult;
 
 /** A reference's market priced on its own: probabilities in the consensus's outcome order. */
 export interface PricedQuote extends ReferenceQuote {
   /** By the chosen method, aligned with Consensus.names. */
   probabilities: number[];
-  /** Every method's, aligned with Consensus.names; null where a method refuses the market. */
-  all: DevigAllResult;
+  /** For each of Consensus.names, the index of its outcome in `outcomes`. */
+  order: number[];
   /** The reference's margin S - 1. */
   margin: number;
 }
@@ -49,8 +44,6 @@ export interface Consensus {
   quotes: PricedQuote[];
   /** The weighted, renormalised probability of each outcome by the chosen method (aligned with names). */
   probabilities: number[];
-  /** The same consensus by every method; null for a method no used reference accepts. */
-  all: DevigAllResult;
   /** Quotes left out: refused by the devig, or pricing other outcomes than the first. */
   refused: QuoteRefusal[];
 }
@@ -62,17 +55,14 @@ export interface Consensus {
  * or none was given).
  */
 export function referenceConsensus(quotes: readonly ReferenceQuote[], method: DevigMethod): Consensus | { refused: QuoteRefusal[] } {
-  const field = methodField(method);
   const priced: PricedQuote[] = [];
   const refused: QuoteRefusal[] = [];
   let names: string[] | null = null;
   for (const quote of quotes) {
     const prices = quote.outcomes.map((o) => o.price);
-    let all: DevigAllResult;
     let chosen: number[];
     try {
       chosen = devig(prices, method).probabilities;
-      all = devigAll(prices);
     } catch (error) {
       if (!(error instanceof DevigError)) throw error;
       refused.push({ bookmaker: quote.bookmaker, reason: error.reason, detail: error.message });
@@ -85,19 +75,30 @@ export function referenceConsensus(quotes: readonly ReferenceQuote[], method: De
       refused.push({ bookmaker: quote.bookmaker, reason: 'outcomes_differ', detail: `prices ${own.join(' / ')}, not ${names.join(' / ')}` });
       continue;
     }
-    const aligned = (list: number[]) => order.map((index) => list[index]!);
-    const alignedAll = Object.fromEntries(Object.entries(all).map(([key, list]) => [key, list === null ? null : aligned(list)])) as unknown as DevigAllResult;
-    alignedAll[field] = aligned(chosen);
-    priced.push({ ...quote, probabilities: aligned(chosen), all: alignedAll, margin: overround(prices) });
+    priced.push({ ...quote, probabilities: order.map((index) => chosen[index]!), order, margin: overround(prices) });
   }
   if (priced.length === 0 || names === null) return { refused };
-  const all = Object.fromEntries(
-    (Object.keys(priced[0]!.all) as DevigMethodField[]).map((key) => {
-      const accepting = priced.flatMap((quote) => (quote.all[key] === null ? [] : [{ weight: quote.weight, probabilities: quote.all[key]! }]));
+  return { names, quotes: priced, probabilities: weightedMean(priced), refused };
+}
+
+/**
+ * The consensus by every devig method (provenance and the methods' disagreement): per method,
+ * the weighted mean over the references it accepts; null for a method that accepts none. Kept
+ * apart from referenceConsensus because only a pick needs it, and five methods per reference
+ * market cost as much as the rest of detection.
+ */
+export function consensusByMethod(consensus: Consensus): DevigAllResult {
+  const perQuote = consensus.quotes.map((quote) => ({ weight: quote.weight, order: quote.order, all: devigAll(quote.outcomes.map((o) => o.price)) }));
+  const methods = Object.keys(perQuote[0]!.all) as DevigMethodField[];
+  return Object.fromEntries(
+    methods.map((key) => {
+      const accepting = perQuote.flatMap(({ weight, order, all }) => {
+        const list = all[key];
+        return list === null ? [] : [{ weight, probabilities: order.map((index) => list[index]!) }];
+      });
       return [key, accepting.length === 0 ? null : weightedMean(accepting)];
     }),
   ) as unknown as DevigAllResult;
-  return { names, quotes: priced, probabilities: all[field]!, all, refused };
 }
 
 /** Σ w·p / Σ w per outcome, then divided by its sum (each input sums to 1 up to rounding; the result exactly). */

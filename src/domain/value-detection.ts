@@ -8,6 +8,7 @@
  */
 import { DEFAULT_DEVIG_METHOD, type DevigAllResult, type DevigMethod, type DevigRefusalReason, MAX_BOOKSUM, overround } from './devig.js';
 import {
+  consensusByMethod,
   consensusMargin,
   referenceConsensus,
   referenceRecords,
@@ -539,7 +540,7 @@ function detectSelection(
     ? qualifying.filter(tooGood).map((offer) => ({ bookmaker: offer.bookmaker.key, price: offer.price, reason: 'too_good' as const }))
     : [];
 
-  const fairProbabilities = selectionProbabilities(consensus.all, index);
+  const fairProbabilities = selectionProbabilities(consensusByMethod(consensus), index);
   const edgePostTaxFraction = postTaxEdgeFraction(best.price, fairOdds, best.taxRate);
   const offeredPrices = best.market.outcomes.map((o) => o.price);
   const confidenceInputs: ConfidenceInputs = {

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { closingLineOf } from '../../src/domain/closing-line.js';
 import type { OddsBookmaker, OddsEvent, OddsMarket } from '../../src/domain/odds-feed.js';
-import { referenceConsensus, weightedMean } from '../../src/domain/reference-consensus.js';
+import { consensusByMethod, referenceConsensus, weightedMean } from '../../src/domain/reference-consensus.js';
 import { analysisText, detectValue, type DetectionOutcome, type DetectionOptions } from '../../src/domain/value-detection.js';
 
 const NOW = new Date('2026-11-24T10:00:00Z');
@@ -67,6 +67,16 @@ describe('referenceConsensus', () => {
     if (!('quotes' in weighted)) throw new Error('refused');
     expect(weighted.probabilities[0]).toBeCloseTo(0.775 / 1.5, 12);
     expect(weighted.probabilities[0]! + weighted.probabilities[1]!).toBeCloseTo(1, 15);
+  });
+
+  it('gives the consensus by every method too, each the weighted mean of the references it accepts', () => {
+    const result = referenceConsensus([quote('a', 1, 2.0, 2.0), { ...quote('b', 1, 2.2, 1.8), outcomes: [...two(1.8, 2.2)].reverse() }], 'multiplicative');
+    if (!('quotes' in result)) throw new Error('refused');
+    const methods = consensusByMethod(result);
+    expect(methods.multiplicative).toEqual(result.probabilities);
+    // Additive on B: 1 / 1.8 - 0.0101 / 2 = 0.550505 for Arsenal, whatever order B lists it in; A gives 0.5.
+    expect(methods.additive![0]).toBeCloseTo((0.5 + (1 / 1.8 - (1 / 1.8 + 1 / 2.2 - 1) / 2)) / 2, 12);
+    expect(methods.power![0]! + methods.power![1]!).toBeCloseTo(1, 12);
   });
 
   it('takes three references, aligning outcomes listed in another order', () => {
