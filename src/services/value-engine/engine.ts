@@ -114,6 +114,11 @@ export class ValueEngine {
    * a restart logs each open state once more.
    */
   private readonly settlementNotes = new Map<string, string>();
+  /**
+   * The numbers last logged for each selection the references disagree on, until its kickoff
+   * (entries of past kickoffs are dropped at each poll, so the map holds the listed events only).
+   */
+  private readonly disagreementNotes = new Map<string, { numbers: string; kickoffMs: number }>();
 
   constructor(
     private readonly orm: Orm,
@@ -171,6 +176,7 @@ export class ValueEngine {
     const slots = await engineSlotsOf(this.orm.em.fork(), events.map((event) => event.id));
     const found: { event: PlacedEvent; candidate: ValueCandidate }[] = [];
     const promotions: { held: EngineSlot; event: PlacedEvent; candidate: ValueCandidate }[] = [];
+    for (const [key, note] of this.disagreementNotes) if (note.kickoffMs <= now.getTime()) this.disagreementNotes.delete(key);
     for (const event of events) {
       const detected = detectValue(event, detection, now);
       for (const book of detected.skippedBooks) {
@@ -295,13 +301,15 @@ export class ValueEngine {
    */
   private noteDisagreements(event: PlacedEvent, outcomes: readonly (RejectedOutcome | ValueCandidate)[]): void {
     for (const outcome of outcomes) {
-      const key = `disagree:${event.id}:${outcome.market}:${outcome.line ?? ''}:${outcome.selection}`;
+      const key = `${event.id}:${event.generation}:${outcome.market}:${outcome.line ?? ''}:${outcome.selection}`;
       if (!('reason' in outcome) || outcome.reason !== 'references_disagree') {
-        this.settlementNotes.delete(key);
+        this.disagreementNotes.delete(key);
         continue;
       }
       const probabilities = (outcome.referenceProbabilities ?? []).map((reference) => ({ ...reference, probability: roundTo(reference.probability, 4) }));
-      if (!this.isNewNote(key, JSON.stringify(probabilities))) continue;
+      const numbers = JSON.stringify(probabilities);
+      if (this.disagreementNotes.get(key)?.numbers === numbers) continue;
+      this.disagreementNotes.set(key, { numbers, kickoffMs: event.commenceTime.getTime() });
       const values = probabilities.map((reference) => reference.probability);
       this.options.log?.info(
         {
