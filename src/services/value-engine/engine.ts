@@ -47,7 +47,7 @@ import {
   type PricePoint,
   type ReferenceMarketRow,
 } from '../../persistence/odds-repository.js';
-import type { Orm } from '../../persistence/orm.js';
+import type { Em, Orm } from '../../persistence/orm.js';
 import {
   closablePicks,
   engineSelectionKey,
@@ -57,7 +57,6 @@ import {
   recordClosingLines,
   settleablePicks,
 } from '../../persistence/picks-repository.js';
-import type { Em } from '../../persistence/orm.js';
 import type { ServiceLog } from '../log.js';
 import type { EnginePickExtras, PickService, PublishPickInput } from '../picks.js';
 
