@@ -7,6 +7,7 @@
  * pickPageSql): the drivers' per-field work, not the query, was most of their cost.
  */
 import { LockMode } from '@mikro-orm/core';
+import type { StoredReferenceMarket } from '../domain/closing-line.js';
 import { decodePickCursor } from '../domain/cursor.js';
 import { PICK_FIELD_NAMES, PICK_FIELDS, withNulls, type PickRecord, type PickValues, type Storage } from '../domain/pick-shape.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
@@ -177,7 +178,7 @@ export interface ClosablePick {
   line: number | null;
   kickoffAt: Date;
   /** Every stored reference market of the pick's event, generation and market (the close picks the configured ones). */
-  references: { bookmaker: string; prices: { name: string; price: number; point?: number }[]; updatedAt: Date }[];
+  references: StoredReferenceMarket[];
 }
 
 /** The engine picks (published or held) past kickoff without a closing line, with their event's stored reference markets. */
@@ -196,7 +197,7 @@ export async function closablePicks(em: Em, now: Date): Promise<ClosablePick[]> 
     selection: String(row.selection),
     line: row.line == null ? null : numberOf(row.line),
     kickoffAt: dateOf(row.kickoff_at),
-    references: jsonOf<{ bookmaker: string; prices: { name: string; price: number; point?: number }[]; updatedAt: number }[]>(row.refs).map((ref) => ({
+    references: jsonOf<(Omit<StoredReferenceMarket, 'updatedAt'> & { updatedAt: number })[]>(row.refs).map((ref) => ({
       ...ref,
       updatedAt: new Date(ref.updatedAt),
     })),
