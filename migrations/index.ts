@@ -15,6 +15,7 @@ import { Migration20261201000000MarketLines } from './Migration20261201000000_ma
 import { Migration20261201100000TrackRecordMarkets } from './Migration20261201100000_track_record_markets.js';
 import { Migration20261202000000StreamTokens } from './Migration20261202000000_stream_tokens.js';
 import { Migration20261203000000ReferenceConsensus } from './Migration20261203000000_reference_consensus.js';
+import { Migration20261204000000Ledger } from './Migration20261204000000_ledger.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -34,4 +35,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201100000_track_record_markets', class: Migration20261201100000TrackRecordMarkets },
   { name: 'Migration20261202000000_stream_tokens', class: Migration20261202000000StreamTokens },
   { name: 'Migration20261203000000_reference_consensus', class: Migration20261203000000ReferenceConsensus },
+  { name: 'Migration20261204000000_ledger', class: Migration20261204000000Ledger },
 ];

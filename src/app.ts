@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, type LogController } from 'fastify';
 import { ErrorCode } from './domain/errors.js';
+import { registerLedgerRoutes } from '../adapters/public/ledger.js';
 import { registerPublicRoutes } from '../adapters/public/plugin.js';
 import { registerPublicStream } from '../adapters/public/stream.js';
 import { registerRestRoutes } from '../adapters/rest/plugin.js';
@@ -138,6 +139,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // Hits and stores of the read cache (tests, the benchmark).
   app.decorate('readCacheStats', () => readCache.stats());
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
+  registerLedgerRoutes(app, yoga, getSchema());
   const publicStream = registerPublicStream(app, yoga, getSchema(), {
     ...runtime.config.publicStream,
     heartbeatSeconds: runtime.config.streamHeartbeatSeconds,

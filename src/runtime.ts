@@ -174,6 +174,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     onCommitted: () => dispatcher.kick(),
   });
   await services.auth.start();
+  // Picks published before the ledger existed get their entry once (a no-op afterwards).
+  await services.ledger.appendMissing();
   await services.feed.start();
   relay.start();
   if (options.startDispatcher ?? true) dispatcher.start();

@@ -10,6 +10,7 @@
  */
 import { encodePickCursor } from '../../src/domain/cursor.js';
 import { ERROR_EXTRA_FIELDS, ERRORS, type ErrorCode, type ErrorExtraField } from '../../src/domain/errors.js';
+import { LEDGER_ENTRY_TYPES } from '../../src/domain/ledger.js';
 import { layoutExample, layoutJsonSchema, PUBLIC_PICK, V1_PICK } from '../../src/domain/pick-shape.js';
 import { MARKETS } from '../../src/domain/market.js';
 import { STREAM_TOKEN_MAX_ORIGINS, STREAM_TOKEN_TTL } from '../../src/domain/stream-token.js';
@@ -17,6 +18,7 @@ import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYP
 import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
+const HEX_256 = { type: 'string', pattern: '^[0-9a-f]{64}$' } as const;
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 const SCHEMAS_PATH = '#/components/schemas/';
 
@@ -326,6 +328,57 @@ export const API_SCHEMAS = {
       },
     ],
   },
+  LedgerEntry: {
+    type: 'object',
+    description: 'One entry of the public ledger (see "Verifying the record"). pick and salt appear from reveal_after on (and not while the pick\'s current kickoff is ahead).',
+    required: ['seq', 'type', 'at', 'pick_id', 'reveal_after', 'commitment', 'prev_hash', 'hash'],
+    properties: {
+      seq: { type: 'integer', minimum: 1 },
+      type: { type: 'string', enum: [...LEDGER_ENTRY_TYPES] },
+      at: { ...timestamp, description: 'Append time, exactly as hashed.' },
+      pick_id: { type: 'string', format: 'uuid' },
+      reveal_after: { ...timestamp, description: "The pick's kickoff when the entry was appended, exactly as hashed." },
+      commitment: { ...HEX_256, description: 'hex SHA-256 of the RFC 8785 canonical JSON of {"pick": pick, "salt": salt}.' },
+      prev_hash: { ...HEX_256, description: "The previous entry's hash; 64 zeros for seq 1." },
+      hash: { ...HEX_256, description: 'hex SHA-256 of the canonical JSON of seq, type, at, pick_id, reveal_after, commitment and prev_hash.' },
+      pick: { type: 'object', description: 'The Pick as it was committed, without ledger_seq and ledger_hash. Revealed entries only.' },
+      salt: { ...HEX_256, description: '32 random bytes, hex. Revealed entries only.' },
+    },
+  },
+  LedgerPage: {
+    type: 'object',
+    required: ['entries', 'next_after'],
+    properties: {
+      entries: { type: 'array', items: { $ref: `${SCHEMAS_PATH}LedgerEntry` } },
+      next_after: { type: ['integer', 'null'], description: 'Ask again with after=next_after; null at the end of the chain.' },
+    },
+    examples: [{ entries: [], next_after: null }],
+  },
+  LedgerHead: {
+    type: 'object',
+    required: ['seq', 'hash', 'at'],
+    properties: {
+      seq: { type: 'integer', minimum: 0, description: '0 while the ledger is empty.' },
+      hash: { ...HEX_256, description: '64 zeros while the ledger is empty.' },
+      at: { type: ['string', 'null'], format: 'date-time' },
+    },
+    examples: [{ seq: 1042, hash: 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c', at: '2026-11-22T12:00:00.000Z' }],
+  },
+  LedgerCheckpoints: {
+    type: 'object',
+    required: ['checkpoints'],
+    properties: {
+      checkpoints: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['checkpoint', 'seq', 'hash', 'at'],
+          properties: { checkpoint: { ...timestamp, description: 'A midnight, 00:00 UTC.' }, seq: { type: 'integer', minimum: 1 }, hash: HEX_256, at: timestamp },
+        },
+      },
+    },
+    examples: [{ checkpoints: [{ checkpoint: '2026-11-23T00:00:00.000Z', seq: 1042, hash: 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c', at: '2026-11-22T23:58:12.345Z' }] }],
+  },
   WebhookEvent: {
     type: 'object',
     description: 'The body of a webhook delivery: the same bytes on every attempt of one delivery.',
@@ -398,6 +451,9 @@ export const trackRecordSchema = schemaRef('TrackRecord');
 export const matchAnalysisSchema = schemaRef('MatchAnalysis');
 export const publicEnvelopeSchema = schemaRef('PublicPickList');
 export const webhookSubscriptionSchema = schemaRef('WebhookSubscription');
+export const ledgerPageSchema = schemaRef('LedgerPage');
+export const ledgerHeadSchema = schemaRef('LedgerHead');
+export const ledgerCheckpointsSchema = schemaRef('LedgerCheckpoints');
 export const webhookSubscriptionWithSecretSchema = schemaRef('WebhookSubscriptionWithSecret');
 export const webhookSubscriptionListSchema = schemaRef('WebhookSubscriptionList');
 export const webhookDeliveryListSchema = schemaRef('WebhookDeliveryList');

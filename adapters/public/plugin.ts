@@ -32,7 +32,7 @@ const PARAMS: readonly ParamSpec[] = [
   { name: 'sport', in: 'query', type: 'string', enum: SPORT_SLUGS, variable: 'sport', description: 'Sport slug.' },
 ];
 
-const CORS_HEADERS = {
+export const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, HEAD, OPTIONS',
   'access-control-allow-headers': 'Content-Type, If-None-Match',
@@ -69,7 +69,7 @@ function cacheKeyOf(dayPrefix: string, limit: unknown, sport: unknown): string {
  * one, or `*`, which matches whenever there is a current representation (there always is once
  * the picks are rendered).
  */
-function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
+export function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
   if (typeof ifNoneMatch !== 'string') return false;
   return ifNoneMatch.split(',').some((tag) => {
     const trimmed = tag.trim();
@@ -78,7 +78,7 @@ function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /** Errors as everywhere else (status, Retry-After, body), plus CORS, no caching and indented JSON. */
-function sendPublicError(reply: FastifyReply, error: HttpError) {
+export function sendPublicError(reply: FastifyReply, error: HttpError) {
   return sendHttpError(reply, error, { headers: { ...CORS_HEADERS, 'cache-control': 'no-store' }, indent: 2 });
 }
 

@@ -10,8 +10,10 @@ import { InvalidParameterError } from './errors.js';
 export interface Bound {
   /** Used when the caller gives none. */
   readonly default: number;
-  /** The largest value accepted; the smallest is always 1. */
+  /** The largest value accepted. */
   readonly max: number;
+  /** The smallest value accepted; 1 when absent (a page size). */
+  readonly min?: number;
 }
 
 /** GET /api/v1/picks and `picks(first:)`. */
@@ -29,13 +31,14 @@ export const DAYS_BACK: Bound = { default: 30, max: 365 };
  * starts with the parameter's name, so a surface that names it differently renames it there.
  */
 export function boundViolation(bound: Bound, parameter: string, value: number): InvalidParameterError | null {
-  if (Number.isInteger(value) && value >= 1 && value <= bound.max) return null;
-  return new InvalidParameterError(parameter, `${parameter} must be an integer between 1 and ${bound.max}`);
+  const min = bound.min ?? 1;
+  if (Number.isInteger(value) && value >= min && value <= bound.max) return null;
+  return new InvalidParameterError(parameter, `${parameter} must be an integer between ${min} and ${bound.max}`);
 }
 
 /** For argument descriptions: "1 to 200; default 50." */
 export function describeBound(bound: Bound): string {
-  return `1 to ${bound.max}; default ${bound.default}.`;
+  return `${bound.min ?? 1} to ${bound.max}; default ${bound.default}.`;
 }
 
 /** Events in one ingestOdds / ingestScores call (the GraphQL body limit allows about a hundred full events anyway). */
@@ -44,3 +47,7 @@ export const INGEST_EVENTS_MAX = 500;
 export const ODDS_HISTORY_POINTS_MAX = 10_000;
 /** ODDS_HISTORY_DAYS' default: two weeks of line movement. */
 export const DEFAULT_ODDS_HISTORY_DAYS = 14;
+/** GET /api/public/ledger and `ledger(limit:)`: entries per page. */
+export const LEDGER_PAGE: Bound = { default: 100, max: 500 };
+/** `after` of GET /api/public/ledger and `ledger(after:)`: a seq (0 = from the start), within GraphQL's Int. */
+export const LEDGER_AFTER: Bound = { min: 0, default: 0, max: 2_147_483_647 };

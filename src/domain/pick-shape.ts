@@ -11,6 +11,7 @@
  */
 import Type, { type Static, type TSchema } from 'typebox';
 import { MARKETS } from './market.js';
+import { roundTo } from './numbers.js';
 import { EDGE_TIERS } from './odds.js';
 import { PICK_RESULTS, PICK_STATUSES, PICK_WARNINGS, VISIBLE_STATUSES } from './pick.js';
 import { SPORT_SLUGS } from './sports.js';
@@ -20,6 +21,7 @@ export type Storage =
   | { kind: 'uuid' }
   | { kind: 'text' }
   | { kind: 'smallint' }
+  | { kind: 'integer' }
   | { kind: 'datetime' }
   | { kind: 'decimal'; precision: number; scale: number }
   /** A JSON array of the field's `values` (jsonb, checked against them). */
@@ -108,6 +110,13 @@ export const PICK_FIELDS = {
     'Advised stake in percent of the bankroll, fixed at publication: a quarter of full Kelly, at most 2 (by default), two decimals.',
     2,
   ),
+  finalHomeScore: orNull(field(Type.Integer({ minimum: 0, description: "The home side's final score as the scores feed reported it; null until the engine settles the pick (and for picks settled by hand)." }), { kind: 'smallint' }, 2), 2),
+  finalAwayScore: orNull(field(Type.Integer({ minimum: 0, description: "The away side's final score, as final_score.home." }), { kind: 'smallint' }, 1), 1),
+  ledgerSeq: orNull(
+    field(Type.Integer({ minimum: 1, description: 'seq of the latest public ledger entry about this pick (docs/API.md, "Verifying the record"); null while it never was visible.' }), { kind: 'integer' }, 1042),
+    1042,
+  ),
+  ledgerHash: orNull(text('hash of that ledger entry: keep it, and the ledger can be checked against it later.', 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c'), 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c'),
   warnings: codes(
     PICK_WARNINGS,
     'PickWarning',
@@ -140,6 +149,15 @@ const DATETIME_FIELDS = PICK_FIELD_NAMES.filter((name) => PICK_FIELDS[name].stor
 
 export function factsOf(name: PickField): FieldFacts {
   return PICK_FIELDS[name];
+}
+
+/**
+ * A decimal field's value as its column stores it (rounded to the column's scale): what a reader
+ * gets back, so what the edges, the events and the ledger's commitments are made from.
+ */
+export function asStored(name: PickField, value: number): number {
+  const { storage } = factsOf(name);
+  return storage.kind === 'decimal' ? roundTo(value, storage.scale) : value;
 }
 
 /** A record or snapshot with the nullable fields it was not given set to null. */
@@ -200,6 +218,9 @@ export const GRAPHQL_PICK = {
   settledAt: 'settledAt',
   stakePct: 'stakePct',
   warnings: 'warnings',
+  finalScore: { home: 'finalHomeScore', away: 'finalAwayScore' },
+  ledgerSeq: 'ledgerSeq',
+  ledgerHash: 'ledgerHash',
 } as const satisfies Layout;
 
 /** The documented Pick (docs/API.md, "Pick"): REST pages, the SSE stream and webhook bodies. */
@@ -222,6 +243,10 @@ export const V1_PICK = {
   selection: 'selection',
   line: 'line',
   warnings: 'warnings',
+  closing_odds: 'closingOdds',
+  final_score: { home: 'finalHomeScore', away: 'finalAwayScore' },
+  ledger_seq: 'ledgerSeq',
+  ledger_hash: 'ledgerHash',
 } as const satisfies Layout;
 
 /** The public pick (docs/API.md, "Public pick"), anonymous: no status, no result, no description. */

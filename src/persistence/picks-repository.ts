@@ -26,7 +26,7 @@ type Row = Record<string, unknown>;
 
 /** How a raw column value becomes the record's: numeric columns arrive as strings from node-postgres. */
 const readerOf = (storage: Storage): ((value: unknown) => unknown) =>
-  storage.kind === 'datetime' ? dateOf : storage.kind === 'decimal' || storage.kind === 'smallint' ? numberOf : storage.kind === 'codes' ? jsonOf : String;
+  storage.kind === 'datetime' ? dateOf : storage.kind === 'decimal' || storage.kind === 'smallint' || storage.kind === 'integer' ? numberOf : storage.kind === 'codes' ? jsonOf : String;
 
 const ROW_READERS = PICK_FIELD_NAMES.map((name, index) => {
   const read = readerOf(PICK_FIELDS[name].storage);
@@ -151,14 +151,14 @@ export async function findProvenance(em: Em, id: string): Promise<Record<string,
 /**
  * A changed commence_time moves the kickoff of the open picks of the event's current
  * generation, while their kickoff is still ahead (a kickoff that has passed is history).
- * Returns how many picks moved.
+ * Returns the ids of the picks that moved.
  */
 export async function moveKickoffs(
   em: Em,
   events: readonly { eventId: string; generation: number; commenceTime: Date }[],
   now: Date,
-): Promise<number> {
-  if (events.length === 0) return 0;
+): Promise<string[]> {
+  if (events.length === 0) return [];
   const rows = await executeBound<Row>(
     em,
     `update picks p set kickoff_at = v.commence_time, updated_at = $1::timestamptz
@@ -168,7 +168,7 @@ export async function moveKickoffs(
       returning p.id`,
     [now.toISOString(), JSON.stringify(events.map((e) => ({ event_id: e.eventId, generation: e.generation, commence_time: e.commenceTime.toISOString() })))],
   );
-  return rows.length;
+  return rows.map((row) => String(row.id));
 }
 
 /** An engine pick whose kickoff has come and that has no closing line yet, with its references' last markets. */
@@ -290,6 +290,11 @@ export async function readReviewQueue(em: Em, query: SqlQuery): Promise<{ pick: 
 /** The pick with a row lock: concurrent transitions of one pick serialise. */
 export function findPickForUpdate(em: Em, id: string): Promise<PickEntity | null> {
   return em.findOne(PickEntity, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+}
+
+/** Picks by id, row-locked, in publication order (then creation, then id). */
+export function findPicksForUpdate(em: Em, ids: readonly string[]): Promise<PickEntity[]> {
+  return em.find(PickEntity, { id: { $in: [...ids] } }, { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { publishedAt: 'asc', createdAt: 'asc', id: 'asc' } });
 }
 
 export function findPick(em: Em, id: string): Promise<PickEntity | null> {

@@ -17,6 +17,7 @@ import { MAX_STREAMS_PER_KEY, StreamSlots } from './stream-slots.js';
 import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from '../domain/stream-token.js';
 import { StreamTokenService } from './stream-tokens.js';
 import { TrackRecordService } from './track-record.js';
+import { LedgerService } from './ledger.js';
 import { WebhookService } from './webhooks/subscriptions.js';
 import { ValueEngine } from './value-engine/engine.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions } from '../domain/value-detection.js';
@@ -28,6 +29,7 @@ export interface Services {
   picks: PickService;
   analyses: MatchAnalysisService;
   trackRecord: TrackRecordService;
+  ledger: LedgerService;
   apiKeys: ApiKeyService;
   auth: AuthService;
   /** Short-lived credentials a browser may hold to read a key's pick stream (docs/API.md, "Frontends"). */
@@ -87,6 +89,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     picks,
     analyses: new MatchAnalysisService(orm, clock, options.onVisibleChange),
     trackRecord: new TrackRecordService(orm, clock),
+    ledger: new LedgerService(orm, clock),
     apiKeys,
     auth,
     streamTokens,

@@ -28,7 +28,7 @@ import {
 import { isSportSlug, SPORT_SLUGS, type SportSlug } from '../domain/sports.js';
 import { checkOptionalText, checkText } from '../domain/text.js';
 import { parseIsoTimestamp } from '../domain/time.js';
-import type { PickRecord } from '../domain/pick-shape.js';
+import { asStored, type PickRecord } from '../domain/pick-shape.js';
 import { isUuid } from '../domain/uuid.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
 import type { Em, Orm } from '../persistence/orm.js';
@@ -49,6 +49,7 @@ import { createMatchAnalysis, upsertMatchAnalysis } from '../persistence/match-a
 import { normalizeAnalysis } from './analyses.js';
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
 import { newId } from './ids.js';
+import { recordLedgerEntries } from './ledger.js';
 import { appendPickEvent } from './outbox.js';
 
 export interface PublishPickInput {
@@ -84,6 +85,8 @@ export interface SettlePickInput {
    * out of the CLV average; an operator must still give closingOdds for such a pick.
    */
   closeMayBeMissing?: boolean;
+  /** Automatic settlement: the final score as the feed reported it (the pick's final_score). */
+  finalScore?: { home: number; away: number };
 }
 
 /** What the value engine adds to a publish: where the pick came from, and its generated analysis. */
@@ -241,10 +244,14 @@ export class PickService {
     const selection = validateSelection(market, input.selection, homeTeam, awayTeam);
     const line = validateLine(market, input.line, sport);
     const bookmaker = validateBookmaker(input.bookmaker.name, input.bookmaker.slug);
-    const taxRate = input.bookmaker.taxRate ?? this.options.defaultTaxRate;
-    validateTaxRate('bookmaker.taxRate', taxRate);
+    const givenTaxRate = input.bookmaker.taxRate ?? this.options.defaultTaxRate;
+    validateTaxRate('bookmaker.taxRate', givenTaxRate);
     validateDecimalOdds('odds', input.odds);
     validateDecimalOdds('referenceFairOdds', input.referenceFairOdds);
+    // The prices as stored (4 decimals; the tax rate 5): the edges, the events and the ledger are made from what readers get back.
+    const odds = asStored('odds', input.odds);
+    const referenceFairOdds = asStored('referenceFairOdds', input.referenceFairOdds);
+    const taxRate = asStored('taxRate', givenTaxRate);
     validateConfidence(input.confidence);
     const status: PickStatus = input.status ?? 'published';
     const now = this.clock.now();
@@ -258,12 +265,12 @@ export class PickService {
     } else if (status === 'published') {
       publishedAt = now;
     }
-    let description = describePick({ market, selection, odds: input.odds, line, sport });
+    let description = describePick({ market, selection, odds, line, sport });
     if (input.pick != null) {
       description = input.pick.trim();
       if (description === '' || description.length > 300) throw new InvalidParameterError('pick', 'pick must be 1 to 300 characters');
     }
-    const pricing = priceEdges({ odds: input.odds, referenceFairOdds: input.referenceFairOdds, taxRate }, this.thresholds, this.options.stakeAdvice);
+    const pricing = priceEdges({ odds, referenceFairOdds, taxRate }, this.thresholds, this.options.stakeAdvice);
     return {
       fields: {
         id: newId(),
@@ -278,8 +285,8 @@ export class PickService {
         description,
         bookmakerName: bookmaker.name,
         bookmakerSlug: bookmaker.slug,
-        odds: input.odds,
-        referenceFairOdds: input.referenceFairOdds,
+        odds,
+        referenceFairOdds,
         taxRate,
         ...pricing,
         confidence: input.confidence,
@@ -306,9 +313,9 @@ export class PickService {
     prepared.forEach(({ fields, analysis }, i) => {
       if (analysis !== null) createMatchAnalysis(em, created[i]!.id, analysis, fields.createdAt);
     });
-    for (const [i, { fields }] of prepared.entries()) {
-      if (fields.status === 'published') await appendPickEvent(em, 'pick.published', created[i]!, fields.createdAt);
-    }
+    const published = prepared.flatMap(({ fields }, i) => (fields.status === 'published' ? [{ pick: created[i]!, at: fields.createdAt }] : []));
+    if (published.length > 0) await recordLedgerEntries(em, 'pick.published', published.map(({ pick }) => pick), published[0]!.at);
+    for (const { pick, at } of published) await appendPickEvent(em, 'pick.published', pick, at);
     return created;
   }
 
@@ -324,7 +331,11 @@ export class PickService {
       }
       if (pick.publishedAt == null) {
         pick.publishedAt = now;
+        await recordLedgerEntries(em, 'pick.published', [pick], now);
         await appendPickEvent(em, 'pick.published', pick, now);
+      } else {
+        // Visible again after a hold: the ledger records it; subscribers saw its publication already.
+        await recordLedgerEntries(em, 'pick.republished', [pick], now);
       }
     });
     this.options.onVisibleChange?.();
@@ -366,6 +377,7 @@ export class PickService {
         updatedAt: now,
       });
       if (prepared.analysis !== null) await upsertMatchAnalysis(em, pick.id, prepared.analysis, now);
+      await recordLedgerEntries(em, 'pick.published', [pick], now);
       await appendPickEvent(em, 'pick.published', pick, now);
       promoted = pick;
     });
@@ -374,9 +386,17 @@ export class PickService {
     return pickRecordFromEntity(promoted);
   }
 
-  /** PUBLISHED -> ADMIN_REVIEW: hidden again everywhere. */
+  /**
+   * PUBLISHED -> ADMIN_REVIEW before kickoff: hidden from the API again; the ledger records the
+   * hold (after kickoff the pick's record is public history and cannot be withdrawn).
+   */
   async hold(id: string): Promise<PickRecord> {
-    const pick = await this.transition(id, 'admin_review', () => undefined);
+    const pick = await this.transition(id, 'admin_review', async (pick, em, now) => {
+      if (pick.kickoffAt.getTime() <= now.getTime()) {
+        throw new InvalidTransitionError(pick.status, 'admin_review', 'the kickoff has passed; a pick cannot be held after kickoff');
+      }
+      await recordLedgerEntries(em, 'pick.held', [pick], now);
+    });
     this.options.onVisibleChange?.();
     return pickRecordFromEntity(pick);
   }
@@ -424,7 +444,7 @@ export class PickService {
         throw new InvalidParameterError('settledAt', 'settledAt cannot be before the pick was published');
       }
       // The operator's closing odds win; else the engine's stored no-vig closing line.
-      const closingOdds = input.closingOdds ?? pick.closingOdds ?? null;
+      const closingOdds = input.closingOdds != null ? asStored('closingOdds', input.closingOdds) : (pick.closingOdds ?? null);
       if (closingOdds == null && !input.closeMayBeMissing) {
         throw new InvalidParameterError('closingOdds', 'closingOdds is required: this pick has no stored closing line');
       }
@@ -434,6 +454,11 @@ export class PickService {
       pick.result = input.result;
       pick.closingOdds = closingOdds;
       pick.settledAt = settledAt;
+      if (input.finalScore) {
+        pick.finalHomeScore = input.finalScore.home;
+        pick.finalAwayScore = input.finalScore.away;
+      }
+      await recordLedgerEntries(em, 'pick.settled', [pick], now);
       await appendPickEvent(em, 'pick.settled', pick, now);
       // The track record's day sums move with the settlement, in the same transaction.
       await em.flush();

@@ -42,12 +42,17 @@ const RECORD: PickRecord = {
   line: null,
   stakePct: 2,
   warnings: ['single_sharp_reference', 'stale_close'],
+  finalHomeScore: 2,
+  finalAwayScore: 1,
+  ledgerSeq: 7,
+  ledgerHash: 'a'.repeat(64),
 };
 
 describe('the pick shape', () => {
   it('builds the documented Pick with its names, in the documented order', () => {
     const json = v1PickJson(toPickSnapshot(RECORD));
-    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings']);
+    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash']);
+    expect(json).toMatchObject({ closing_odds: 2.05, final_score: { home: 2, away: 1 }, ledger_seq: 7 });
     expect(json).toMatchObject({ home_team: 'Arsenal', kickoff_at: '2026-12-01T15:00:00.000Z', pick: 'Arsenal to win @ 2.2', settled_at: '2026-12-01T17:05:00.000Z', result: 'won' });
     expect(json.warnings).toEqual(['single_sharp_reference', 'stale_close']);
   });

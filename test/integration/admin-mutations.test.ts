@@ -87,7 +87,14 @@ describe('publishPick', () => {
       selection: 'Arsenal',
       line: null,
       warnings: [],
+      closing_odds: null,
+      final_score: { home: null, away: null },
+      ledger_seq: expect.any(Number),
+      ledger_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
+    // The event carries the pick's public ledger entry: the chain's head, appended with it.
+    const head = (await t.app.inject({ method: 'GET', url: '/api/public/ledger/head' })).json();
+    expect(v1PickJson(written[0]!.payload.pick as PickSnapshot)).toMatchObject({ ledger_seq: head.seq, ledger_hash: head.hash });
   });
 
   it('accepts a description, a bookmaker tax rate, a draw selection and a history import time', async () => {

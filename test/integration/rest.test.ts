@@ -68,7 +68,7 @@ describe('GET /api/v1/picks', () => {
     expect(body.data).toHaveLength(2);
     expect(typeof body.next_cursor).toBe('string');
     expect(Object.keys(body.data[0]).sort()).toEqual(
-      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings'].sort(),
+      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash'].sort(),
     );
     expect(body.data[0]).toMatchObject({ status: 'published', settled_at: null, result: null });
     expectMatchesOpenApi('/api/v1/picks', 200, body);

@@ -8,6 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH, REVOKE_KEY, SETTLE, UPSERT_ANALYSIS } from '../helpers/fixtures.js';
 import { connectSse } from '../helpers/sse.js';
+import { entryHash, GENESIS_HASH, type LedgerEntry } from '../../src/domain/ledger.js';
+// @ts-expect-error The example is plain JavaScript, as a customer would copy it.
+import { verifyLedger } from '../../docs/examples/verify-ledger.mjs';
 
 describe('two instances on one PostgreSQL and one Redis', () => {
   let a: TestApp;
@@ -20,6 +23,43 @@ describe('two instances on one PostgreSQL and one Redis', () => {
   afterAll(async () => {
     await b?.close();
     await a?.close();
+  });
+
+  it('changes made through both instances at once append to one public ledger: no gap, no fork, every pick stamped with its latest entry', async () => {
+    const before = ((await a.app.inject({ method: 'GET', url: '/api/public/ledger/head' })).json() as { seq: number }).seq;
+    const publish = (app: TestApp, team: string, status?: string) =>
+      app.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: team, selection: team, ...(status ? { status } : {}) }) });
+    // 12 publications, 4 of them held for review, through both instances at once.
+    const published = await Promise.all(Array.from({ length: 12 }, (_, i) => publish(i % 2 === 0 ? a : b, `Ledger ${i} FC`, i % 3 === 0 ? 'ADMIN_REVIEW' : undefined)));
+    const ids = published.map((res) => res.data!.publishPick.id);
+    // Then, at once: the held ones approved through A, two visible ones held through B, two settled through A.
+    const visible = ids.filter((_, i) => i % 3 !== 0);
+    const results = await Promise.all([
+      ...ids.filter((_, i) => i % 3 === 0).map((id) => a.graphql(APPROVE, { id })),
+      ...visible.slice(0, 2).map((id) => b.graphql(HOLD, { id })),
+      ...visible.slice(2, 4).map((id) => a.graphql(SETTLE, { input: { id, result: 'WON', closingOdds: 2.1 } })),
+    ]);
+    expect(results.flatMap((res) => res.errors ?? [])).toEqual([]);
+    const ledger = (await b.app.inject({ method: 'GET', url: `/api/public/ledger?after=${before}&limit=500` })).json() as { entries: LedgerEntry[] };
+    // 8 published at once, 4 approved, 2 held, 2 settled.
+    expect(ledger.entries).toHaveLength(16);
+    let previous = before === 0 ? { seq: 0, hash: GENESIS_HASH } : ((await a.app.inject({ method: 'GET', url: `/api/public/ledger?after=${before - 1}&limit=1` })).json() as { entries: LedgerEntry[] }).entries[0]!;
+    for (const entry of ledger.entries) {
+      expect(entry.seq).toBe(previous.seq + 1);
+      expect(entry.prev_hash).toBe(previous.hash);
+      expect(entryHash(entry)).toBe(entry.hash);
+      previous = entry;
+    }
+    const latest = new Map(ledger.entries.map((entry) => [entry.pick_id, entry]));
+    const rows = await a.runtime.orm.em.fork().execute<{ id: string; ledger_seq: number; ledger_hash: string }[]>(
+      `select id, ledger_seq, ledger_hash from picks where id in (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
+    for (const row of rows) expect([Number(row.ledger_seq), row.ledger_hash]).toEqual([latest.get(row.id)!.seq, latest.get(row.id)!.hash]);
+    // And the customer's verifier, reading instance B over HTTP, finds the whole chain sound.
+    await b.app.listen({ port: 0, host: '127.0.0.1' });
+    const report = await verifyLedger(`http://127.0.0.1:${(b.app.server.address() as AddressInfo).port}`);
+    expect(report.failures).toEqual([]);
   });
 
   it('64 concurrent clients spread over both instances are admitted exactly 25 times in total', async () => {

@@ -34,7 +34,8 @@ async function stream(key: string | null, headers: Record<string, string> = {}):
 async function publish(overrides: Record<string, unknown> = {}): Promise<any> {
   const res = await t.graphql<{ publishPick: any }>(PUBLISH, { input: pickInput(overrides) });
   expect(res.errors).toBeUndefined();
-  return res.data!.publishPick;
+  const ledger = await t.graphql<{ pick: { ledgerSeq: number; ledgerHash: string } }>('query($id: ID!) { pick(id: $id) { ledgerSeq ledgerHash } }', { id: res.data!.publishPick.id });
+  return { ...res.data!.publishPick, ...ledger.data!.pick };
 }
 
 async function latestSeq(): Promise<number> {
@@ -73,6 +74,10 @@ function expectedFrame(seq: number, pick: any): string {
     selection: pick.selection,
     line: null,
     warnings: [],
+    closing_odds: null,
+    final_score: { home: null, away: null },
+    ledger_seq: pick.ledgerSeq,
+    ledger_hash: pick.ledgerHash,
   };
   return `id: ${seq}\nevent: pick.published\ndata: ${JSON.stringify(data)}\n\n`;
 }

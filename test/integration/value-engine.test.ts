@@ -274,7 +274,21 @@ describe('value engine against a local v4 feed', () => {
     const later = new Date(KICKOFF.getTime() + 30 * 60_000);
     feed.set('odds', 'soccer_epl', [match('m1', books('m1', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 } }), { commenceTime: later })]);
     await poll();
-    expect((await visiblePicks())[0]!.kickoffAt).toBe(later.toISOString());
+    const [moved] = await visiblePicks();
+    expect(moved!.kickoffAt).toBe(later.toISOString());
+    // The public ledger records the move, with the new kickoff as the time the pick is revealed.
+    const ledger = (await t.app.inject({ method: 'GET', url: '/api/public/ledger' })).json() as { entries: { type: string; pick_id: string; reveal_after: string; pick?: unknown }[] };
+    expect(ledger.entries.filter((entry) => entry.pick_id === moved!.id).map((entry) => [entry.type, entry.reveal_after])).toEqual([
+      ['pick.published', KICKOFF.toISOString()],
+      ['pick.rescheduled', later.toISOString()],
+    ]);
+    // At the first kickoff the match has not started: the pick is still secret.
+    clock.set(new Date(KICKOFF.getTime() + 60_000));
+    const atOldKickoff = (await t.app.inject({ method: 'GET', url: '/api/public/ledger' })).json() as { entries: { pick?: unknown }[] };
+    expect(atOldKickoff.entries.every((entry) => entry.pick === undefined)).toBe(true);
+    clock.set(later);
+    const atNewKickoff = (await t.app.inject({ method: 'GET', url: '/api/public/ledger' })).json() as { entries: { pick?: { kickoff_at: string } }[] };
+    expect(atNewKickoff.entries.map((entry) => entry.pick?.kickoff_at)).toEqual([KICKOFF.toISOString(), later.toISOString()]);
   });
 
   it('skips malformed bodies whole and bad events alone, processing the rest', async () => {

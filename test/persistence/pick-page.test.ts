@@ -16,21 +16,21 @@ const admin = { authorization: `Bearer ${'test-admin-token-0123456789'}` };
 
 const COLUMNS = `id, sport, league, home_team, away_team, kickoff_at, market, selection, description, bookmaker_name, bookmaker_slug,
   odds, reference_fair_odds, tax_rate, edge_pct, edge_pct_post_tax, kelly_fraction, edge_tier, confidence, status, result,
-  closing_odds, published_at, settled_at, created_at, updated_at, stake_pct, warnings`;
+  closing_odds, published_at, settled_at, created_at, updated_at, stake_pct, warnings, final_home_score, final_away_score, ledger_seq, ledger_hash`;
 
 const FIXTURES = `insert into picks (${COLUMNS}) values
   ('00000000-0000-4000-8000-000000000001', 'soccer', 'Premier League', 'Arsenal', 'Chelsea', '2026-11-20T17:00:00.123456+02:00',
    'h2h', 'Arsenal', 'Arsenal to win @ 2.10', 'Bet365', 'bet365', 2.1000, 2.0100, 0.05300, 4.4776, -0.010149, 0.000000, 'standard', 71,
-   'settled', 'half_won', 2.0500, '2026-11-19T10:00:00.000999Z', '2026-11-20 19:45:30.999999-05', now(), now(), 0.00, '["stale_close"]'),
+   'settled', 'half_won', 2.0500, '2026-11-19T10:00:00.000999Z', '2026-11-20 19:45:30.999999-05', now(), now(), 0.00, '["stale_close"]', 2, 2, 9, 'cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc'),
   ('00000000-0000-4000-8000-000000000002', 'tennis', 'ATP Tour', 'Alcaraz "Carlitos"', 'Sinner \\ Jannik', '2026-11-25T09:30:00.5Z',
    'h2h', 'Draw', E'Über-line\\nüñí 🎾', 'William Hill', 'williamhill', 3.4560, 3.1000, 0.00000, 11.4839, 0.114839, 0.047234, 'big_edge', 0,
-   'published', null, null, '2026-11-24T23:59:59.999+00:00', null, now(), now(), 1.18, '["single_sharp_reference","wide_reference_market"]'),
+   'published', null, null, '2026-11-24T23:59:59.999+00:00', null, now(), now(), 1.18, '["single_sharp_reference","wide_reference_market"]', null, null, 8, 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'),
   ('00000000-0000-4000-8000-000000000003', 'basketball', 'NBA', 'Lakers', 'Celtics', '2026-11-24T23:59:59.999-00:00',
    'h2h', 'Celtics', 'Celtics to win @ 1.95', 'Unibet', 'unibet', 1.9500, 1.8800, 0.05300, 3.7234, -0.017766, 0.000000, 'stark', 100,
-   'published', null, 1.9100, '2026-11-24T08:00:00Z', null, now(), now(), 0.00, '[]'),
+   'published', null, 1.9100, '2026-11-24T08:00:00Z', null, now(), now(), 0.00, '[]', null, null, null, null),
   ('00000000-0000-4000-8000-000000000004', 'soccer', 'Serie A', 'Roma', 'Lazio', '2026-11-26T20:45:00Z',
    'h2h', 'Roma', 'Roma to win @ 2.50', 'Bwin', 'bwin', 2.5000, 2.3000, 0.05300, 8.6957, 0.029348, 0.019565, 'standard', 55,
-   'admin_review', null, null, null, null, now(), now(), 0.49, '[]')`;
+   'admin_review', null, null, null, null, now(), now(), 0.49, '[]', null, null, null, null)`;
 
 beforeAll(async () => {
   t = await createTestApp({ clock });
@@ -47,9 +47,9 @@ describe('list pages, byte for byte', () => {
     expect(first.body).toBe(
       '{"data":[' +
         '{"id":"00000000-0000-4000-8000-000000000002","sport":"tennis","league":"ATP Tour","home_team":"Alcaraz \\"Carlitos\\"","away_team":"Sinner \\\\ Jannik",' +
-        '"kickoff_at":"2026-11-25T09:30:00.500Z","pick":"Über-line\\nüñí 🎾","odds":3.456,"edge_pct":11.4839,"confidence":0,"status":"published","settled_at":null,"result":null,"stake_pct":1.18,"market":"h2h","selection":"Draw","line":null,"warnings":["single_sharp_reference","wide_reference_market"]},' +
+        '"kickoff_at":"2026-11-25T09:30:00.500Z","pick":"Über-line\\nüñí 🎾","odds":3.456,"edge_pct":11.4839,"confidence":0,"status":"published","settled_at":null,"result":null,"stake_pct":1.18,"market":"h2h","selection":"Draw","line":null,"warnings":["single_sharp_reference","wide_reference_market"],"closing_odds":null,"final_score":{"home":null,"away":null},"ledger_seq":8,"ledger_hash":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},' +
         '{"id":"00000000-0000-4000-8000-000000000003","sport":"basketball","league":"NBA","home_team":"Lakers","away_team":"Celtics",' +
-        '"kickoff_at":"2026-11-24T23:59:59.999Z","pick":"Celtics to win @ 1.95","odds":1.95,"edge_pct":3.7234,"confidence":100,"status":"published","settled_at":null,"result":null,"stake_pct":0,"market":"h2h","selection":"Celtics","line":null,"warnings":[]}' +
+        '"kickoff_at":"2026-11-24T23:59:59.999Z","pick":"Celtics to win @ 1.95","odds":1.95,"edge_pct":3.7234,"confidence":100,"status":"published","settled_at":null,"result":null,"stake_pct":0,"market":"h2h","selection":"Celtics","line":null,"warnings":[],"closing_odds":1.91,"final_score":{"home":null,"away":null},"ledger_seq":null,"ledger_hash":null}' +
         `],"next_cursor":${JSON.stringify(first.json().next_cursor)},"count":2}`,
     );
     const cursor = first.json().next_cursor as string;
@@ -59,7 +59,7 @@ describe('list pages, byte for byte', () => {
       '{"data":[' +
         '{"id":"00000000-0000-4000-8000-000000000001","sport":"soccer","league":"Premier League","home_team":"Arsenal","away_team":"Chelsea",' +
         '"kickoff_at":"2026-11-20T15:00:00.123Z","pick":"Arsenal to win @ 2.10","odds":2.1,"edge_pct":4.4776,"confidence":71,"status":"settled",' +
-        '"settled_at":"2026-11-21T00:45:30.999Z","result":"half_won","stake_pct":0,"market":"h2h","selection":"Arsenal","line":null,"warnings":["stale_close"]}' +
+        '"settled_at":"2026-11-21T00:45:30.999Z","result":"half_won","stake_pct":0,"market":"h2h","selection":"Arsenal","line":null,"warnings":["stale_close"],"closing_odds":2.05,"final_score":{"home":2,"away":2},"ledger_seq":9,"ledger_hash":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"}' +
         '],"next_cursor":null,"count":1}',
     );
   });

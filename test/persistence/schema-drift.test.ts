@@ -18,10 +18,11 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   dashboard_secret: 'one row per deployment, insert-if-absent then read (accounts-repository.ts)',
   odds_events: 'the feed events as last seen, batch-upserted from JSON in one statement per poll (odds-repository.ts)',
   odds_latest: 'last price per (event, bookmaker, market, outcome), batch-upserted with the history in one statement (odds-repository.ts)',
-  reference_markets: "the reference's latest pre-kickoff fair prices per event generation and market, batch-upserted in one statement per poll (odds-repository.ts)",
+  reference_markets: "each reference's latest pre-kickoff market per event generation, market and bookmaker, batch-upserted in one statement per poll (odds-repository.ts)",
   odds_history: 'line movement rows, inserted by the same statement and pruned by the retention job (odds-repository.ts)',
   engine_leases: 'one row per lease, taken and renewed with one upsert (lease-repository.ts)',
   stream_tokens: 'minted, counted and looked up by hash with SQL only (stream-tokens-repository.ts)',
+  ledger_entries: 'the public hash chain, appended under the outbox lock and paged with SQL only (ledger-repository.ts)',
 };
 
 /**

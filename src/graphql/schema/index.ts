@@ -9,3 +9,4 @@ import './webhook.js';
 import './stream-token.js';
 import './account.js';
 import './value-engine.js';
+import './ledger.js';

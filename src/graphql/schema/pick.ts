@@ -26,7 +26,7 @@ const ENUM_TYPES: Record<string, typeof PickStatusEnum | typeof PickResultEnum |
   [PICK_FIELDS.warnings.graphqlEnum]: PickWarningEnum,
 };
 
-const SCALAR_OF_STORAGE = { uuid: 'ID', text: 'String', smallint: 'Int', decimal: 'Float', datetime: 'DateTime' } as const;
+const SCALAR_OF_STORAGE = { uuid: 'ID', text: 'String', smallint: 'Int', integer: 'Int', decimal: 'Float', datetime: 'DateTime' } as const;
 
 /** A declared field's GraphQL type: its enum (a list of it for codes), or the scalar of how it is stored. */
 function graphqlTypeOf(name: PickField) {
@@ -55,7 +55,7 @@ function layoutFields(t: PickFieldBuilder, layout: Layout): Record<string, Retur
 }
 
 /** Nested levels of the GraphQL Pick (the bookmaker's name and slug) read the same record. */
-const NESTED_TYPE_NAMES: Record<string, string> = { bookmaker: 'Bookmaker' };
+const NESTED_TYPE_NAMES: Record<string, string> = { bookmaker: 'Bookmaker', finalScore: 'FinalScore' };
 const nestedTypes = new Map<string, ObjectRef<Types, PickRecord>>();
 function nestedType(key: string, layout: Layout): ObjectRef<Types, PickRecord> {
   let ref = nestedTypes.get(key);
@@ -231,7 +231,7 @@ builder.mutationFields((t) => ({
   }),
   holdPick: t.field({
     type: PickRef,
-    description: 'PUBLISHED -> ADMIN_REVIEW: hidden again.',
+    description: 'PUBLISHED -> ADMIN_REVIEW before kickoff: hidden from the API again, recorded in the public ledger (invalid_transition after kickoff).',
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, context) => context.services.picks.hold(String(args.id)),

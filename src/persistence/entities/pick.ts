@@ -14,6 +14,8 @@ function columnOf(storage: Storage) {
       return p.text();
     case 'smallint':
       return p.smallint();
+    case 'integer':
+      return p.integer();
     case 'datetime':
       return p.datetime();
     case 'decimal':

@@ -52,11 +52,13 @@ import {
   closablePicks,
   engineSelectionKey,
   engineSlotsOf,
+  findPicksForUpdate,
   moveKickoffs,
   type EngineSlot,
   recordClosingLines,
   settleablePicks,
 } from '../../persistence/picks-repository.js';
+import { recordLedgerEntries } from '../ledger.js';
 import type { ServiceLog } from '../log.js';
 import type { EnginePickExtras, PickService, PublishPickInput } from '../picks.js';
 
@@ -210,10 +212,13 @@ export class ValueEngine {
       await recordPriceChanges(em, points);
       await recordReferenceMarkets(em, referenceRows);
       const moved = await moveKickoffs(em, events.map((event) => ({ eventId: event.id, generation: event.generation, commenceTime: event.commenceTime })), now);
+      // A pick that was ever visible has its new kickoff in the public ledger.
+      const ledgered = (await findPicksForUpdate(em, moved)).filter((pick) => pick.publishedAt != null);
+      await recordLedgerEntries(em, 'pick.rescheduled', ledgered, now);
       const closed = await this.recordClosingLines(em, now);
       return { moved, closed };
     });
-    if (moved > 0 || closed > 0) this.options.onVisibleChange?.();
+    if (moved.length > 0 || closed > 0) this.options.onVisibleChange?.();
 
     return { events: events.length, picksCreated, picksSettled: 0, skipped };
   }
@@ -359,7 +364,13 @@ export class ValueEngine {
               final === null ? "the final does not name the pick's two teams" : `selection ${pick.selection} (${pick.market} ${pick.line ?? ''}) cannot be settled from this final`,
             );
           }
-          await this.picks.settle({ id: pick.id, result, settledFrom: pick.finalRecord, closeMayBeMissing: true });
+          await this.picks.settle({
+            id: pick.id,
+            result,
+            settledFrom: pick.finalRecord,
+            closeMayBeMissing: true,
+            finalScore: { home: final!.homeScore, away: final!.awayScore },
+          });
           settled += 1;
         } catch (error) {
           failed.add(pick.id);

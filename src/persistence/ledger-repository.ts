@@ -1,0 +1,125 @@
+/**
+ * The public ledger's table (docs/API.md, "Verifying the record"). Appends run in the caller's
+ * transaction under the outbox's write lock, so entries are numbered in commit order with no gap
+ * (a rolled-back append takes no number) and one chain holds across instances.
+ */
+import { nextEntry, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
+import { OUTBOX_WRITE_LOCK } from './outbox-repository.js';
+import { dateOf, executeBound, jsonOf, numberOf } from './sql.js';
+import type { Em } from './orm.js';
+
+type Row = Record<string, unknown>;
+
+/** What one new entry records; the chain's numbering and hashes are added by appendLedgerEntries. */
+export interface NewLedgerEntry {
+  type: LedgerEntryType;
+  at: Date;
+  pickId: string;
+  revealAfter: Date;
+  pick: CommittedPick;
+  salt: string;
+}
+
+/**
+ * Appends entries after the chain's last, in order, in the caller's transaction (one lock, one
+ * read of the last entry, one insert whatever the count); returns them.
+ */
+export async function appendLedgerEntries(em: Em, fields: readonly NewLedgerEntry[]): Promise<LedgerEntry[]> {
+  if (fields.length === 0) return [];
+  await em.execute('select pg_advisory_xact_lock(?)', [OUTBOX_WRITE_LOCK]);
+  const [last] = await executeBound<Row>(em, 'select seq, hash, at from ledger_entries order by seq desc limit 1', []);
+  let previous = last ? { seq: numberOf(last.seq), hash: String(last.hash), at: dateOf(last.at).toISOString() } : null;
+  const entries = fields.map((entryFields) => (previous = nextEntry(previous, entryFields)));
+  await executeBound(
+    em,
+    `insert into ledger_entries (seq, type, at, pick_id, reveal_after, commitment, prev_hash, hash, pick, salt)
+     select seq, type, at, pick_id, reveal_after, commitment, prev_hash, hash, pick, salt
+       from jsonb_to_recordset($1::jsonb) as v (seq integer, type text, at timestamptz, pick_id uuid, reveal_after timestamptz,
+                                                commitment text, prev_hash text, hash text, pick jsonb, salt text)`,
+    [JSON.stringify(entries.map((entry, i) => ({ ...entry, pick: fields[i]!.pick, salt: fields[i]!.salt })))],
+  );
+  return entries;
+}
+
+/** A stored entry with what its reveal needs: the committed pick, the salt and the pick's current kickoff. */
+export interface StoredLedgerEntry extends LedgerEntry {
+  pick: CommittedPick;
+  salt: string;
+  currentKickoff: Date;
+}
+
+const ENTRY_COLUMNS = `e.seq, e.type, e.at, e.pick_id, e.reveal_after, e.commitment, e.prev_hash, e.hash, e.pick, e.salt, p.kickoff_at as current_kickoff`;
+
+function entryFromRow(row: Row): StoredLedgerEntry {
+  return {
+    seq: numberOf(row.seq),
+    type: String(row.type) as LedgerEntryType,
+    at: dateOf(row.at).toISOString(),
+    pick_id: String(row.pick_id),
+    reveal_after: dateOf(row.reveal_after).toISOString(),
+    commitment: String(row.commitment),
+    prev_hash: String(row.prev_hash),
+    hash: String(row.hash),
+    pick: jsonOf<CommittedPick>(row.pick),
+    salt: String(row.salt),
+    currentKickoff: dateOf(row.current_kickoff),
+  };
+}
+
+/** Entries after `after`, in seq order, at most `limit`. */
+export async function ledgerEntriesAfter(em: Em, after: number, limit: number): Promise<StoredLedgerEntry[]> {
+  const rows = await executeBound<Row>(
+    em,
+    `select ${ENTRY_COLUMNS} from ledger_entries e join picks p on p.id = e.pick_id where e.seq > $1 order by e.seq limit $2`,
+    [after, limit],
+  );
+  return rows.map(entryFromRow);
+}
+
+export interface LedgerHeadRow {
+  seq: number;
+  hash: string;
+  at: Date;
+}
+
+/** The last entry at or before `at` (the whole chain's last without it); null when there is none. */
+export async function ledgerHead(em: Em, at?: Date): Promise<LedgerHeadRow | null> {
+  const [row] = await executeBound<Row>(
+    em,
+    at === undefined
+      ? 'select seq, hash, at from ledger_entries order by seq desc limit 1'
+      : 'select seq, hash, at from ledger_entries where at < $1::timestamptz order by seq desc limit 1',
+    at === undefined ? [] : [at.toISOString()],
+  );
+  return row ? { seq: numberOf(row.seq), hash: String(row.hash), at: dateOf(row.at) } : null;
+}
+
+/** The head as it stood at each of `times` (the last entry appended before it); times before the first entry are left out. */
+export async function ledgerHeadsAt(em: Em, times: readonly Date[]): Promise<(LedgerHeadRow & { checkpoint: Date })[]> {
+  if (times.length === 0) return [];
+  const rows = await executeBound<Row>(
+    em,
+    `select t.at as checkpoint, h.seq, h.hash, h.at
+       from jsonb_array_elements_text($1::jsonb) as c (value) cross join lateral (select c.value::timestamptz as at) t
+       cross join lateral (select seq, hash, at from ledger_entries where at < t.at order by seq desc limit 1) h
+      order by t.at`,
+    [JSON.stringify(times.map((time) => time.toISOString()))],
+  );
+  return rows.map((row) => ({ checkpoint: dateOf(row.checkpoint), seq: numberOf(row.seq), hash: String(row.hash), at: dateOf(row.at) }));
+}
+
+/** The first entry's time; null for an empty ledger. */
+export async function ledgerStart(em: Em): Promise<Date | null> {
+  const [row] = await executeBound<Row>(em, 'select at from ledger_entries where seq = 1', []);
+  return row ? dateOf(row.at) : null;
+}
+
+/** Visible picks without a ledger entry (older than the ledger), oldest publication first. */
+export async function unledgeredPickIds(em: Em, limit: number): Promise<string[]> {
+  const rows = await executeBound<Row>(
+    em,
+    `select id from picks where status in ('published', 'settled') and ledger_seq is null order by published_at, created_at, id limit $1`,
+    [limit],
+  );
+  return rows.map((row) => String(row.id));
+}

@@ -1,0 +1,107 @@
+/**
+ * The public ledger's use cases (docs/API.md, "Verifying the record"): entries appended in the
+ * transaction of the change they record (PickService, the value engine), the public pages with
+ * their reveal rule, the head and the daily checkpoints.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../domain/clock.js';
+import { checkpointTimes, committedPick, isRevealed, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
+import { toPickSnapshot, v1PickJson, type PickValues } from '../domain/pick-shape.js';
+import type { PickEntity } from '../persistence/entities/pick.js';
+import { findPicksForUpdate } from '../persistence/picks-repository.js';
+import {
+  appendLedgerEntries,
+  ledgerEntriesAfter,
+  ledgerHead,
+  ledgerHeadsAt,
+  ledgerStart,
+  unledgeredPickIds,
+  type LedgerHeadRow,
+} from '../persistence/ledger-repository.js';
+import type { Em, Orm } from '../persistence/orm.js';
+
+/** An entry as the public ledger serves it: the committed pick and its salt once revealed, else null. */
+export interface PublicLedgerEntry extends LedgerEntry {
+  pick: CommittedPick | null;
+  salt: string | null;
+}
+
+export interface LedgerPage {
+  entries: PublicLedgerEntry[];
+  /** The last entry's seq when more may follow (ask again with after=next_after), else null. */
+  nextAfter: number | null;
+}
+
+/** Visible picks older than the ledger are appended this many per transaction at start. */
+const APPEND_MISSING_BATCH = 500;
+
+/**
+ * Appends the entries recording a change of each of `picks` (in that order) in `em`'s transaction
+ * and stamps each pick with its entry (ledgerSeq, ledgerHash), so the change's outbox event,
+ * appended after, carries both.
+ */
+export async function recordLedgerEntries(em: Em, type: LedgerEntryType, picks: readonly (PickEntity & PickValues)[], at: Date): Promise<void> {
+  const entries = await appendLedgerEntries(
+    em,
+    picks.map((pick) => ({
+      type,
+      at,
+      pickId: pick.id,
+      revealAfter: pick.kickoffAt,
+      pick: committedPick(v1PickJson(toPickSnapshot(pick))),
+      salt: randomBytes(32).toString('hex'),
+    })),
+  );
+  entries.forEach((entry, i) => {
+    picks[i]!.ledgerSeq = entry.seq;
+    picks[i]!.ledgerHash = entry.hash;
+  });
+}
+
+export class LedgerService {
+  constructor(
+    private readonly orm: Orm,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Entries after `after` in seq order; a pick and its salt only once revealed (isRevealed). */
+  async page(after: number, limit: number): Promise<LedgerPage> {
+    const now = this.clock.now();
+    const stored = await ledgerEntriesAfter(this.orm.em.fork(), after, limit);
+    const entries = stored.map(({ pick, salt, currentKickoff, ...entry }) => {
+      const revealed = isRevealed(new Date(entry.reveal_after), currentKickoff, now);
+      return { ...entry, pick: revealed ? pick : null, salt: revealed ? salt : null };
+    });
+    return { entries, nextAfter: entries.length === limit ? entries.at(-1)!.seq : null };
+  }
+
+  async head(): Promise<LedgerHeadRow | null> {
+    return ledgerHead(this.orm.em.fork());
+  }
+
+  /** The head at every 00:00 UTC since the first entry (none before the first midnight). */
+  async checkpoints(): Promise<(LedgerHeadRow & { checkpoint: Date })[]> {
+    const em = this.orm.em.fork();
+    const start = await ledgerStart(em);
+    return start === null ? [] : ledgerHeadsAt(em, checkpointTimes(start, this.clock.now()));
+  }
+
+  /**
+   * Visible picks without an entry (published before the ledger existed) are appended as
+   * pick.published, in published_at order, at the current time: after their kickoff for past
+   * picks, which is how a verifier tells them apart as imported. Safe to run on every start and
+   * on several instances at once (the pick rows are locked and re-checked).
+   */
+  async appendMissing(): Promise<number> {
+    let appended = 0;
+    for (;;) {
+      const ids = await unledgeredPickIds(this.orm.em.fork(), APPEND_MISSING_BATCH);
+      if (ids.length === 0) return appended;
+      appended += await this.orm.em.fork().transactional(async (em) => {
+        const picks = (await findPicksForUpdate(em, ids)).filter((pick) => pick.ledgerSeq == null && (pick.status === 'published' || pick.status === 'settled'));
+        await recordLedgerEntries(em, 'pick.published', picks, this.clock.now());
+        return picks.length;
+      });
+    }
+  }
+}
