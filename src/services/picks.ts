@@ -325,9 +325,9 @@ export class PickService {
    * would be a bet nobody could place). The first time a pick becomes visible it emits pick.published.
    */
   async approve(id: string): Promise<PickRecord> {
-    const pick = await this.transition(id, 'published', async (pick, em, now) => {
+    const pick = await this.transition(id, 'published', async (pick, em, now, from) => {
       if (pick.kickoffAt.getTime() <= now.getTime()) {
-        throw new InvalidTransitionError(pick.status, 'published', 'the kickoff has passed; a pick cannot be approved after kickoff');
+        throw new InvalidTransitionError(from, 'published', 'the kickoff has passed; a pick cannot be approved after kickoff');
       }
       if (pick.publishedAt == null) {
         pick.publishedAt = now;
@@ -391,9 +391,9 @@ export class PickService {
    * hold (after kickoff the pick's record is public history and cannot be withdrawn).
    */
   async hold(id: string): Promise<PickRecord> {
-    const pick = await this.transition(id, 'admin_review', async (pick, em, now) => {
+    const pick = await this.transition(id, 'admin_review', async (pick, em, now, from) => {
       if (pick.kickoffAt.getTime() <= now.getTime()) {
-        throw new InvalidTransitionError(pick.status, 'admin_review', 'the kickoff has passed; a pick cannot be held after kickoff');
+        throw new InvalidTransitionError(from, 'admin_review', 'the kickoff has passed; a pick cannot be held after kickoff');
       }
       await recordLedgerEntries(em, 'pick.held', [pick], now);
     });
@@ -406,9 +406,9 @@ export class PickService {
    * review queue for good and keeps its (event, market, selection) slot.
    */
   async discard(id: string): Promise<PickRecord> {
-    const pick = await this.transition(id, 'discarded', (pick) => {
+    const pick = await this.transition(id, 'discarded', (pick, _em, _now, from) => {
       if (pick.publishedAt != null) {
-        throw new InvalidTransitionError(pick.status, 'discarded', 'the pick was visible once; hold it instead');
+        throw new InvalidTransitionError(from, 'discarded', 'the pick was visible once; hold it instead');
       }
     });
     return pickRecordFromEntity(pick);
@@ -471,7 +471,7 @@ export class PickService {
   private async transition(
     id: string,
     to: PickStatus,
-    apply: (pick: PickEntity, em: Em, now: Date) => void | Promise<void>,
+    apply: (pick: PickEntity, em: Em, now: Date, from: PickStatus) => void | Promise<void>,
   ): Promise<PickEntity> {
     if (!isUuid(id)) throw new NotFoundError(`No pick with id ${id}.`);
     return this.orm.em.fork().transactional(async (em) => {
@@ -480,9 +480,11 @@ export class PickService {
       if (!pick) throw new NotFoundError(`No pick with id ${id}.`);
       assertTransition(pick.status, to);
       const now = this.clock.now();
+      // `apply` sees the new status (events carry it) and the one it replaces (errors name it).
+      const from = pick.status;
       pick.status = to;
       pick.updatedAt = now;
-      await apply(pick, em, now);
+      await apply(pick, em, now, from);
       return pick;
     });
   }

@@ -113,6 +113,7 @@ describe('a history of picks', () => {
 
   it('verifies, with the entries made, the import apart and REST witnessing the latest entry of each pick', async () => {
     expect(lateHold.errors?.[0]?.extensions?.code).toBe('invalid_transition');
+    expect(lateHold.errors?.[0]?.message).toBe('A pick in status published cannot become admin_review: the kickoff has passed; a pick cannot be held after kickoff.');
     const report = await verify(h.base, { now: h.clock.now() });
     expect(report.failures).toEqual([]);
     expect(report.ok).toBe(true);

@@ -245,7 +245,8 @@ describe('value engine against a local v4 feed', () => {
     expect((await t.graphql<{ reviewQueue: { nodes: unknown[] } }>(REVIEW_QUEUE, {})).data!.reviewQueue.nodes).toEqual([]);
     const late = await t.graphql(`mutation($id: ID!) { approvePick(id: $id) { status } }`, { id: held!.id });
     expect(late.errors?.[0]?.extensions?.code).toBe('invalid_transition');
-    expect(late.errors?.[0]?.message).toMatch(/kickoff/);
+    // The error names the status the pick is in, not the one it was refused.
+    expect(late.errors?.[0]?.message).toBe('A pick in status admin_review cannot become published: the kickoff has passed; a pick cannot be approved after kickoff.');
 
     clock.set(NOW);
     feed.set('odds', 'soccer_epl', [match('v1', books('v1', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 } }))]);
@@ -254,6 +255,7 @@ describe('value engine against a local v4 feed', () => {
     await t.graphql(`mutation($id: ID!) { holdPick(id: $id) { status } }`, { id: visible!.id });
     const discard = await t.graphql(`mutation($id: ID!) { discardPick(id: $id) { status } }`, { id: visible!.id });
     expect(discard.errors?.[0]?.extensions?.code).toBe('invalid_transition');
+    expect(discard.errors?.[0]?.message).toMatch(/^A pick in status admin_review cannot become discarded/);
   });
 
   it('never duplicates a pick across repeated polls, even when the price improves', async () => {
