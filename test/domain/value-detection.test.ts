@@ -405,8 +405,12 @@ describe('confidenceScore', () => {
   });
   it('falls when only one reference supports the price', () => {
     fc.assert(fc.property(inputs, (i) => score({ ...i, references: 1 }) <= score({ ...i, references: 2 })));
-    // Strictly, wherever the score is not already 0.
-    fc.assert(fc.property(inputs, (i) => score({ ...i, references: 2 }) < 4 || score({ ...i, references: 1 }) < score({ ...i, references: 2 })));
+    // Strictly wherever the factor's 15 % is more than the rounding can hide: from an unrounded
+    // score of 7.5 the difference is at least 1.125 before rounding, so at least 1 after it (below
+    // that, 4.4 and 3.74 both round to 4: a counterexample fast-check found).
+    fc.assert(fc.property(inputs, (i) => score({ ...i, references: 2 }) < 8 || score({ ...i, references: 1 }) < score({ ...i, references: 2 })));
+    expect(score({ ...clean, margin: 0.2385 })).toBe(5); // 100 x (1 - 0.2385 / 0.25) = 4.6 with two references
+    expect(score({ ...clean, margin: 0.2385, references: 1 })).toBe(4);
   });
   it('falls as the devig methods disagree more', () => {
     monotone('methodDisagreement', 0.2);
