@@ -82,15 +82,9 @@ export interface LedgerHeadRow {
   at: Date;
 }
 
-/** The last entry at or before `at` (the whole chain's last without it); null when there is none. */
-export async function ledgerHead(em: Em, at?: Date): Promise<LedgerHeadRow | null> {
-  const [row] = await executeBound<Row>(
-    em,
-    at === undefined
-      ? 'select seq, hash, at from ledger_entries order by seq desc limit 1'
-      : 'select seq, hash, at from ledger_entries where at < $1::timestamptz order by seq desc limit 1',
-    at === undefined ? [] : [at.toISOString()],
-  );
+/** The chain's last entry; null when there is none. */
+export async function ledgerHead(em: Em): Promise<LedgerHeadRow | null> {
+  const [row] = await executeBound<Row>(em, 'select seq, hash, at from ledger_entries order by seq desc limit 1', []);
   return row ? { seq: numberOf(row.seq), hash: String(row.hash), at: dateOf(row.at) } : null;
 }
 

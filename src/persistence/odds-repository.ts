@@ -193,10 +193,10 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
 }
 
 /**
- * Keeps the reference's latest fair prices per event generation and market, with the line they
- * were quoted at, only from markets updated before kickoff and never replacing a newer
- * observation: at kickoff this is the no-vig closing line of every market. A line that moved
- * replaces the old one, so a pick on the old line finds no close (recordClosingLines).
+ * Keeps each reference's latest prices per event generation, market and bookmaker, with the line
+ * they were quoted at, only from markets updated before kickoff and never replacing a newer
+ * observation: at kickoff these make the closing line (src/domain/closing-line.ts). A line that
+ * moved replaces the old one, so that reference gives a pick on the old line no close.
  */
 export async function recordReferenceMarkets(em: Em, rows: readonly ReferenceMarketRow[]): Promise<void> {
   if (rows.length === 0) return;

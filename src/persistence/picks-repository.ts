@@ -293,7 +293,9 @@ export function findPickForUpdate(em: Em, id: string): Promise<PickEntity | null
 }
 
 /** Picks by id, row-locked, in publication order (then creation, then id). */
-export function findPicksForUpdate(em: Em, ids: readonly string[]): Promise<PickEntity[]> {
+export async function findPicksForUpdate(em: Em, ids: readonly string[]): Promise<PickEntity[]> {
+  // Most polls move no kickoff: no query for no ids.
+  if (ids.length === 0) return [];
   return em.find(PickEntity, { id: { $in: [...ids] } }, { lockMode: LockMode.PESSIMISTIC_WRITE, orderBy: { publishedAt: 'asc', createdAt: 'asc', id: 'asc' } });
 }
 
