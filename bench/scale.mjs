@@ -20,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { BENCH_DIR, ROOT, intEnv, log, machine, servicesUrls, summarise, r2, writeDocBlock } from './common.mjs';
 import { ensureDatabase } from './server-common.mjs';
 import { SPORTS_WEIGHTED, seedPicksSql } from './seed.mjs';
-import { REBUILD_TRACK_RECORD_DAYS_SQL } from '../dist/src/persistence/track-record-repository.js';
+import { rebuildTrackRecord } from '../dist/src/persistence/track-record-repository.js';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
@@ -83,8 +83,8 @@ async function runSize(size) {
   const seedStarted = performance.now();
   await em.execute('truncate table picks, api_keys, monthly_usage, outbox_events, track_record_days cascade');
   await em.execute(seedPicksSql(size));
-  // Picks inserted with SQL: rebuild the track record's day sums, as the migration does.
-  await em.execute(REBUILD_TRACK_RECORD_DAYS_SQL);
+  // Picks inserted with SQL: rebuild the track record's day sums and summaries.
+  await rebuildTrackRecord(em);
   // The other customers' keys: only their existence matters (table and index size).
   await em.execute(
     `insert into api_keys (id, key_hash, display_prefix, tier, label, created_at)

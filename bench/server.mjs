@@ -25,7 +25,7 @@ import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, percentile, serveCommands } from './common.mjs';
 import { seedAnalysesSql, seedPicksSql } from './seed.mjs';
-import { REBUILD_TRACK_RECORD_DAYS_SQL } from '../dist/src/persistence/track-record-repository.js';
+import { rebuildTrackRecord } from '../dist/src/persistence/track-record-repository.js';
 import { dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 export const LIST_PATH = '/api/v1/picks?limit=50';
@@ -76,8 +76,8 @@ async function main() {
   await truncateTables(runtime.orm, ['picks', 'api_keys', 'monthly_usage', 'track_record_days']);
   await em.execute(seedPicksSql(picks));
   await em.execute(seedAnalysesSql());
-  // Picks inserted with SQL: rebuild the track record's day sums, as the migration does.
-  await em.execute(REBUILD_TRACK_RECORD_DAYS_SQL);
+  // Picks inserted with SQL: rebuild the track record's day sums and summaries.
+  await rebuildTrackRecord(em);
   await em.execute('analyze');
   const [{ visible }] = await em.execute(`select count(*)::int as visible from picks where status in ('published', 'settled')`);
   // The analysis target: the visible pick with an analysis that kicks off last (a fixed choice for a given N).

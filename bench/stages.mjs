@@ -22,7 +22,7 @@ import { PickEntity } from '../dist/src/persistence/entities/pick.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { listPicksSql, PICK_COLUMNS, readPicks } from '../dist/src/persistence/picks-repository.js';
 import { seedPicksSql } from './seed.mjs';
-import { REBUILD_TRACK_RECORD_DAYS_SQL } from '../dist/src/persistence/track-record-repository.js';
+import { rebuildTrackRecord } from '../dist/src/persistence/track-record-repository.js';
 
 const N = Number(process.env.BENCH_STAGE_ITERATIONS ?? 300);
 const dbUrl = process.env.BENCH_DB_URL?.trim() || null;
@@ -37,8 +37,8 @@ const runtime = await createRuntime(config, { adminToken, migrate: true, databas
 const seedEm = runtime.orm.em.fork();
 await seedEm.execute('truncate table picks, api_keys, monthly_usage, track_record_days cascade');
 await seedEm.execute(seedPicksSql(Number(process.env.BENCH_PICKS ?? 10_000)));
-// Picks inserted with SQL: rebuild the track record's day sums, as the migration does.
-await seedEm.execute(REBUILD_TRACK_RECORD_DAYS_SQL);
+// Picks inserted with SQL: rebuild the track record's day sums and summaries.
+await rebuildTrackRecord(seedEm);
 await seedEm.execute('analyze');
 const { key } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: 'bench-stages' });
 const app = await buildApp(runtime, { logger: false });

@@ -176,6 +176,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   await services.auth.start();
   // Picks published before the ledger existed get their entry once (a no-op afterwards).
   await services.ledger.appendMissing();
+  // Days settled before the record statistics existed get their summaries once.
+  await services.trackRecord.fillMissingSummaries();
   await services.feed.start();
   relay.start();
   if (options.startDispatcher ?? true) dispatcher.start();

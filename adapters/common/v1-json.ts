@@ -63,3 +63,14 @@ function selectionOf(layout: Layout): string {
 /** The fragments the adapters' documents spread (`...V1Pick`, `...PublicPick`), for GraphQL Code Generator. */
 export const V1_PICK_FRAGMENT = `fragment V1Pick on Pick { ${selectionOf(V1_PICK)} }`;
 export const PUBLIC_PICK_FRAGMENT = `fragment PublicPick on Pick { ${selectionOf(PUBLIC_PICK)} }`;
+
+/** A GraphQL result as the documented JSON: every object key in snake_case (roiCi95 -> roi_ci95), values unchanged. */
+export function snakeCaseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeCaseKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== '__typename')
+      .map(([key, child]) => [key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), snakeCaseKeys(child)]),
+  );
+}

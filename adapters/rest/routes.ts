@@ -14,7 +14,7 @@ import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { pageParam, type ParamSpec } from '../common/params.js';
 import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../common/schemas.js';
 import { ListPicksDocument, MatchAnalysisDocument, TrackRecordDocument } from '../common/generated/graphql.js';
-import { v1Pick } from '../common/v1-json.js';
+import { snakeCaseKeys, v1Pick } from '../common/v1-json.js';
 
 export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -119,21 +119,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     ],
     responseSchema: trackRecordSchema,
     errors: [400, 401, 403, 429],
-    toBody: ({ trackRecord: record }) => {
-      return {
-        overall: {
-          roi_pct: record.overall.roiPct,
-          win_rate: record.overall.winRate,
-          total_settled: record.overall.totalSettled,
-          clv_avg_pct: record.overall.clvAvgPct,
-          clv_count: record.overall.clvCount,
-          edge_avg_pct: record.overall.edgeAvgPct,
-        },
-        per_sport: record.perSport.map((row) => ({ sport: row.sport, roi_pct: row.roiPct, total_settled: row.totalSettled })),
-        per_market: record.perMarket.map((row) => ({ market: row.market, roi_pct: row.roiPct, total_settled: row.totalSettled, clv_avg_pct: row.clvAvgPct })),
-        series: record.series.map((point) => ({ date: point.date, cumulative_pnl_pct: point.cumulativePnlPct })),
-      };
-    },
+    toBody: ({ trackRecord: record }) => snakeCaseKeys(record),
   }),
   restRoute({
     operationId: 'getMatchAnalysis',

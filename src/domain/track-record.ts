@@ -5,6 +5,7 @@
  */
 import { roundTo } from './numbers.js';
 import type { PickResult } from './pick.js';
+import type { RecordStatistics } from './record-statistics.js';
 import { settlementProfit } from './settlement.js';
 import { addDays, utcDateString } from './time.js';
 
@@ -196,4 +197,19 @@ export function aggregateTrackRecord(
     })),
     series,
   };
+}
+
+/** The track record with its statistics (docs/API.md, "Track record"): what every surface publishes. */
+export interface TrackRecordReport {
+  overall: TrackRecord['overall'] & Omit<RecordStatistics, 'calibration' | 'clvDistribution'>;
+  perSport: TrackRecord['perSport'];
+  perMarket: TrackRecord['perMarket'];
+  series: TrackRecord['series'];
+  calibration: RecordStatistics['calibration'];
+  clvDistribution: RecordStatistics['clvDistribution'];
+}
+
+export function trackRecordReport(record: TrackRecord, statistics: RecordStatistics): TrackRecordReport {
+  const { calibration, clvDistribution, ...overall } = statistics;
+  return { ...record, overall: { ...record.overall, ...overall }, calibration, clvDistribution };
 }

@@ -3,8 +3,10 @@
  * from track_record_days (kept in the settlement transaction), partial days from the picks.
  */
 import type { PickResult } from '../domain/pick.js';
-import type { TrackRecordBucket } from '../domain/track-record.js';
+import { EVERY, parseSummary, summariesByScope, type RecordSummary, type ScopedRecordPick } from '../domain/record-statistics.js';
+import { clvPct, type TrackRecordBucket } from '../domain/track-record.js';
 import type { Em } from './orm.js';
+import { OUTBOX_WRITE_LOCK } from './outbox-repository.js';
 
 /**
  * Closing-line value of one pick in percent, as SQL over the picks columns `odds` and
@@ -107,9 +109,13 @@ export const REBUILD_TRACK_RECORD_DAYS_SQL = `
     count = excluded.count, sum_odds = excluded.sum_odds, sum_edge_pct = excluded.sum_edge_pct,
     count_with_closing = excluded.count_with_closing, sum_clv_pct = excluded.sum_clv_pct`;
 
-/** Adds a settled pick (already flushed in `em`'s transaction) to track_record_days. */
-export async function addSettledPickToDays(em: Em, pickId: string): Promise<void> {
-  await em.execute(ADD_SETTLED_PICK_SQL, [pickId]);
+/**
+ * Adds a settled pick (already flushed in `em`'s transaction, after the outbox's write lock) to
+ * its day's sums and recomputes that day's record summaries.
+ */
+export async function addSettledPickToDays(em: Em, pick: { id: string; settledAt: Date }): Promise<void> {
+  await em.execute(ADD_SETTLED_PICK_SQL, [pick.id]);
+  await refreshDaySummaries(em, pick.settledAt.toISOString().slice(0, 10));
 }
 
 /** A row of either query as the domain's bucket (the driver returns sums as strings or numbers). */
@@ -142,4 +148,101 @@ export async function settledBuckets(
 export async function daySumBuckets(em: Em, fromDay: string, toDay: string, scope: TrackRecordScope): Promise<TrackRecordBucket[]> {
   const { sql, params } = trackRecordDaysSql(fromDay, toDay, scope);
   return (await em.execute<BucketRow[]>(sql, params)).map(toBucket);
+}
+
+interface RecordPickRow {
+  sport: string;
+  market: string;
+  result: PickResult;
+  odds: number;
+  clv_closing_odds: number | null;
+  reference_fair_odds: number;
+}
+
+/** Settled picks in [from, to] (or [from, to) with toExclusive) as the record statistics see them, in settled_at then id order. */
+export async function settledRecordPicks(
+  em: Em,
+  window: { from: Date; to: Date },
+  scope: TrackRecordScope,
+  options: { toExclusive?: boolean } = {},
+): Promise<ScopedRecordPick[]> {
+  const params: unknown[] = [window.from, window.to];
+  const scopeCondition = scopeFilter(scope, params);
+  const rows = await em.execute<RecordPickRow[]>(
+    `select sport, market, result, odds::float8 as odds, ${CLV_CLOSING_SQL}::float8 as clv_closing_odds,
+            reference_fair_odds::float8 as reference_fair_odds
+       from picks
+      where status = 'settled' and settled_at >= ? and settled_at ${options.toExclusive ? '<' : '<='} ?${scopeCondition}
+      order by settled_at, id`,
+    params,
+  );
+  return rows.map((row) => ({
+    sport: row.sport,
+    market: row.market,
+    result: row.result,
+    odds: row.odds,
+    clvPct: row.clv_closing_odds === null ? null : clvPct(row.odds, row.clv_closing_odds),
+    fairProbability: 1 / row.reference_fair_odds,
+  }));
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Recomputes one UTC day's record summaries (every scope) from its settled picks, in the caller's
+ * transaction. It takes the outbox's write lock (the settlement already holds it for its pick
+ * event), so recomputations run one at a time and each reads after the previous one committed:
+ * the day's rows always describe every pick settled that day, in settled_at order, whatever the
+ * order of the commits.
+ */
+export async function refreshDaySummaries(em: Em, day: string): Promise<void> {
+  await em.execute('select pg_advisory_xact_lock(?)', [OUTBOX_WRITE_LOCK]);
+  const from = new Date(`${day}T00:00:00.000Z`);
+  const picks = await settledRecordPicks(em, { from, to: new Date(from.getTime() + DAY_MS) }, { sport: null, market: null }, { toExclusive: true });
+  await em.execute('delete from track_record_day_stats where day = ?::date', [day]);
+  const rows = summariesByScope(picks);
+  if (rows.length === 0) return;
+  await em.execute(
+    `insert into track_record_day_stats (day, sport, market, summary)
+     select ?::date, row.sport, row.market, row.summary
+       from jsonb_to_recordset(?::jsonb) as row(sport text, market text, summary jsonb)`,
+    [day, JSON.stringify(rows)],
+  );
+}
+
+/**
+ * Days with settled picks and no summaries: a database migrated from before the summaries, or
+ * picks inserted with SQL by a benchmark (track_record_days rebuilt first).
+ */
+export async function daysWithoutSummaries(em: Em): Promise<string[]> {
+  const days = await em.execute<{ day: string }[]>(
+    `select distinct to_char(day, 'YYYY-MM-DD') as day from track_record_days
+      where not exists (select 1 from track_record_day_stats stats where stats.day = track_record_days.day and stats.sport = ? and stats.market = ?)
+      order by 1`,
+    [EVERY, EVERY],
+  );
+  return days.map((row) => row.day);
+}
+
+/** Every day's summaries recomputed in `em`'s transaction (after picks were inserted or changed with SQL: benchmarks, tests). */
+export async function rebuildDaySummaries(em: Em): Promise<void> {
+  await em.execute('delete from track_record_day_stats');
+  for (const day of await daysWithoutSummaries(em)) await refreshDaySummaries(em, day);
+}
+
+/** The day sums and the record summaries rebuilt from the settled picks (picks inserted with SQL: benchmarks). */
+export async function rebuildTrackRecord(em: Em): Promise<void> {
+  await em.execute(REBUILD_TRACK_RECORD_DAYS_SQL);
+  await rebuildDaySummaries(em);
+}
+
+/** The stored summaries of whole UTC days [fromDay, toDay) for a scope, oldest day first. */
+export async function daySummaries(em: Em, fromDay: string, toDay: string, scope: TrackRecordScope): Promise<RecordSummary[]> {
+  const rows = await em.execute<{ summary: unknown }[]>(
+    `select summary from track_record_day_stats
+      where day >= ?::date and day < ?::date and sport = ? and market = ?
+      order by day`,
+    [fromDay, toDay, scope.sport ?? EVERY, scope.market ?? EVERY],
+  );
+  return rows.map((row) => parseSummary(typeof row.summary === 'string' ? JSON.parse(row.summary) : row.summary));
 }

@@ -462,7 +462,7 @@ export class PickService {
       await appendPickEvent(em, 'pick.settled', pick, now);
       // The track record's day sums move with the settlement, in the same transaction.
       await em.flush();
-      await addSettledPickToDays(em, pick.id);
+      await addSettledPickToDays(em, { id: pick.id, settledAt });
     });
     this.options.onVisibleChange?.();
     return pickRecordFromEntity(pick);

@@ -2,14 +2,24 @@ import type { Clock } from '../domain/clock.js';
 import { InvalidParameterError } from '../domain/errors.js';
 import { validateMarket } from '../domain/market.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
+import { mergeAll, recordStatistics, summarizePicks, type RecordSummary } from '../domain/record-statistics.js';
 import {
   aggregateTrackRecord,
+  trackRecordReport,
   trackRecordWindow,
-  type TrackRecord,
   type TrackRecordBucket,
+  type TrackRecordReport,
 } from '../domain/track-record.js';
 import type { Orm } from '../persistence/orm.js';
-import { daySumBuckets, settledBuckets, type TrackRecordScope } from '../persistence/track-record-repository.js';
+import {
+  daySumBuckets,
+  daySummaries,
+  daysWithoutSummaries,
+  refreshDaySummaries,
+  settledBuckets,
+  settledRecordPicks,
+  type TrackRecordScope,
+} from '../persistence/track-record-repository.js';
 
 const DAY_MS = 86_400_000;
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
@@ -24,7 +34,7 @@ export class TrackRecordService {
    * Flat 1-unit stakes over picks settled in the last daysBack days; the database groups, the
    * domain sums. daysBack arrives valid (the GraphQL argument's bound, src/domain/bounds.ts).
    */
-  async get(query: { sport?: string | null; market?: string | null; daysBack: number }): Promise<TrackRecord> {
+  async get(query: { sport?: string | null; market?: string | null; daysBack: number }): Promise<TrackRecordReport> {
     const { daysBack } = query;
     if (query.sport != null && !isSportSlug(query.sport)) {
       throw new InvalidParameterError('sport', `sport must be one of: ${SPORT_SLUGS.join(', ')}`);
@@ -38,15 +48,29 @@ export class TrackRecordService {
     const firstWholeDay = new Date(Math.ceil(fromMs / DAY_MS) * DAY_MS);
     const lastDayStart = new Date(Math.floor(window.to.getTime() / DAY_MS) * DAY_MS);
     let buckets: TrackRecordBucket[];
+    let summaries: RecordSummary[];
     if (firstWholeDay.getTime() >= lastDayStart.getTime()) {
       buckets = await settledBuckets(em, window, scope);
+      summaries = [summarizePicks(await settledRecordPicks(em, window, scope))];
     } else {
       buckets = [
         ...(await settledBuckets(em, { from: window.from, to: firstWholeDay }, scope, { toExclusive: true })),
         ...(await daySumBuckets(em, utcDay(firstWholeDay), utcDay(lastDayStart), scope)),
         ...(await settledBuckets(em, { from: lastDayStart, to: window.to }, scope)),
       ];
+      summaries = [
+        summarizePicks(await settledRecordPicks(em, { from: window.from, to: firstWholeDay }, scope, { toExclusive: true })),
+        ...(await daySummaries(em, utcDay(firstWholeDay), utcDay(lastDayStart), scope)),
+        summarizePicks(await settledRecordPicks(em, { from: lastDayStart, to: window.to }, scope)),
+      ];
     }
-    return aggregateTrackRecord(buckets, window);
+    return trackRecordReport(aggregateTrackRecord(buckets, window), recordStatistics(mergeAll(summaries)));
+  }
+
+  /** Days settled before the record summaries existed get theirs, one transaction a day; returns how many. */
+  async fillMissingSummaries(): Promise<number> {
+    const days = await daysWithoutSummaries(this.orm.em.fork());
+    for (const day of days) await this.orm.em.fork().transactional((em) => refreshDaySummaries(em, day));
+    return days.length;
   }
 }

@@ -182,7 +182,29 @@ describe('GET /api/v1/track-record', () => {
     const res = await get('/api/v1/track-record?days_back=7&sport=soccer', keys.growth);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body.overall).toEqual({ roi_pct: 120, win_rate: 100, total_settled: 1, clv_avg_pct: 4.76, clv_count: 1, edge_avg_pct: 10 });
+    // One won pick at 2.2 against fair odds of 2 (fair probability 0.5), closing at 2.1.
+    expect(body.overall).toEqual({
+      roi_pct: 120,
+      win_rate: 100,
+      total_settled: 1,
+      clv_avg_pct: 4.76,
+      clv_count: 1,
+      edge_avg_pct: 10,
+      avg_odds: 2.2,
+      clv_positive_pct: 100,
+      roi_ci95: null,
+      t_score: null,
+      p_value: null,
+      max_drawdown_pct: 0,
+      longest_losing_streak: 0,
+      brier_score: 0.25,
+    });
+    expect(body.calibration).toHaveLength(10);
+    expect(body.calibration[5]).toEqual({ low: 0.5, high: 0.6, picks: 1, expected_win_rate: 50, actual_win_rate: 100 });
+    expect(body.calibration[4]).toEqual({ low: 0.4, high: 0.5, picks: 0, expected_win_rate: null, actual_win_rate: null });
+    expect(body.clv_distribution).toHaveLength(12);
+    expect(body.clv_distribution[8]).toEqual({ low_pct: 4, high_pct: 6, picks: 1 });
+    expectMatchesOpenApi('/api/v1/track-record', 200, body);
     expect(body.per_sport).toEqual([{ sport: 'soccer', roi_pct: 120, total_settled: 1 }]);
     expect(body.series).toHaveLength(8);
     expect(body.series.at(-1)).toEqual({ date: '2026-11-22', cumulative_pnl_pct: 120 });

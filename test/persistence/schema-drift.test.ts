@@ -14,6 +14,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   deployment: 'one row, the deployment id, written by its migration and only read (src/persistence/orm.ts deploymentId)',
   track_record_days: 'pre-summed track record, maintained by one upsert in the settlement transaction (track-record-repository.ts)',
+  track_record_day_stats: 'one record summary per day and scope, recomputed in the settlement transaction (track-record-repository.ts)',
   login_failures: 'sign-in throttling rows, inserted and counted with SQL (accounts-repository.ts)',
   dashboard_secret: 'one row per deployment, insert-if-absent then read (accounts-repository.ts)',
   odds_events: 'the feed events as last seen, batch-upserted from JSON in one statement per poll (odds-repository.ts)',
