@@ -322,3 +322,16 @@ export function summariesByScope(picks: readonly ScopedRecordPick[]): ScopedSumm
     return { sport, market, summary: summarizePicks(group) };
   });
 }
+
+/**
+ * The p-value in plain words, for people: "if the picks had no edge, a record this good would
+ * happen about 3 times in 100". Counts are rounded to the scale that keeps one or two digits.
+ */
+export function significanceInWords(pValue: number | null): string {
+  if (pValue === null) return 'too few picks (or no spread in their results) to tell skill from luck yet';
+  const lead = 'if the picks had no edge, a record this good would happen';
+  if (pValue < 0.001) return `${lead} less than once in 1,000`;
+  const [count, scale] = pValue < 0.01 ? [Math.round(pValue * 1000), '1,000'] : pValue < 0.1 ? [Math.round(pValue * 100), '100'] : [Math.round(pValue * 10), '10'];
+  if (scale === '10' && count >= 10) return `${lead} almost every time`;
+  return `${lead} about ${count} ${count === 1 ? 'time' : 'times'} in ${scale}`;
+}

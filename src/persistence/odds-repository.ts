@@ -90,17 +90,6 @@ export async function readOddsEvents(em: Em, ids: readonly string[]): Promise<Ma
 }
 
 /**
- * The generation the feed's record of an event belongs to: a stored event with a final whose id
- * comes back with another commence_time is a new fixture (the feed reused the id), so its
- * generation is the next one; anything else keeps the stored generation (0 for a new event).
- * The SQL of upsertOddsEvents applies the same rule.
- */
-export function generationOf(stored: StoredOddsEvent | undefined, commenceTime: Date): number {
-  if (!stored) return 0;
-  return stored.completed && stored.commenceTime.getTime() !== commenceTime.getTime() ? stored.generation + 1 : stored.generation;
-}
-
-/**
  * Inserts new events and refreshes known ones (teams, league, kickoff) in one statement. A
  * completed event whose kickoff changes starts its next generation: the old final and overdue
  * mark belong to the old fixture and are cleared (generationOf); its closing lines are kept

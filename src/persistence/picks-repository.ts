@@ -9,6 +9,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { StoredReferenceMarket } from '../domain/closing-line.js';
 import { decodePickCursor } from '../domain/cursor.js';
+import { engineSelectionKey } from '../domain/engine-rules.js';
 import { PICK_FIELD_NAMES, PICK_FIELDS, withNulls, type PickRecord, type PickValues, type Storage } from '../domain/pick-shape.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
 import type { Market } from '../domain/market.js';
@@ -137,9 +138,6 @@ export async function engineSlotsOf(em: Em, eventIds: readonly string[]): Promis
   );
 }
 
-export function engineSelectionKey(eventId: string, generation: number, market: string, selection: string, line: number | null): string {
-  return `${eventId}\u0000${generation}\u0000${market}\u0000${selection}\u0000${line ?? ''}`;
-}
 
 /** The provenance of a pick (null for manual picks or unknown ids). */
 export async function findProvenance(em: Em, id: string): Promise<Record<string, unknown> | null> {

@@ -16,8 +16,13 @@
  * edge (so nothing is held and the best-plausible-price rule never chooses), and no cell is
  * empty. The expectations implement those rules anyway; the counts are printed with the totals.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backtestConfig, main as backtestCommand } from '../../src/cli/backtest.js';
+import { backtestReport, runBacktest } from '../../src/domain/backtest.js';
+import { footballDataSnapshots, pollsOfSnapshots } from '../../src/domain/football-data.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY, PICK_FIELDS } from '../helpers/fixtures.js';
@@ -32,14 +37,25 @@ import {
   type SeasonMatch,
   type SidePrices,
 } from '../helpers/independent-value.js';
+import { studentCdf, studentQuantile } from '../helpers/student-t.js';
 import { startOddsFeedServer, v4Bookmaker, v4OddsEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
 
-const CSV = readFileSync(new URL('../fixtures/real-season/E0-2018-19.csv', import.meta.url), 'utf8');
+const CSV_FILE = new URL('../fixtures/real-season/E0-2018-19.csv', import.meta.url);
+const CSV = readFileSync(CSV_FILE, 'utf8');
 const MATCHES = seasonMatches(parseCsv(CSV), 'e0-1819');
 const RULES = { minEdge: 0.02, reviewEdge: 0.25, oddsMin: 1.2, oddsMax: 15 };
 const EXPECTED = expectedSeason(MATCHES, RULES);
 
 const SPORT_KEY = 'soccer_epl';
+/** The engine's configuration of this replay: the live app's environment and the backtest's variables. */
+const ENGINE_SETTINGS = {
+  BOOKMAKER_TAX_RATES: JSON.stringify(Object.fromEntries(SOFT_BOOKS.map((book) => [book.key, 0]))),
+  PICK_MIN_EDGE: String(RULES.minEdge),
+  PICK_ODDS_RANGE: `${RULES.oddsMin}-${RULES.oddsMax}`,
+  PICK_REVIEW_EDGE: String(RULES.reviewEdge),
+  DEVIG_METHOD: 'power',
+  PICK_HORIZON_HOURS: '72',
+};
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const at = (base: Date, ms: number) => new Date(base.getTime() + ms);
@@ -156,12 +172,7 @@ describe('a real season (Premier League 2018/19) replayed through the value engi
         ODDS_FEED_URL: feed.url,
         ODDS_FEED_API_KEY: 'real-season-feed-key',
         ODDS_FEED_SPORTS: SPORT_KEY,
-        BOOKMAKER_TAX_RATES: JSON.stringify(Object.fromEntries(SOFT_BOOKS.map((book) => [book.key, 0]))),
-        PICK_MIN_EDGE: String(RULES.minEdge),
-        PICK_ODDS_RANGE: `${RULES.oddsMin}-${RULES.oddsMax}`,
-        PICK_REVIEW_EDGE: String(RULES.reviewEdge),
-        DEVIG_METHOD: 'power',
-        PICK_HORIZON_HOURS: '72',
+        ...ENGINE_SETTINGS,
       },
       runtime: {
         startPoller: false,
@@ -334,5 +345,172 @@ describe('a real season (Premier League 2018/19) replayed through the value engi
         `ROI ${overall.roiPct} %, win rate ${overall.winRate} %, mean CLV ${overall.clvAvgPct} % ` +
         `(independent: ROI ${mine.roiPct.toFixed(4)} %, CLV ${mine.clvAvgPct.toFixed(4)} %); sanity-rule hits ${EXPECTED.sanityHits.length}`,
     );
+  });
+
+  /** The live record's figures that both replays compute (the series depends on each one's window). */
+  const STATISTICS = `query { trackRecord(daysBack: 365) {
+    overall { roiPct winRate totalSettled clvAvgPct clvCount edgeAvgPct avgOdds clvPositivePct roiCi95 tScore pValue maxDrawdownPct longestLosingStreak brierScore }
+    perSport { sport roiPct totalSettled } perMarket { market roiPct totalSettled clvAvgPct }
+    calibration { low high picks expectedWinRate actualWinRate } clvDistribution { lowPct highPct picks } } }`;
+
+  it('the backtest of the same file on the same timeline makes the same picks and the same record as the live engine', async () => {
+    const { snapshots, skipped: rows } = footballDataSnapshots(CSV, {
+      books: ['pinnacle', ...SOFT_BOOKS.map((book) => book.key)],
+      timeline: {
+        openingBeforeKickoffMs: 2 * HOUR,
+        openingQuoteAgeMs: 30_000,
+        closingBeforeKickoffMs: 5 * MINUTE,
+        closingQuoteAgeMs: MINUTE,
+        finalAfterKickoffMs: 2 * HOUR + 30 * MINUTE,
+        finalUpdatedAfterKickoffMs: 2 * HOUR,
+      },
+      kickoffOf: (date) => new Date(`${date}T15:00:00Z`),
+    });
+    const { polls, skipped } = pollsOfSnapshots(snapshots);
+    expect([...rows, ...skipped]).toEqual([]);
+    const run = runBacktest(polls, backtestConfig({}, ENGINE_SETTINGS));
+
+    const live = picks
+      .map((pick) => ({
+        key: keyOf(pick.homeTeam, pick.awayTeam, pick.selection),
+        bookmaker: pick.bookmaker.slug,
+        odds: pick.odds,
+        referenceFairOdds: pick.referenceFairOdds,
+        edgePct: pick.edgePct,
+        edgePctPostTax: pick.edgePctPostTax,
+        confidence: pick.confidence,
+        closingOdds: pick.closingOdds,
+        result: pick.result?.toLowerCase() ?? null,
+        kickoffAt: pick.kickoffAt,
+        settledAt: pick.settledAt,
+      }))
+      .sort((a, b) => (a.key < b.key ? -1 : 1));
+    const replayed = run.picks
+      .filter((pick) => pick.status !== 'admin_review')
+      .map((pick) => ({
+        key: keyOf(pick.homeTeam, pick.awayTeam, pick.selection),
+        bookmaker: pick.bookmaker,
+        odds: pick.odds,
+        referenceFairOdds: pick.referenceFairOdds,
+        edgePct: pick.edgePct,
+        edgePctPostTax: pick.edgePctPostTax,
+        confidence: pick.confidence,
+        closingOdds: pick.closingOdds,
+        result: pick.result,
+        kickoffAt: pick.kickoffAt.toISOString(),
+        settledAt: pick.settledAt?.toISOString() ?? null,
+      }))
+      .sort((a, b) => (a.key < b.key ? -1 : 1));
+    expect(replayed.length).toBe(EXPECTED.picks.length);
+    expect(replayed).toEqual(live);
+    expect(run.picks.filter((pick) => pick.status === 'admin_review')).toHaveLength(EXPECTED.held.length);
+
+    const record = await t.graphql<{ trackRecord: Record<string, unknown> & { overall: Record<string, unknown> } }>(STATISTICS);
+    expect(record.errors).toBeUndefined();
+    const report = backtestReport(run).trackRecord;
+    const { series: _series, ...comparable } = report;
+    expect(record.data!.trackRecord).toEqual(comparable);
+  });
+
+  it('npm run backtest on the file, at an hour and a minute before kickoff, reports the figures computed from the CSV', () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'backtest-'));
+    try {
+      const jsonFile = path.join(directory, 'report.json');
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = backtestCommand(
+        [
+          '--csv',
+          CSV_FILE.pathname,
+          '--min-edge',
+          String(RULES.minEdge),
+          '--review-edge',
+          String(RULES.reviewEdge),
+          '--odds-range',
+          `${RULES.oddsMin}-${RULES.oddsMax}`,
+          '--devig',
+          'power',
+          '--tax-rates',
+          ENGINE_SETTINGS.BOOKMAKER_TAX_RATES,
+          '--json',
+          jsonFile,
+        ],
+        { out: (text) => out.push(text), err: (text) => err.push(text) },
+      );
+      expect(err.join('')).toBe('');
+      expect(code).toBe(0);
+      const report = JSON.parse(readFileSync(jsonFile, 'utf8'));
+      expect(out.join('')).toContain(`Picks: ${EXPECTED.picks.length + EXPECTED.held.length} (${EXPECTED.picks.length} settled, ${EXPECTED.held.length} held for review, 0 unsettled)`);
+
+      // Every pick settles at its match's final, the matches of a date together; among them the
+      // engine's creation order: the file's order of matches, then home, away, draw (the feed's outcome order).
+      const rowOf = new Map(MATCHES.map((match, index) => [match.eventId, index]));
+      const sideOrder = (pick: (typeof EXPECTED.picks)[number]) => (pick.selection === pick.home ? 0 : pick.selection === pick.away ? 1 : 2);
+      const ordered = [...EXPECTED.picks].sort((a, b) => a.kickoff.getTime() - b.kickoff.getTime() || rowOf.get(a.eventId)! - rowOf.get(b.eventId)! || sideOrder(a) - sideOrder(b));
+      const profits = ordered.map((pick) => pick.profit);
+      const n = profits.length;
+      const mean = profits.reduce((a, b) => a + b, 0) / n;
+      const s = Math.sqrt(profits.reduce((sum, p) => sum + (p - mean) ** 2, 0) / (n - 1));
+      const standardError = s / Math.sqrt(n);
+      const tScore = mean / standardError;
+      const half = studentQuantile(0.975, n - 1) * standardError;
+      let cumulative = 0;
+      let peak = 0;
+      let drawdown = 0;
+      let streak = 0;
+      let longest = 0;
+      for (const profit of profits) {
+        cumulative += profit;
+        peak = Math.max(peak, cumulative);
+        drawdown = Math.max(drawdown, peak - cumulative);
+        streak = profit < 0 ? streak + 1 : 0;
+        longest = Math.max(longest, streak);
+      }
+      const brier = ordered.reduce((sum, pick) => sum + (1 / pick.referenceFairOdds - (pick.result === 'WON' ? 1 : 0)) ** 2, 0) / n;
+      const mine = trackRecordOf(EXPECTED.picks);
+      const overall = report.trackRecord.overall;
+      expect(overall.totalSettled).toBe(n);
+      for (const [name, value] of [
+        ['roiPct', mine.roiPct],
+        ['winRate', mine.winRate],
+        ['clvAvgPct', mine.clvAvgPct],
+        ['avgOdds', ordered.reduce((sum, pick) => sum + pick.odds, 0) / n],
+        ['clvPositivePct', (100 * ordered.filter((pick) => pick.clvPct > 0).length) / n],
+        ['tScore', tScore],
+        ['maxDrawdownPct', 100 * drawdown],
+      ] as const) {
+        expect(Math.abs(overall[name] - value), name).toBeLessThanOrEqual(ROUNDING);
+      }
+      expect(Math.abs(overall.roiCi95[0] - 100 * (mean - half))).toBeLessThanOrEqual(ROUNDING);
+      expect(Math.abs(overall.roiCi95[1] - 100 * (mean + half))).toBeLessThanOrEqual(ROUNDING);
+      expect(Math.abs(overall.pValue - (1 - studentCdf(tScore, n - 1)))).toBeLessThanOrEqual(0.00005 + 1e-9);
+      expect(Math.abs(overall.brierScore - brier)).toBeLessThanOrEqual(0.00005 + 1e-9);
+      expect(overall.longestLosingStreak).toBe(longest);
+      expect(overall.clvCount).toBe(n);
+
+      // Calibration by the fair probability at publication, and the picks per book.
+      const rows = Array.from({ length: 10 }, () => ({ picks: 0, wins: 0, sum: 0 }));
+      for (const pick of ordered) {
+        const p = 1 / pick.referenceFairOdds;
+        const row = rows[Math.min(9, Math.floor(p * 10))]!;
+        row.picks += 1;
+        row.sum += p;
+        if (pick.result === 'WON') row.wins += 1;
+      }
+      report.trackRecord.calibration.forEach((row: { picks: number; expectedWinRate: number | null; actualWinRate: number | null }, index: number) => {
+        const mineRow = rows[index]!;
+        expect(row.picks).toBe(mineRow.picks);
+        if (mineRow.picks === 0) return expect(row.expectedWinRate).toBeNull();
+        expect(Math.abs(row.expectedWinRate! - (100 * mineRow.sum) / mineRow.picks)).toBeLessThanOrEqual(ROUNDING);
+        expect(Math.abs(row.actualWinRate! - (100 * mineRow.wins) / mineRow.picks)).toBeLessThanOrEqual(ROUNDING);
+      });
+      const perBook = new Map<string, number>();
+      for (const pick of EXPECTED.picks) perBook.set(pick.bookmaker, (perBook.get(pick.bookmaker) ?? 0) + 1);
+      for (const held of EXPECTED.held) perBook.set(held.bookmaker, (perBook.get(held.bookmaker) ?? 0) + 1);
+      expect(Object.fromEntries(report.perBook.map((row: { bookmaker: string; picks: number }) => [row.bookmaker, row.picks]))).toEqual(Object.fromEntries(perBook));
+      expect(report.perMarket.map((row: { market: string; picks: number }) => [row.market, row.picks])).toEqual([['h2h', EXPECTED.picks.length + EXPECTED.held.length]]);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

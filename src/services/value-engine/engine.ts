@@ -18,11 +18,12 @@ import {
   type ScoreEvent,
   type ValidatedEvent,
 } from '../../domain/odds-feed.js';
-import { formatLine, hasLines, MARKETS, type Market } from '../../domain/market.js';
+import { formatLine, MARKETS, type Market } from '../../domain/market.js';
 import { FINAL_REFUSAL_TEXT, finalScoreFor, judgeFinal, pickResult, type FinalRefusal, type SettlementOptions } from '../../domain/settlement.js';
 import { isSportSlug, type SportSlug } from '../../domain/sports.js';
 import { checkText } from '../../domain/text.js';
 import { closingLineOf, type ClosingLine } from '../../domain/closing-line.js';
+import { engineSelectionKey, generationOf, readMarkets } from '../../domain/engine-rules.js';
 import type { ReferenceRecord } from '../../domain/reference-consensus.js';
 import {
   analysisText,
@@ -33,7 +34,6 @@ import {
   type ValueCandidate,
 } from '../../domain/value-detection.js';
 import {
-  generationOf,
   listOddsHistory,
   readOddsEvents,
   recordFinalScores,
@@ -50,7 +50,6 @@ import {
 import type { Em, Orm } from '../../persistence/orm.js';
 import {
   closablePicks,
-  engineSelectionKey,
   engineSlotsOf,
   findPicksForUpdate,
   moveKickoffs,
@@ -93,15 +92,6 @@ export interface ValueEngineOptions {
 
 /** An odds event with its sport slug and the generation of its id it belongs to. */
 type PlacedEvent = OddsEvent & { sport: SportSlug; generation: number };
-
-/** The event with only the markets the engine reads for its sport; bookmakers left with none go. */
-function readMarkets(event: OddsEvent, sport: SportSlug, markets: readonly Market[]): OddsEvent {
-  const read = (key: Market) => markets.includes(key) && (key === 'h2h' || hasLines(sport));
-  const bookmakers = event.bookmakers
-    .map((bookmaker) => ({ ...bookmaker, markets: bookmaker.markets.filter((market) => read(market.key)) }))
-    .filter((bookmaker) => bookmaker.markets.length > 0);
-  return { ...event, bookmakers };
-}
 
 /** An outcome as line movement names it: a line market's outcome with its point ("Arsenal -0.5", "Over 2.5"). */
 function outcomeLabel(market: Market, name: string, point: number | undefined): string {
