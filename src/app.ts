@@ -7,6 +7,7 @@ import { ErrorCode } from './domain/errors.js';
 import { registerLedgerRoutes } from '../adapters/public/ledger.js';
 import { registerPublicRoutes } from '../adapters/public/plugin.js';
 import { registerPublicStream } from '../adapters/public/stream.js';
+import { registerRecordPage } from '../adapters/record/plugin.js';
 import { registerRestRoutes } from '../adapters/rest/plugin.js';
 import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
@@ -140,6 +141,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   app.decorate('readCacheStats', () => readCache.stats());
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
   registerLedgerRoutes(app, yoga, getSchema());
+  registerRecordPage(app, yoga, getSchema(), internalContext(runtime.services));
   const publicStream = registerPublicStream(app, yoga, getSchema(), {
     ...runtime.config.publicStream,
     heartbeatSeconds: runtime.config.streamHeartbeatSeconds,

@@ -109,7 +109,7 @@ export function layout(options: Layout, body: SafeHtml): string {
 ${body}
 </main>
 <footer class="footer container">
-  <p>Picks API · Requests to <code>/api/v1</code> authenticate with <code>Authorization: Bearer &lt;key&gt;</code>. Times are UTC. <a href="/docs/">API reference</a></p>
+  <p>Picks API · Requests to <code>/api/v1</code> authenticate with <code>Authorization: Bearer &lt;key&gt;</code>. Times are UTC. <a href="/docs/">API reference</a> · <a href="/record">Track record</a></p>
 </footer>
 </body>
 </html>`.value}`;

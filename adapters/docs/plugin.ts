@@ -45,6 +45,15 @@ export function docsContentSecurityPolicy(nonce: string): string {
   ].join('; ');
 }
 
+/**
+ * The one addition to Scalar's page: a line above the reference leading to the public record
+ * page (its style carries the answer's nonce like Scalar's own).
+ */
+const RECORD_LINK =
+  `<style nonce="${NONCE_PLACEHOLDER}">.record-link{margin:0;padding:8px 16px;font:14px/1.4 system-ui,sans-serif;color:#0f172a;background:#eef0ff;border-bottom:1px solid #dde3ee}.record-link a{color:#4338ca;font-weight:600}</style>` +
+  '<p class="record-link">Is it luck? The public <a href="/record">track record</a>: every pick settled, its significance, and a ledger anyone can verify.</p>';
+const SCALAR_MOUNT = '<div id="app"></div>';
+
 const PAGE_HEADERS = {
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
@@ -65,7 +74,7 @@ export async function registerApiReference(app: FastifyInstance): Promise<void> 
       }
       const nonce = randomBytes(16).toString('base64');
       reply.header('content-security-policy', docsContentSecurityPolicy(nonce)).header('cache-control', 'no-store');
-      return payload.replaceAll(NONCE_PLACEHOLDER, nonce);
+      return payload.replace(SCALAR_MOUNT, `${RECORD_LINK}${SCALAR_MOUNT}`).replaceAll(NONCE_PLACEHOLDER, nonce);
     });
     await scope.register(scalarApiReference, {
       routePrefix: DOCS_PREFIX,

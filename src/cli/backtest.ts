@@ -13,7 +13,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { backtestReport, runBacktest, type BacktestReport, type BacktestRun } from '../domain/backtest.js';
 import { CSV_BOOKS, DEFAULT_CSV_OPTIONS, footballDataSnapshots, pollsOfSnapshots, type FeedSnapshot } from '../domain/football-data.js';
 import type { FeedSkip } from '../domain/odds-feed.js';
-import { significanceInWords } from '../domain/record-statistics.js';
+import { significanceSentence } from '../domain/record-statistics.js';
 
 /** Flags that set one engine variable (any other is set with --set NAME=VALUE). */
 const VARIABLE_FLAGS: Readonly<Record<string, string>> = Object.freeze({
@@ -181,7 +181,7 @@ export function formatBacktest(outcome: BacktestOutcome): string {
     `Picks: ${report.picks} (${overall.totalSettled} settled, ${report.held} held for review, ${report.unsettled} unsettled); ${outcome.skipped.length} feed notes`,
     '',
     `ROI ${percent(overall.roiPct)} over ${overall.totalSettled} settled picks (95 % interval ${overall.roiCi95 ? `${percent(overall.roiCi95[0])} to ${percent(overall.roiCi95[1])}` : 'n/a'}), win rate ${percent(overall.winRate)}, average odds ${number(overall.avgOdds)}`,
-    `t = ${number(overall.tScore)}, p = ${number(overall.pValue, 4)} (one-sided): ${significanceInWords(overall.pValue)}`,
+    `t = ${number(overall.tScore)}, p = ${number(overall.pValue, 4)} (one-sided). ${significanceSentence(overall.pValue)}`,
     `CLV: mean ${percent(overall.clvAvgPct)} over ${overall.clvCount} picks, positive on ${percent(overall.clvPositivePct)}; mean edge ${percent(overall.edgeAvgPct)}`,
     `Max drawdown ${number(overall.maxDrawdownPct)} % of a unit stake; longest losing streak ${overall.longestLosingStreak}; Brier score ${number(overall.brierScore, 4)}`,
     '',

@@ -25,6 +25,9 @@ export const DELIVERIES_PAGE: Bound = { default: 20, max: 100 };
 /** The track record's lookback window in days (`days_back`, `daysBack`). */
 export const DAYS_BACK: Bound = { default: 30, max: 365 };
 
+/** `revealedLedgerPicks(limit:)`: the picks with their ledger entries one answer lists (the record page shows 50). */
+export const REVEALED_PICKS_PAGE: Bound = { default: 50, max: 100 };
+
 /**
  * The refusal of a value outside the bound, named as the caller named it; null when it is an
  * integer from 1 to max. Validated, never clamped (docs/API.md, "Lists and cursors"). The message

@@ -324,14 +324,26 @@ export function summariesByScope(picks: readonly ScopedRecordPick[]): ScopedSumm
 }
 
 /**
- * The p-value in plain words, for people: "if the picks had no edge, a record this good would
- * happen about 3 times in 100". Counts are rounded to the scale that keeps one or two digits.
+ * How often chance alone would give a record at least this good, in words: the coarsest of
+ * "in 10", "in 100", "in 1,000" at which the p-value is a whole count from 1 to 9 (one significant
+ * figure). 0.03 -> "about 3 times in 100", 0.2 -> "about 2 times in 10", 0.0004 -> "fewer than 1
+ * time in 1,000"; from 0.95 on, "about 97 times in 100".
  */
-export function significanceInWords(pValue: number | null): string {
-  if (pValue === null) return 'too few picks (or no spread in their results) to tell skill from luck yet';
-  const lead = 'if the picks had no edge, a record this good would happen';
-  if (pValue < 0.001) return `${lead} less than once in 1,000`;
-  const [count, scale] = pValue < 0.01 ? [Math.round(pValue * 1000), '1,000'] : pValue < 0.1 ? [Math.round(pValue * 100), '100'] : [Math.round(pValue * 10), '10'];
-  if (scale === '10' && count >= 10) return `${lead} almost every time`;
-  return `${lead} about ${count} ${count === 1 ? 'time' : 'times'} in ${scale}`;
+export function chanceInWords(pValue: number): string {
+  if (!(pValue >= 0.001)) return 'fewer than 1 time in 1,000';
+  if (pValue >= 0.995) return 'more than 99 times in 100';
+  const times = (count: number, scale: string) => `about ${count} ${count === 1 ? 'time' : 'times'} in ${scale}`;
+  for (const [scale, label] of [[10, '10'], [100, '100'], [1000, '1,000']] as const) {
+    const count = pValue * scale;
+    if (count >= 0.95 && count < 9.5) return times(Math.round(count), label);
+  }
+  return times(Math.round(pValue * 100), '100');
+}
+
+/** The page's headline answer to "is it luck?", from the one-sided p-value of the track record. */
+export function significanceSentence(pValue: number | null): string {
+  if (pValue === null) {
+    return 'Too few settled picks to tell skill from luck: the test needs at least two non-void picks whose profits differ.';
+  }
+  return `If the picks had no edge, a record at least this good would happen ${chanceInWords(pValue)}.`;
 }

@@ -4,8 +4,9 @@
  * (a rolled-back append takes no number) and one chain holds across instances.
  */
 import { nextEntry, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
+import { VISIBLE_STATUSES, type PickStatus } from '../domain/pick.js';
 import { OUTBOX_WRITE_LOCK } from './outbox-repository.js';
-import { dateOf, executeBound, jsonOf, numberOf } from './sql.js';
+import { dateOf, executeBound, jsonOf, numberOf, statusIn } from './sql.js';
 import type { Em } from './orm.js';
 
 type Row = Record<string, unknown>;
@@ -72,6 +73,42 @@ export async function ledgerEntriesAfter(em: Em, after: number, limit: number): 
     em,
     `select ${ENTRY_COLUMNS} from ledger_entries e join picks p on p.id = e.pick_id where e.seq > $1 order by e.seq limit $2`,
     [after, limit],
+  );
+  return rows.map(entryFromRow);
+}
+
+/** Which revealed picks revealedPickEntries reads: kicked off between `since` and `now`, optionally one sport and one market. */
+export interface RevealedPicksQuery {
+  now: Date;
+  since: Date;
+  sport: string | null;
+  market: string | null;
+  limit: number;
+}
+
+/**
+ * Every entry of the `limit` picks with the latest kickoffs at or before `now` (and from `since`)
+ * that have entries, newest kickoff first (then id), each pick's entries in seq order. A pick
+ * with entries is visible (published, settled) or held again (admin_review; a held pick is never
+ * discarded): each is read in kickoff order (the visible ones along picks_visible_kickoff_idx,
+ * the review queue is short), so a page costs about `limit` rows whatever the size of the history.
+ */
+export async function revealedPickEntries(em: Em, query: RevealedPicksQuery): Promise<StoredLedgerEntry[]> {
+  const candidates = (statuses: readonly PickStatus[]) => `(select id, kickoff_at from picks
+      where ${statusIn(statuses)} and ledger_seq is not null and kickoff_at <= $1 and kickoff_at >= $2
+        and ($3::text is null or sport = $3) and ($4::text is null or market = $4)
+      order by kickoff_at desc, id desc limit $5)`;
+  const rows = await executeBound<Row>(
+    em,
+    `with chosen as (
+       ${candidates(VISIBLE_STATUSES)}
+       union all
+       ${candidates(['admin_review'])}
+       order by kickoff_at desc, id desc limit $5
+     )
+     select ${ENTRY_COLUMNS} from chosen c join ledger_entries e on e.pick_id = c.id join picks p on p.id = c.id
+      order by c.kickoff_at desc, c.id desc, e.seq`,
+    [query.now, query.since, query.sport, query.market, query.limit],
   );
   return rows.map(entryFromRow);
 }

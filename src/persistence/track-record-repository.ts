@@ -159,6 +159,24 @@ interface RecordPickRow {
   reference_fair_odds: number;
 }
 
+/** Settled picks in [from, to] (or [from, to) with toExclusive), one row each, in settled_at then id order (picks_settled_at_idx). */
+export function settledRecordPicksSql(
+  window: { from: Date; to: Date },
+  scope: TrackRecordScope,
+  options: { toExclusive?: boolean } = {},
+): { sql: string; params: unknown[] } {
+  const params: unknown[] = [window.from, window.to];
+  const scopeCondition = scopeFilter(scope, params);
+  return {
+    sql: `select sport, market, result, odds::float8 as odds, ${CLV_CLOSING_SQL}::float8 as clv_closing_odds,
+                 reference_fair_odds::float8 as reference_fair_odds
+            from picks
+           where status = 'settled' and settled_at >= ? and settled_at ${options.toExclusive ? '<' : '<='} ?${scopeCondition}
+           order by settled_at, id`,
+    params,
+  };
+}
+
 /** Settled picks in [from, to] (or [from, to) with toExclusive) as the record statistics see them, in settled_at then id order. */
 export async function settledRecordPicks(
   em: Em,
@@ -166,16 +184,8 @@ export async function settledRecordPicks(
   scope: TrackRecordScope,
   options: { toExclusive?: boolean } = {},
 ): Promise<ScopedRecordPick[]> {
-  const params: unknown[] = [window.from, window.to];
-  const scopeCondition = scopeFilter(scope, params);
-  const rows = await em.execute<RecordPickRow[]>(
-    `select sport, market, result, odds::float8 as odds, ${CLV_CLOSING_SQL}::float8 as clv_closing_odds,
-            reference_fair_odds::float8 as reference_fair_odds
-       from picks
-      where status = 'settled' and settled_at >= ? and settled_at ${options.toExclusive ? '<' : '<='} ?${scopeCondition}
-      order by settled_at, id`,
-    params,
-  );
+  const { sql, params } = settledRecordPicksSql(window, scope, options);
+  const rows = await em.execute<RecordPickRow[]>(sql, params);
   return rows.map((row) => ({
     sport: row.sport,
     market: row.market,

@@ -5,6 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.js';
+import { InvalidParameterError } from '../domain/errors.js';
+import { validateMarket } from '../domain/market.js';
+import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
+import { addDays } from '../domain/time.js';
 import { checkpointTimes, committedPick, isRevealed, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
 import { toPickSnapshot, v1PickJson, type PickValues } from '../domain/pick-shape.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
@@ -15,8 +19,10 @@ import {
   ledgerHead,
   ledgerHeadsAt,
   ledgerStart,
+  revealedPickEntries,
   unledgeredPickIds,
   type LedgerHeadRow,
+  type StoredLedgerEntry,
 } from '../persistence/ledger-repository.js';
 import type { Em, Orm } from '../persistence/orm.js';
 
@@ -30,6 +36,15 @@ export interface LedgerPage {
   entries: PublicLedgerEntry[];
   /** The last entry's seq when more may follow (ask again with after=next_after), else null. */
   nextAfter: number | null;
+}
+
+/** A pick kicked off, with its revealed entries (the public record page's list). */
+export interface RevealedLedgerPick {
+  pickId: string;
+  /** Its last entry (revealed or not) is pick.held: withdrawn before kickoff, as the verifier counts it. */
+  withdrawn: boolean;
+  /** Its revealed entries in seq order, each with its pick and salt. */
+  entries: PublicLedgerEntry[];
 }
 
 /** Visible picks older than the ledger are appended this many per transaction at start. */
@@ -73,6 +88,35 @@ export class LedgerService {
       return { ...entry, pick: revealed ? pick : null, salt: revealed ? salt : null };
     });
     return { entries, nextAfter: entries.length === limit ? entries.at(-1)!.seq : null };
+  }
+
+  /**
+   * The picks kicked off in the last daysBack days (optionally one sport, one market) that have
+   * entries, newest kickoff first, each with its revealed entries: what the ledger shows of them
+   * now, and nothing more (a pick before its kickoff is not listed). daysBack and limit arrive
+   * valid (the GraphQL arguments' bounds).
+   */
+  async revealedPicks(query: { sport?: string | null; market?: string | null; daysBack: number; limit: number }): Promise<RevealedLedgerPick[]> {
+    if (query.sport != null && !isSportSlug(query.sport)) {
+      throw new InvalidParameterError('sport', `sport must be one of: ${SPORT_SLUGS.join(', ')}`);
+    }
+    const market = query.market == null ? null : validateMarket(query.market);
+    const now = this.clock.now();
+    const stored = await revealedPickEntries(this.orm.em.fork(), { now, since: addDays(now, -query.daysBack), sport: query.sport ?? null, market, limit: query.limit });
+    const byPick = new Map<string, StoredLedgerEntry[]>();
+    for (const entry of stored) {
+      const entries = byPick.get(entry.pick_id);
+      if (entries) entries.push(entry);
+      else byPick.set(entry.pick_id, [entry]);
+    }
+    const picks: RevealedLedgerPick[] = [];
+    for (const [pickId, entries] of byPick) {
+      const revealed = entries
+        .filter((entry) => isRevealed(new Date(entry.reveal_after), entry.currentKickoff, now))
+        .map(({ currentKickoff: _kickoff, ...entry }) => entry);
+      if (revealed.length > 0) picks.push({ pickId, withdrawn: entries.at(-1)!.type === 'pick.held', entries: revealed });
+    }
+    return picks;
   }
 
   async head(): Promise<LedgerHeadRow | null> {

@@ -11,7 +11,9 @@ import {
   clvBin,
   mergeAll,
   mergeSummaries,
+  chanceInWords,
   recordStatistics,
+  significanceSentence,
   summarizePicks,
   summariesByScope,
   type RecordPick,
@@ -195,5 +197,29 @@ describe('record statistics', () => {
     ]);
     const counts = Object.fromEntries(scoped.map((row) => [`${row.sport}/${row.market}`, row.summary.n]));
     expect(counts).toEqual({ '*/*': 3, 'soccer/*': 2, '*/h2h': 2, 'soccer/h2h': 1, 'tennis/*': 1, 'tennis/h2h': 1, '*/totals': 1, 'soccer/totals': 1 });
+  });
+
+  it.each([
+    [0.03, 'about 3 times in 100'],
+    [0.2, 'about 2 times in 10'],
+    [0.3352, 'about 3 times in 10'],
+    [0.05, 'about 5 times in 100'],
+    [0.097, 'about 1 time in 10'],
+    [0.094, 'about 9 times in 100'],
+    [0.0095, 'about 1 time in 100'],
+    [0.004, 'about 4 times in 1,000'],
+    [0.001, 'about 1 time in 1,000'],
+    [0.0004, 'fewer than 1 time in 1,000'],
+    [0, 'fewer than 1 time in 1,000'],
+    [0.5, 'about 5 times in 10'],
+    [0.97, 'about 97 times in 100'],
+    [0.9991, 'more than 99 times in 100'],
+  ])('p = %s reads "%s"', (pValue, words) => {
+    expect(chanceInWords(pValue)).toBe(words);
+    expect(significanceSentence(pValue)).toBe(`If the picks had no edge, a record at least this good would happen ${words}.`);
+  });
+
+  it('says why there is no test when the p-value is null', () => {
+    expect(significanceSentence(null)).toBe('Too few settled picks to tell skill from luck: the test needs at least two non-void picks whose profits differ.');
   });
 });

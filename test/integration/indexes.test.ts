@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodePickCursor } from '../../src/domain/cursor.js';
 import { trackRecordWindow } from '../../src/domain/track-record.js';
 import { listPicksSql, todayPicksSql, type SqlQuery } from '../../src/persistence/picks-repository.js';
-import { trackRecordSql } from '../../src/persistence/track-record-repository.js';
+import { settledRecordPicksSql, trackRecordSql } from '../../src/persistence/track-record-repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -58,6 +58,8 @@ describe('query plans', () => {
     ['today', todayPicksSql({}, now, 20), 'picks_visible_published_idx'],
     ['today by sport', todayPicksSql({ sport: 'tennis' }, now, 20), 'picks_visible_sport_published_idx'],
     ['track record', trackRecordSql(trackRecordWindow(now, 365), { sport: null, market: null }), 'picks_settled_at_idx'],
+    // The record statistics read the picks of the window's two partial days (and of a day a settlement recomputes).
+    ['record statistics of a day', settledRecordPicksSql({ from: new Date('2024-03-01T00:00:00Z'), to: new Date('2024-03-02T00:00:00Z') }, { sport: 'soccer', market: null }, { toExclusive: true }), 'picks_settled_at_idx'],
   ])('%s uses %s', async (_name, query, index) => {
     const text = await plan(query);
     expect(text, text).toMatch(index);

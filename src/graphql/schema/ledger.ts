@@ -1,9 +1,15 @@
-import { LEDGER_AFTER, LEDGER_PAGE } from '../../domain/bounds.js';
+import { DAYS_BACK, LEDGER_AFTER, LEDGER_PAGE, REVEALED_PICKS_PAGE } from '../../domain/bounds.js';
 import { canonicalJson } from '../../domain/ledger.js';
 import { boundedInt } from '../argument-guard.js';
 import { builder } from '../builder.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
-import type { PublicLedgerEntry } from '../../services/ledger.js';
+import type { PublicLedgerEntry, RevealedLedgerPick } from '../../services/ledger.js';
+
+/**
+ * Entries of one pick counted for the cost: published, settled and a reschedule, or a hold and a
+ * republication. More are possible but rare; the list is never cut.
+ */
+const ENTRIES_PER_PICK = 4;
 
 const LedgerEntryRef = builder.objectRef<PublicLedgerEntry>('LedgerEntry').implement({
   description: 'One entry of the public ledger (docs/API.md, "Verifying the record"). Anonymous.',
@@ -33,6 +39,20 @@ const LedgerPageRef = builder.objectRef<{ entries: PublicLedgerEntry[]; nextAfte
   }),
 });
 
+const RevealedLedgerPickRef = builder.objectRef<RevealedLedgerPick>('RevealedLedgerPick').implement({
+  description: 'A pick whose kickoff has passed, with its revealed ledger entries. Anonymous.',
+  fields: (t) => ({
+    pickId: t.exposeString('pickId'),
+    withdrawn: t.exposeBoolean('withdrawn', { description: 'Its last entry is pick.held: withdrawn before kickoff (the verifier lists it as withdrawn).' }),
+    entries: t.field({
+      type: [LedgerEntryRef],
+      description: 'Its revealed entries in seq order, each with its pick and salt.',
+      complexity: { field: 1, multiplier: ENTRIES_PER_PICK },
+      resolve: (pick) => pick.entries,
+    }),
+  }),
+});
+
 const LedgerHeadRef = builder.objectRef<{ seq: number; hash: string; at: Date; checkpoint?: Date }>('LedgerHead').implement({
   fields: (t) => ({
     seq: t.exposeInt('seq'),
@@ -52,6 +72,26 @@ builder.queryFields((t) => ({
       limit: boundedInt(t.arg, LEDGER_PAGE, 'Entries per page,'),
     },
     resolve: (_root, args, context) => context.services.ledger.page(args.after ?? LEDGER_AFTER.default, args.limit ?? LEDGER_PAGE.default),
+  }),
+  revealedLedgerPicks: t.field({
+    type: [RevealedLedgerPickRef],
+    description:
+      'The picks kicked off in the last daysBack days that are on the ledger (withdrawn ones included), newest kickoff first, with their revealed entries. ' +
+      'A pick before its kickoff is never listed. Anonymous.',
+    complexity: (args) => pageComplexity(args.limit, REVEALED_PICKS_PAGE),
+    args: {
+      sport: t.arg.string(),
+      market: t.arg.string({ description: 'One market: h2h, spreads or totals.' }),
+      daysBack: boundedInt(t.arg, DAYS_BACK, 'Kickoffs in the last this many days,'),
+      limit: boundedInt(t.arg, REVEALED_PICKS_PAGE, 'Picks,'),
+    },
+    resolve: (_root, args, context) =>
+      context.services.ledger.revealedPicks({
+        sport: args.sport,
+        market: args.market,
+        daysBack: args.daysBack ?? DAYS_BACK.default,
+        limit: args.limit ?? REVEALED_PICKS_PAGE.default,
+      }),
   }),
   ledgerHead: t.field({
     type: LedgerHeadRef,
