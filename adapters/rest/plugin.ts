@@ -113,7 +113,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
         schema: openApiRouteSchema(route),
         handler: async (req, reply) => {
           const form = readRequest(route, req);
-          const runner = await openOperation(yoga, { req, reply, ...(countedAsUsageRead(route) ? { usageEndpoint: true } : {}) });
+          const runner = await openOperation(yoga, { req, reply, customerApi: true, ...(countedAsUsageRead(route) ? { usageEndpoint: true } : {}) });
           if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
           if (form.error) {
             // Check order (docs/DECISIONS.md): 401 -> 429 -> 403 -> 400. Thrown errors leave
@@ -142,7 +142,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
         exposeHeadRoute: false,
         schema: { hide: true },
         handler: async (req, reply) => {
-          const runner = await openOperation(yoga, { req, reply });
+          const runner = await openOperation(yoga, { req, reply, customerApi: true });
           if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
           throw new NotFoundError(`No route for ${req.method} ${req.url.split('?')[0]}.`);
         },

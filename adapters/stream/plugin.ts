@@ -168,7 +168,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       if (accessToken !== undefined && typeof accessToken !== 'string') {
         return sendError(reply, ErrorCode.invalidApiKey, 'Send one access_token.');
       }
-      const runner = await openOperation(yoga, { req, reply, streamEndpoint: accessToken === undefined ? {} : { accessToken } });
+      const runner = await openOperation(yoga, { req, reply, customerApi: true, streamEndpoint: accessToken === undefined ? {} : { accessToken } });
       if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
       // The header, which EventSource sends on every reconnect, wins over the query parameter a
       // fresh EventSource can only send in its URL.

@@ -37,4 +37,6 @@ export interface ServerContext {
   usageEndpoint?: boolean;
   /** Set by the stream endpoints: stream tokens are credentials there (BuildContextOptions.streamEndpoint). */
   streamEndpoint?: { accessToken?: string };
+  /** Set by the /api/v1 routes: the customer API, where the admin token is not a credential (BuildContextOptions.customerApi). */
+  customerApi?: boolean;
 }

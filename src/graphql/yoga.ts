@@ -64,6 +64,14 @@ export interface BuildContextOptions {
    * it is an invalid API key. `accessToken`: the REST stream's `access_token` query parameter.
    */
   streamEndpoint?: { accessToken?: string };
+  /**
+   * Set by the /api/v1 routes (REST, the picks stream, webhooks, usage, stream tokens): the
+   * customer API takes customers' keys only. The admin token is refused there as any other
+   * non-key (401 invalid_api_key): operators work through /graphql, and the one credential that
+   * can do everything is never accepted, logged or limited on the surface customers' gateways see
+   * (docs/DECISIONS.md, "A newcomer's first look").
+   */
+  customerApi?: boolean;
 }
 
 /** Every Authorization header of the request (Node keeps only the first in `headers`). */
@@ -87,6 +95,9 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
       : await services.auth.principalFor(authorizationOf(req), options.streamEndpoint?.accessToken);
   // Only a presented credential is invalid: the challenge says the token was refused (RFC 6750).
   if (principal.kind === 'invalid') throw requestError(new InvalidApiKeyError(), true);
+  if (principal.kind === 'admin' && options.customerApi) {
+    throw requestError(new InvalidApiKeyError('The admin token is not an API key: /api/v1 takes customer keys; operators use /graphql.'), true);
+  }
   if (principal.kind === 'streamToken') {
     if (!options.streamEndpoint) throw requestError(new InvalidApiKeyError('A stream token reads the picks stream only; send the API key here.'), true);
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
@@ -263,7 +274,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
     },
     // `params` is set when yoga itself parsed the request (/graphql); the REST adapters run their
     // documents through getEnveloped without it.
-    context: ({ req, anonymous, dashboard, usageEndpoint, streamEndpoint, params }) =>
-      buildContext(options.services, req, { anonymous, dashboard, usageEndpoint, streamEndpoint, adapter: params === undefined }),
+    context: ({ req, anonymous, dashboard, usageEndpoint, streamEndpoint, customerApi, params }) =>
+      buildContext(options.services, req, { anonymous, dashboard, usageEndpoint, streamEndpoint, customerApi, adapter: params === undefined }),
   });
 }

@@ -5,7 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
 import { connectSse, type SseConnection } from '../helpers/sse.js';
 
@@ -107,7 +107,7 @@ describe('picks stream: opening bytes', () => {
   });
 
   it('opens a resuming stream the same way', async () => {
-    const connection = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${ADMIN_TOKEN}`, 'last-event-id': '0' });
+    const connection = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${keys.enterprise}`, 'last-event-id': '0' });
     open.push(connection);
     expect(connection.status).toBe(200);
     expect(await connection.waitFor('\n\n', 5_000)).toMatch(/^: stream open\nretry: 3000\n\n/);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { openApiValidator, type OpenApiValidator } from '../helpers/openapi.js';
 import { CREATE_KEY, pickInput, PUBLISH, REVOKE_KEY, SETTLE, UPSERT_ANALYSIS } from '../helpers/fixtures.js';
 
@@ -255,6 +255,34 @@ describe('last_used_at', () => {
     await t.runtime.services.auth.flushLastUsed();
     expect(await lastUsed()).toBe('2026-11-22T12:05:00.000Z');
     clock.set('2026-11-22T12:00:00Z');
+  });
+});
+
+describe('the admin token on the customer API', () => {
+  it.each([
+    ['GET', '/api/v1/picks'],
+    ['GET', '/api/v1/track-record'],
+    ['GET', '/api/v1/match-analyses/00000000-0000-7000-8000-000000000000'],
+    ['GET', '/api/v1/usage'],
+    ['GET', '/api/v1/webhooks'],
+    ['POST', '/api/v1/stream-tokens'],
+    ['GET', '/api/v1/no-such-path'],
+  ])('%s %s refuses it as a refused key: 401 invalid_api_key with the invalid_token challenge', async (method, url) => {
+    const res = await t.app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload: method === 'POST' ? '{}' : undefined });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ error: 'invalid_api_key', message: 'The admin token is not an API key: /api/v1 takes customer keys; operators use /graphql.' });
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
+  });
+
+  it('still works on /graphql, where operators read what customers read', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ query: '{ picks(first: 1) { nodes { id } } trackRecord(daysBack: 7) { overall { totalSettled } } }' }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().errors).toBeUndefined();
   });
 });
 

@@ -93,6 +93,11 @@ describe('GET /api/v1/picks/stream', () => {
       expect(JSON.parse(await refused.body())).toMatchObject({ error: 'tier_upgrade_required', minimum_tier: 'enterprise' });
       expect(refused.headers['x-ratelimit-limit']).toBeDefined();
     }
+    // The admin token is not a customer key: refused as any other non-key (operators use /graphql/stream).
+    const admin = await stream(ADMIN_TOKEN);
+    expect(admin.status).toBe(401);
+    expect(JSON.parse(await admin.body())).toMatchObject({ error: 'invalid_api_key' });
+    expect(admin.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
   });
 
   it('streams a published pick as the documented frame, byte for byte, with the stream headers', async () => {
@@ -102,18 +107,18 @@ describe('GET /api/v1/picks/stream', () => {
     expect(connection.headers['cache-control']).toBe('no-cache');
     expect(connection.headers['x-accel-buffering']).toBe('no');
     expect(connection.headers['x-ratelimit-limit']).toBe('10000');
-    const operator = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${ADMIN_TOKEN}` });
-    open.push(operator);
+    const second = await connectSse(port, '/api/v1/picks/stream', { authorization: `Bearer ${keys.enterprise}` });
+    open.push(second);
     const pick = await publish();
     const seq = await latestSeq();
     const frame = expectedFrame(seq, pick);
     await connection.waitFor(frame, 3_000);
     expect(connection.raw().replaceAll(': heartbeat\n\n', '')).toBe(STREAM_OPENING + frame);
-    // The operator's stream carries the same bytes.
-    await operator.waitFor(frame, 3_000);
-    expect(operator.raw().replaceAll(': heartbeat\n\n', '')).toBe(STREAM_OPENING + frame);
+    // A second stream of the same key carries the same bytes.
+    await second.waitFor(frame, 3_000);
+    expect(second.raw().replaceAll(': heartbeat\n\n', '')).toBe(STREAM_OPENING + frame);
     connection.close();
-    operator.close();
+    second.close();
   });
 
   it('sends a heartbeat comment every STREAM_HEARTBEAT_SECONDS', async () => {

@@ -120,7 +120,7 @@ describe('GET /api/v1/usage', () => {
     expect((await get('/api/v1/usage', key)).statusCode).toBe(200);
   });
 
-  it('refuses a missing or refused key with 401 and the Bearer challenge, and the admin token with 404', async () => {
+  it('refuses a missing or refused key with 401 and the Bearer challenge, and the admin token as a refused key', async () => {
     const missing = await get('/api/v1/usage');
     expect(missing.statusCode).toBe(401);
     expect(missing.json()).toMatchObject({ error: 'invalid_api_key' });
@@ -129,8 +129,9 @@ describe('GET /api/v1/usage', () => {
     expect(refused.statusCode).toBe(401);
     expect(refused.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
     const admin = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(admin.statusCode).toBe(404);
-    expect(admin.json()).toMatchObject({ error: 'not_found' });
+    expect(admin.statusCode).toBe(401);
+    expect(admin.json()).toMatchObject({ error: 'invalid_api_key' });
+    expect(admin.headers['www-authenticate']).toBe('Bearer realm="api", error="invalid_token"');
   });
 
   it('is documented in the OpenAPI document', () => {
