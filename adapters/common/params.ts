@@ -72,14 +72,19 @@ export function parseParams(specs: readonly ParamSpec[], query: Record<string, u
 
 type RefusalOf = Pick<GraphQLError, 'message' | 'extensions'>;
 
+/** GraphQL's page fields a refusal may name, as the REST bodies name them. */
+const REST_PAGE_FIELDS: Readonly<Record<string, string>> = Object.freeze({ endCursor: 'next_cursor' });
+
 /**
  * A GraphQL refusal naming an argument, renamed to the parameter that feeds it (`first` ->
- * `limit`): refusals name their parameter first in the message, as src/domain/bounds.ts does.
+ * `limit`, `after` -> `cursor`): refusals name their parameter first in the message, as
+ * src/domain/bounds.ts does; a page field they point to is renamed too (`endCursor` -> `next_cursor`).
  */
 export function inRestNames(error: RefusalOf, specs: readonly ParamSpec[]): RefusalOf {
   const parameter = error.extensions?.parameter;
   const spec = specs.find((candidate) => candidate.variable === parameter && candidate.name !== parameter);
   if (!spec || typeof parameter !== 'string') return error;
-  const message = error.message.startsWith(`${parameter} `) ? `${spec.name}${error.message.slice(parameter.length)}` : error.message;
+  let message = error.message.startsWith(`${parameter} `) ? `${spec.name}${error.message.slice(parameter.length)}` : error.message;
+  for (const [graphqlName, restName] of Object.entries(REST_PAGE_FIELDS)) message = message.replaceAll(graphqlName, restName);
   return { message, extensions: { ...error.extensions, parameter: spec.name } };
 }

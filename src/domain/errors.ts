@@ -42,7 +42,7 @@ function row(status: number, message: string, extras: readonly ErrorExtraField[]
 
 export const ERRORS = {
   invalid_parameter: row(400, 'A parameter has the wrong form or is out of range.', ['parameter']),
-  invalid_cursor: row(400, 'The cursor is malformed; pass next_cursor from a previous response unchanged.'),
+  invalid_cursor: row(400, 'after must be the endCursor of a page of this list, passed unchanged.', ['parameter']),
   invalid_request: row(400, 'The request is not valid.'),
   invalid_url: row(400, 'The url must be an https URL of a publicly reachable host.'),
   invalid_api_key: row(401, 'The API key is missing, malformed, unknown or revoked.'),
@@ -150,7 +150,11 @@ function errorClass<A extends unknown[] = [message?: string]>(code: ErrorCode, n
 
 /** A query parameter, argument or input field has the wrong form or range. */
 export const InvalidParameterError = errorClass('invalid_parameter', 'InvalidParameterError', (parameter: string, message: string) => ({ message, extras: { parameter } }));
-export const InvalidCursorError = errorClass('invalid_cursor', 'InvalidCursorError');
+/**
+ * A cursor this list did not give. Named as GraphQL names it (`after`, `endCursor`); the REST
+ * adapters rename both (`cursor`, `next_cursor`: adapters/common/params.ts inRestNames).
+ */
+export const InvalidCursorError = errorClass('invalid_cursor', 'InvalidCursorError', () => ({ message: ERRORS.invalid_cursor.message, extras: { parameter: 'after' } }));
 export const NotFoundError = errorClass('not_found', 'NotFoundError');
 export const InvalidTransitionError = errorClass('invalid_transition', 'InvalidTransitionError', (from: string, to: string, why?: string) => ({
   message: `A pick in status ${from} cannot become ${to}${why ? `: ${why}` : ''}.`,

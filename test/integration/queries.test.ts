@@ -128,6 +128,9 @@ describe('picks connection', () => {
   it.each(['garbage', '', 'eyJ2IjoxfQ', 'a'.repeat(500), '!!!!'])('rejects the cursor %j with invalid_cursor', async (after) => {
     const res = await t.graphql(LIST, { after }, `Bearer ${keys.starter}`);
     expect(res.errors?.[0]?.extensions?.code).toBe('invalid_cursor');
+    // Named as GraphQL names them: the after argument and the endCursor field.
+    expect(res.errors?.[0]?.message).toBe('after must be the endCursor of a page of this list, passed unchanged.');
+    expect(res.errors?.[0]?.extensions?.parameter).toBe('after');
   });
 
   it('rejects a tampered cursor', async () => {

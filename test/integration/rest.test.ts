@@ -113,7 +113,9 @@ describe('GET /api/v1/picks', () => {
   it.each(['garbage', 'eyJ2IjoxfQ', '%00', 'a'.repeat(300)])('400 invalid_cursor for cursor=%s', async (cursor) => {
     const res = await get(`/api/v1/picks?cursor=${encodeURIComponent(cursor)}`, keys.starter);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ error: 'invalid_cursor' });
+    // Named as REST names them: the cursor parameter and the next_cursor field.
+    expect(res.json()).toEqual({ error: 'invalid_cursor', message: 'cursor must be the next_cursor of a page of this list, passed unchanged.', parameter: 'cursor' });
+    expectMatchesOpenApi('/api/v1/picks', 400, res.json());
   });
 
   it('does not confuse filters that bind the same value (sport=soccer vs league=soccer)', async () => {
