@@ -36,12 +36,25 @@ export function serviceLoggerOptions(level: string): LoggerOptions {
 }
 
 /**
+ * Fastify's request logging for every mode, but a client closing a stream (an SSE reader going
+ * away, the ordinary end of every stream) is logged at debug, not info: it is not news. Other
+ * stream errors stay at warn.
+ */
+export class ServiceLogs extends LogController {
+  override streamError(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') return super.streamError(error, request, reply);
+    if (this.isLogDisabled(request)) return;
+    reply.log.debug({ res: reply }, 'stream closed by the client');
+  }
+}
+
+/**
  * Fastify's per-request lines ("incoming request", "request completed") at debug instead of
  * info; a request that failed is still logged at error. For embedded mode (src/main.ts), a
  * developer's machine, where a line per request at the default level buries the start banner;
  * LOG_LEVEL=debug shows them again.
  */
-export class DebugRequestLogs extends LogController {
+export class DebugRequestLogs extends ServiceLogs {
   override incomingRequest(request: FastifyRequest): void {
     if (this.isLogDisabled(request)) return;
     request.log.debug({ req: request }, 'incoming request');
