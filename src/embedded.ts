@@ -1,6 +1,7 @@
 /**
  * Embedded-mode conveniences kept under DATA_DIR: a generated admin token that survives
- * restarts, and the demo keys created by the first start's seed (demo data only).
+ * restarts, the demo keys created by the first start's seed, and the demo account's sign-in
+ * (demo data only).
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,9 @@ import path from 'node:path';
 
 export const ADMIN_TOKEN_FILE = 'admin-token';
 export const DEMO_KEYS_FILE = 'demo-keys.json';
+export const DEMO_ACCOUNT_FILE = 'demo-account.json';
+/** The demo account's email: example.com is reserved for examples (RFC 2606), so it is nobody's. */
+export const DEMO_ACCOUNT_EMAIL = 'demo@example.com';
 const WEBHOOK_KEY_FILE = 'webhook-secret-key';
 
 /**
@@ -61,4 +65,30 @@ export function loadDemoKeys(dataDir: string): DemoKeys | null {
   } catch {
     return null;
   }
+}
+
+export interface DemoAccount {
+  email: string;
+  password: string;
+}
+
+/**
+ * The demo account's sign-in, generated once and kept beside the admin token (0600): the
+ * dashboard can be tried at once, and a restart keeps the same password. `generated` says
+ * whether this call made it (the account is then created with it).
+ */
+export function embeddedDemoAccount(dataDir: string): DemoAccount & { generated: boolean } {
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, DEMO_ACCOUNT_FILE);
+  if (existsSync(file)) {
+    try {
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as Partial<DemoAccount>;
+      if (typeof saved.email === 'string' && typeof saved.password === 'string') return { email: saved.email, password: saved.password, generated: false };
+    } catch {
+      // An unreadable file is replaced below, as a missing one.
+    }
+  }
+  const account = { email: DEMO_ACCOUNT_EMAIL, password: randomBytes(18).toString('base64url') };
+  writeFileSync(file, `${JSON.stringify(account, null, 2)}\n`, { mode: 0o600 });
+  return { ...account, generated: true };
 }

@@ -6,9 +6,10 @@
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { embeddedAdminToken, embeddedWebhookSecretKey, loadDemoKeys, saveDemoKeys, secureDataDir, type DemoKeys } from './embedded.js';
+import { embeddedAdminToken, embeddedDemoAccount, embeddedWebhookSecretKey, loadDemoKeys, saveDemoKeys, secureDataDir, type DemoAccount, type DemoKeys } from './embedded.js';
 import { createRuntime } from './runtime.js';
 import { seedDemo } from './seed/demo.js';
+import { ensureDemoAccount } from './seed/demo-account.js';
 import { hostOverridesWarning, startBanner } from './server/banner.js';
 import { DebugRequestLogs, serviceLoggerOptions } from './server/logging.js';
 
@@ -36,11 +37,18 @@ async function main(): Promise<void> {
   const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey, startPoller: false });
 
   let demoKeys: DemoKeys | null = config.databaseUrl ? null : loadDemoKeys(config.dataDir);
+  let demoAccount: DemoAccount | null = null;
   if (config.demoSeed) {
     const seeded = await seedDemo(runtime.services, runtime.orm, runtime.clock);
     if (seeded) {
       demoKeys = seeded.keys;
       if (!config.databaseUrl) saveDemoKeys(config.dataDir, seeded.keys);
+    }
+    // The dashboard's demo sign-in, kept in DATA_DIR like the admin token (embedded mode only).
+    if (!config.databaseUrl) {
+      const account = embeddedDemoAccount(config.dataDir);
+      await ensureDemoAccount(runtime.services, account);
+      demoAccount = { email: account.email, password: account.password };
     }
   }
 
@@ -80,7 +88,7 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  process.stdout.write(startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys));
+  process.stdout.write(startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys, demoAccount));
   if (!stopping) runtime.poller?.start();
 }
 

@@ -45,6 +45,10 @@ export async function updateAccountTier(em: Em, id: string, tier: Tier, at: Date
   await em.execute('update accounts set tier = ?, updated_at = ? where id = ?', [tier, at, id]);
 }
 
+export async function updateAccountPassword(em: Em, id: string, passwordHash: string, at: Date): Promise<void> {
+  await em.execute('update accounts set password_hash = ?, updated_at = ? where id = ?', [passwordHash, at, id]);
+}
+
 // --- Sign-in throttling (login_failures) ---
 
 export interface PendingFailures {

@@ -1,12 +1,13 @@
 /**
  * The start banner: where the service listens and, on a developer's machine, the credentials
  * to try it with. In production (NODE_ENV=production) it names where the generated admin
- * token and demo keys are kept instead of printing them: logs are often shipped and kept.
- * The example is a REST call with a demo key. A test-only setting left on is warned about.
+ * token, demo keys and demo account's password are kept instead of printing them: logs are
+ * often shipped and kept. The example is a REST call with a demo key. A test-only setting left
+ * on is warned about.
  */
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { ADMIN_TOKEN_FILE, DEMO_KEYS_FILE, type DemoKeys } from '../embedded.js';
+import { ADMIN_TOKEN_FILE, DEMO_ACCOUNT_FILE, DEMO_KEYS_FILE, type DemoAccount, type DemoKeys } from '../embedded.js';
 
 /**
  * WEBHOOK_HOST_OVERRIDES points webhook host names at loopback addresses for tests; a service
@@ -26,7 +27,7 @@ function valueEngineLine(config: Config): string {
   return 'no odds feed (ODDS_FEED_URL unset): picks come from publishPick and ingestOdds';
 }
 
-export function startBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null): string {
+export function startBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null, demoAccount: DemoAccount | null = null): string {
   const lines = [
     '',
     `Picks service listening on ${url}`,
@@ -37,11 +38,15 @@ export function startBanner(config: Config, url: string, adminToken: string, dem
   ];
   const adminTokenFile = path.join(config.dataDir, ADMIN_TOKEN_FILE);
   const demoKeysFile = path.join(config.dataDir, DEMO_KEYS_FILE);
+  const demoAccountFile = path.join(config.dataDir, DEMO_ACCOUNT_FILE);
+  lines.push(`  dashboard: ${url}/dashboard/`);
   if (config.production) {
     if (config.adminToken === null) lines.push(`  admin token: kept in ${adminTokenFile} (not printed in production)`);
     if (demoKeys) lines.push(`  demo API keys: kept in ${demoKeysFile} (not printed in production)`);
+    if (demoAccount) lines.push(`  demo dashboard sign-in: ${demoAccount.email}, password kept in ${demoAccountFile} (not printed in production)`);
   } else {
     if (config.adminToken === null) lines.push(`  admin token (kept in ${adminTokenFile}): ${adminToken}`);
+    if (demoAccount) lines.push(`  demo dashboard sign-in (kept in ${demoAccountFile}): ${demoAccount.email} / ${demoAccount.password}   ${url}/dashboard/login`);
     if (demoKeys) {
       lines.push('  demo API keys:');
       for (const [tier, key] of Object.entries(demoKeys)) lines.push(`    ${tier.padEnd(10)} ${key}`);

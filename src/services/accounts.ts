@@ -17,6 +17,7 @@ import {
   listAccounts,
   lockAccount,
   reloadAccount,
+  updateAccountPassword,
   updateAccountTier,
 } from '../persistence/accounts-repository.js';
 import { setTierOfAccountKeys } from '../persistence/api-keys-repository.js';
@@ -91,5 +92,15 @@ export class AccountService {
     });
     if (changedKeys.length > 0) await this.hooks.keysChanged?.(changedKeys);
     return account;
+  }
+
+  /**
+   * A new password for an account (the embedded demo account's, when its password file was
+   * replaced). Its sessions stay: the caller is the operator's own start-up, not a reset flow.
+   */
+  async setPassword(id: string, password: unknown): Promise<void> {
+    if (typeof password === 'string') checkText('password', password, 'line');
+    const passwordHash = await hashPassword(validateNewPassword(password));
+    await updateAccountPassword(this.orm.em.fork(), id, passwordHash, this.clock.now());
   }
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { embeddedAdminToken, embeddedWebhookSecretKey, saveDemoKeys, secureDataDir } from '../../src/embedded.js';
+import { embeddedAdminToken, embeddedDemoAccount, embeddedWebhookSecretKey, saveDemoKeys, secureDataDir } from '../../src/embedded.js';
 import { initORM } from '../../src/persistence/orm.js';
 import { startBanner } from '../../src/server/banner.js';
 
@@ -36,6 +36,7 @@ describe('DATA_DIR permissions', () => {
     embeddedAdminToken(dataDir);
     embeddedWebhookSecretKey(dataDir);
     saveDemoKeys(dataDir, { growth: 'service_x' });
+    embeddedDemoAccount(dataDir);
     const orm = await initORM({ kind: 'pglite', dataDir: path.join(dataDir, 'db') }, { migrate: true });
     await orm.close(true);
     const entries = [dataDir, ...everyEntry(dataDir)];
@@ -57,6 +58,21 @@ describe('DATA_DIR permissions', () => {
     expect(statSync(path.join(dataDir, 'db', 'base')).mode & 0o777).toBe(0o700);
     expect(statSync(path.join(dataDir, 'admin-token')).mode & 0o777).toBe(0o600);
     expect(statSync(path.join(dataDir, 'db', 'base', 'file')).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('the demo account file', () => {
+  it('is generated once (0600) and read back the same on the next start; an unreadable one is replaced', () => {
+    const dataDir = path.join(root, 'demo-account');
+    const first = embeddedDemoAccount(dataDir);
+    expect(first).toMatchObject({ email: 'demo@example.com', generated: true });
+    expect(first.password.length).toBeGreaterThanOrEqual(20);
+    expect(statSync(path.join(dataDir, 'demo-account.json')).mode & 0o777).toBe(0o600);
+    expect(embeddedDemoAccount(dataDir)).toEqual({ ...first, generated: false });
+    writeFileSync(path.join(dataDir, 'demo-account.json'), '{not json');
+    const replaced = embeddedDemoAccount(dataDir);
+    expect(replaced.generated).toBe(true);
+    expect(replaced.password).not.toBe(first.password);
   });
 });
 

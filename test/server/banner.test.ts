@@ -41,4 +41,16 @@ describe('start banner', () => {
     expect(polling).not.toContain('/api/v1/picks/stream');
     expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks', DEMO_FEED: 'false' }), url, adminToken, demoKeys)).toContain('value engine: no odds feed');
   });
+
+  it('prints the demo dashboard sign-in with the dashboard link, but only where it is kept in production', () => {
+    const demoAccount = { email: 'demo@example.com', password: 'generated-demo-password-1' };
+    const banner = startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys, demoAccount);
+    expect(banner).toContain(`  dashboard: ${url}/dashboard/`);
+    expect(banner).toContain(`  demo dashboard sign-in (kept in /srv/picks/demo-account.json): demo@example.com / generated-demo-password-1   ${url}/dashboard/login`);
+    const production = startBanner(loadConfig({ DATA_DIR: '/srv/picks', NODE_ENV: 'production', ADMIN_TOKEN: 'a'.repeat(32) }), url, adminToken, demoKeys, demoAccount);
+    expect(production).not.toContain('generated-demo-password-1');
+    expect(production).toContain('  demo dashboard sign-in: demo@example.com, password kept in /srv/picks/demo-account.json (not printed in production)');
+    expect(production).toContain(`  dashboard: ${url}/dashboard/`);
+    expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys)).not.toContain('demo dashboard sign-in');
+  });
 });
