@@ -231,7 +231,8 @@ describe('prices given with more decimals than are stored', () => {
     const id = await publish(t, { kickoffAt: '2026-11-23T15:00:00Z', odds: 2.12345, referenceFairOdds: 1.987654 });
     clock.set('2026-11-23T18:00:00Z');
     await settle(t, id, 'WON', 2.000049);
-    const rest = (await t.app.inject({ method: 'GET', url: '/api/v1/picks', headers: { authorization: 'Bearer test-admin-token-0123456789' } })).json();
+    const { key } = await t.runtime.services.apiKeys.create({ tier: 'starter', label: 'ledger' });
+    const rest = (await t.app.inject({ method: 'GET', url: '/api/v1/picks', headers: { authorization: `Bearer ${key}` } })).json();
     expect(rest.data[0]).toMatchObject({ odds: 2.1235, closing_odds: 2 });
     expect((await webhookBodies(t)).map((body) => body.data.odds)).toEqual([2.1235, 2.1235]);
     const report = await verify(base, { now: clock.now() });

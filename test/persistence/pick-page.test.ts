@@ -12,7 +12,8 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 const clock = new ManualClock('2026-11-25T12:00:00Z');
-const admin = { authorization: `Bearer ${'test-admin-token-0123456789'}` };
+/** An API key's Authorization header (the customer API takes keys, not the admin token). */
+const keyHeader: { authorization: string } = { authorization: '' };
 
 const COLUMNS = `id, sport, league, home_team, away_team, kickoff_at, market, selection, description, bookmaker_name, bookmaker_slug,
   odds, reference_fair_odds, tax_rate, edge_pct, edge_pct_post_tax, kelly_fraction, edge_tier, confidence, status, result,
@@ -34,6 +35,7 @@ const FIXTURES = `insert into picks (${COLUMNS}) values
 
 beforeAll(async () => {
   t = await createTestApp({ clock });
+  keyHeader.authorization = `Bearer ${(await t.runtime.services.apiKeys.create({ tier: 'enterprise', label: 'pick-page' })).key}`;
   await t.runtime.orm.em.fork().execute(FIXTURES);
 });
 afterAll(async () => {
@@ -42,7 +44,7 @@ afterAll(async () => {
 
 describe('list pages, byte for byte', () => {
   it('GET /api/v1/picks: newest kickoff first, held picks absent, then the next page by cursor', async () => {
-    const first = await t.app.inject({ method: 'GET', url: '/api/v1/picks?limit=2', headers: admin });
+    const first = await t.app.inject({ method: 'GET', url: '/api/v1/picks?limit=2', headers: keyHeader });
     expect(first.statusCode).toBe(200);
     expect(first.body).toBe(
       '{"data":[' +
@@ -54,7 +56,7 @@ describe('list pages, byte for byte', () => {
     );
     const cursor = first.json().next_cursor as string;
     expect(cursor).toEqual(expect.any(String));
-    const second = await t.app.inject({ method: 'GET', url: `/api/v1/picks?limit=2&cursor=${encodeURIComponent(cursor)}`, headers: admin });
+    const second = await t.app.inject({ method: 'GET', url: `/api/v1/picks?limit=2&cursor=${encodeURIComponent(cursor)}`, headers: keyHeader });
     expect(second.body).toBe(
       '{"data":[' +
         '{"id":"00000000-0000-4000-8000-000000000001","sport":"soccer","league":"Premier League","home_team":"Arsenal","away_team":"Chelsea",' +
@@ -98,7 +100,7 @@ describe('list pages, byte for byte', () => {
       ],
     });
     // The second edge's cursor is the one the REST page above handed out after the same pick.
-    const rest = await t.app.inject({ method: 'GET', url: '/api/v1/picks?limit=2', headers: admin });
+    const rest = await t.app.inject({ method: 'GET', url: '/api/v1/picks?limit=2', headers: keyHeader });
     expect(page.edges[1]!.cursor).toBe(rest.json().next_cursor);
   });
 
