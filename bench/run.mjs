@@ -37,13 +37,13 @@ const END = '<!-- bench:end -->';
  * the bare route it is compared with; `route`: a baseline's path on the bare instance; `path`:
  * which of the server's captured paths an app target requests; `body`: the captured body it
  * must answer with (checked once before measuring; `checkBody: false` checks status and
- * content type only); `auth`: key | admin | none.
+ * content type only); `auth`: key | unmetered | none.
  */
 export const TARGET_DEFS = {
   'baseline-picks': { route: 'baseline-picks', body: 'list', auth: 'key', what: (b) => `bare Fastify, same ${b.list?.bytes} B list body from memory` },
   list: { baseline: 'baseline-picks', path: 'list', body: 'list', auth: 'key', what: () => 'GET /api/v1/picks?limit=50, API key: auth, limiter, GraphQL, database (the same page on every request: the cached path)' },
   'list-uncached': { baseline: 'baseline-picks', path: 'list', body: 'list', auth: 'key', distinctSince: true, what: () => 'same, API key, a distinct `since` per request (no cache hit: every request queries the database)' },
-  'list-admin': { baseline: 'baseline-picks', path: 'list', body: 'list', auth: 'admin', what: () => 'same as `list`, admin token (no API-key lookup, no limiter)' },
+  'list-admin': { baseline: 'baseline-picks', path: 'list', body: 'list', auth: 'unmetered', what: () => 'same as `list`, a bench-only credential without the API-key lookup and the limiter (the admin token\'s path before /api/v1 refused it)' },
   'baseline-public': { route: 'baseline-public', body: 'public', auth: 'none', what: (b) => `bare Fastify, same ${b.public?.bytes} B public body from memory` },
   public: { baseline: 'baseline-public', path: 'public', body: 'public', auth: 'none', checkBody: false, what: () => 'GET /api/public/picks/today (anonymous, 5 s in-process cache)' },
   'baseline-track-record': { route: 'baseline-track-record', body: 'trackRecord', auth: 'key', what: (b) => `bare Fastify, same ${b.trackRecord?.bytes} B track-record body from memory` },
@@ -215,7 +215,7 @@ async function runMode(mode) {
     log(`  ready in ${info.seedAndStartMs} ms: app :${info.appPort}, baseline :${info.barePort}, limiter ${info.limiterMode}, ${info.visiblePicks} visible picks, ${info.analyses} analyses`);
     const app = `http://127.0.0.1:${info.appPort}`;
     const bare = `http://127.0.0.1:${info.barePort}`;
-    const authHeaders = { key: { authorization: `Bearer ${info.apiKey}` }, admin: { authorization: `Bearer ${info.adminToken}` }, none: {} };
+    const authHeaders = { key: { authorization: `Bearer ${info.apiKey}` }, unmetered: { authorization: `Bearer ${info.unmeteredToken}` }, none: {} };
     const targets = Object.fromEntries(
       settings.targets.map((name) => {
         const def = TARGET_DEFS[name];
@@ -284,7 +284,7 @@ async function runMode(mode) {
       summary[name] = {
         url: targets[name].url.replace(/:\d+\//, ':PORT/'),
         baseline: def.baseline ?? null,
-        auth: { key: 'enterprise API key (auth + limiter)', admin: 'admin token (no limiter)', none: 'none' }[def.auth],
+        auth: { key: 'enterprise API key (auth + limiter)', unmetered: 'bench-only unmetered credential (no key lookup, no limiter)', none: 'none' }[def.auth],
         distinctSince: Boolean(def.distinctSince),
         reqPerSec: r1(mean(rounds.map((r) => r.reqPerSec))),
         latencyMs: {
