@@ -13,6 +13,8 @@ import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
 import { registerOpenApi } from '../adapters/common/openapi.js';
 import { registerApiReference } from '../adapters/docs/plugin.js';
+import { answerGraphiQLPage, GRAPHIQL_OPTIONS, registerGraphiQLAssets, renderGraphiQLPage } from '../adapters/home/graphiql.js';
+import { registerHomePage } from '../adapters/home/plugin.js';
 import { getSchema } from './graphql/schema.js';
 import { createReadCache } from './graphql/read-cache.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';
@@ -22,6 +24,7 @@ import { registerGraphQLRoute } from './server/graphql-route.js';
 import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
 import { registerHealthRoutes } from './server/health.js';
 import { registerRateLimitHeaders } from './server/rate-limit-headers.js';
+import { ServiceLogs } from './server/logging.js';
 import {
   BODY_LIMIT_BYTES,
   clientErrorHandler,
@@ -39,7 +42,7 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** An existing pino logger (the entry point shares one with the runtime). */
   loggerInstance?: FastifyServerOptions['loggerInstance'];
-  /** How Fastify logs each request (src/main.ts: at debug in embedded mode); Fastify's own by default. */
+  /** How Fastify logs each request (src/main.ts: at debug in embedded mode); ServiceLogs by default. */
   logController?: LogController;
   /** Server timeouts (tests shorten them); defaults in src/server/http-limits.ts. */
   timeouts?: Partial<ServerTimeouts>;
@@ -50,7 +53,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   const timeouts: ServerTimeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
-    ...(options.logController ? { logController: options.logController } : {}),
+    logController: options.logController ?? new ServiceLogs(),
     bodyLimit: BODY_LIMIT_BYTES,
     // Hostile connections (src/server/http-limits.ts): header size, slowloris, slow bodies, idle sockets.
     http: nodeHttpOptions(timeouts),
@@ -108,11 +111,13 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // Dropped with every visibility change, here or (through the bus) on another instance.
   const readCache = createReadCache();
   runtime.onVisibilityChange(() => readCache.invalidate());
+  // GraphiQL needs introspection: served outside production while introspection is on.
+  const graphiql = !runtime.config.production && runtime.config.graphqlIntrospection;
   const yoga = createYogaServer({
     services: runtime.services,
     readCache,
-    // GraphiQL needs introspection: served outside production while introspection is on.
-    graphiql: !runtime.config.production && runtime.config.graphqlIntrospection,
+    // Its page and assets come from this app, not a CDN (adapters/home/graphiql.ts).
+    graphiql: graphiql ? { options: GRAPHIQL_OPTIONS, render: renderGraphiQLPage, answer: answerGraphiQLPage } : null,
     introspection: runtime.config.graphqlIntrospection,
     corsOrigins: runtime.config.graphqlCorsOrigins,
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
@@ -155,6 +160,9 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   await registerDashboardRoutes(app, { yoga, schema: getSchema(), services: runtime.services, clock: runtime.clock, tierLimits: runtime.config.tierLimits });
   // The API reference for people at /docs, rendered from the served OpenAPI document.
   await registerApiReference(app);
+  // The landing page at / (its GraphiQL link only where GraphiQL is served), and GraphiQL's assets.
+  registerHomePage(app, { graphiql });
+  if (graphiql) registerGraphiQLAssets(app);
   registerHealthRoutes(app, runtime.readiness, () => ({ limiter: runtime.limiter.mode() }));
 
   await app.ready();

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { GraphQLError } from 'graphql';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { createYoga, type CORSOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, shouldRenderGraphiQL, type CORSOptions, type GraphiQLOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import {
   AppError,
   ERRORS,
@@ -158,7 +158,8 @@ export type Yoga = YogaServerInstance<ServerContext, Context>;
 
 export interface YogaOptions {
   services: Services;
-  graphiql: boolean;
+  /** GraphiQL at GET /graphql for browsers (Accept: text/html); null: none, /graphql answers as an API only. */
+  graphiql: GraphiQLPage | null;
   /** Serve __schema / __type queries (GRAPHQL_INTROSPECTION). */
   introspection: boolean;
   /** GRAPHQL_CORS_ORIGINS: exact origins that may call /graphql from a browser; empty: no CORS. */
@@ -166,6 +167,30 @@ export interface YogaOptions {
   logUnexpected: (error: unknown) => void;
   /** The adapters' read cache (src/graphql/read-cache.ts); absent: nothing is cached. */
   readCache?: ReadCache;
+}
+
+/** GraphiQL's page: yoga's own loads GraphiQL from a CDN, so the app brings its own. */
+export interface GraphiQLPage {
+  /** What GraphiQL starts with (title, endpoint, default query). */
+  options: GraphiQLOptions;
+  /** The page's HTML (yoga's renderGraphiQL). */
+  render: (options: GraphiQLOptions) => string;
+  /** One answer from the rendered page: its body and its own headers (a fresh nonce in both, say). */
+  answer: (page: string) => { body: string; headers: Readonly<Record<string, string>> };
+}
+
+/** The GraphiQL page's answer as the app makes it: yoga answers the page with a bare Content-Type. */
+function useGraphiQLPageAnswer(page: GraphiQLPage): Plugin {
+  return {
+    async onResponse({ request, response, setResponse, fetchAPI }) {
+      if (!shouldRenderGraphiQL(request) || !(response.headers.get('content-type') ?? '').startsWith('text/html')) return;
+      const { body, headers } = page.answer(await response.text());
+      const answered = new fetchAPI.Headers(response.headers);
+      answered.delete('content-length'); // the body's own
+      for (const [name, value] of Object.entries(headers)) answered.set(name, value);
+      setResponse(new fetchAPI.Response(body, { status: response.status, headers: answered }));
+    },
+  };
 }
 
 /**
@@ -253,7 +278,8 @@ export function createYogaServer(options: YogaOptions): Yoga {
   return createYoga<ServerContext, Context>({
     schema: getSchema(),
     graphqlEndpoint: '/graphql',
-    graphiql: options.graphiql,
+    graphiql: options.graphiql?.options ?? false,
+    ...(options.graphiql ? { renderGraphiQL: options.graphiql.render } : {}),
     landingPage: false,
     logging: false,
     cors: graphqlCors(options.corsOrigins),
@@ -268,6 +294,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
       // After jit: replaces its subscribe so each event is executed once per access level, not per subscriber.
       useSharedSubscriptionResults(),
       ...(options.corsOrigins.length > 0 ? [useVaryOnOrigin()] : []),
+      ...(options.graphiql ? [useGraphiQLPageAnswer(options.graphiql)] : []),
     ],
     maskedErrors: {
       maskError: (error) => toPublicGraphQLError(error, options.logUnexpected),

@@ -3,7 +3,8 @@
  * port, stopped with SIGTERM or SIGINT sent to npm itself, must stop the server and free the
  * port (the start script execs node, so no shell in between swallows the signal). The start
  * output keeps the banner readable: no request lines at the default level in embedded mode, and
- * a warning when WEBHOOK_HOST_OVERRIDES, a test-only setting, is set.
+ * a warning when WEBHOOK_HOST_OVERRIDES, a test-only setting, is set. A first start with the demo
+ * prints the dashboard's demo sign-in, which signs in.
  *
  * npm runs with --ignore-scripts, which skips only the prestart build: dist/ is built (when
  * stale) by ensureBuilt first, once for every suite that starts processes.
@@ -93,6 +94,35 @@ describe('npm start', () => {
     expect(npm.output()).not.toMatch(/incoming request|request completed/);
     await stopsWith(npm, port, 'SIGTERM');
     expect(npm.output()).toContain('draining');
+  }, START_AND_STOP_MS);
+
+  it('a first start with the demo prints the dashboard sign-in, and it signs in', async () => {
+    const demoDataDir = mkdtempSync(path.join(tmpdir(), 'picks-npm-start-demo-'));
+    try {
+      const { npm, port, url } = await npmStart({ DATA_DIR: demoDataDir, DEMO_SEED: 'true', DEMO_FEED: 'false' });
+      const line = /demo dashboard sign-in \(kept in (\S+)\): (\S+) \/ (\S+) +(\S+)/.exec(npm.output());
+      expect(line, npm.output()).not.toBeNull();
+      const [, file, email, password, loginUrl] = line!;
+      expect(file).toBe(path.join(demoDataDir, 'demo-account.json'));
+      expect(email).toBe('demo@example.com');
+      expect(loginUrl).toBe(`${url}/dashboard/login`);
+      expect(JSON.parse(readFileSync(file!, 'utf8'))).toEqual({ email, password });
+      // Sign in as a browser does: the form's CSRF token and cookie, then the POST.
+      const form = await fetch(loginUrl!);
+      const cookies = form.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+      const signedIn = await fetch(loginUrl!, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies },
+        body: new URLSearchParams({ email: email!, password: password!, _csrf: csrf }).toString(),
+      });
+      expect(signedIn.status).toBe(303);
+      expect(signedIn.headers.get('location')).toBe('/dashboard/api-keys');
+      await stopsWith(npm, port, 'SIGTERM');
+    } finally {
+      rmSync(demoDataDir, { recursive: true, force: true });
+    }
   }, START_AND_STOP_MS);
 
   it('stops the server and frees the port on SIGINT', async () => {
