@@ -4,11 +4,11 @@
  * counts in data attributes (data-points, data-bars, data-rows), and colours from the
  * stylesheet (classes), so the page's Content-Security-Policy needs no inline style.
  */
-import type { RecordPageQuery } from '../common/generated/graphql.js';
+import type { TrackRecordQuery } from '../common/generated/graphql.js';
 import { html, type SafeHtml } from '../dashboard/html.js';
 import { formatDay, formatInteger, formatPercent, formatSigned, formatUnits, MINUS_SIGN } from './format.js';
 
-type TrackRecordView = RecordPageQuery['trackRecord'];
+type TrackRecordView = TrackRecordQuery['trackRecord'];
 export type SeriesPoint = TrackRecordView['series'][number];
 export type ClvBin = TrackRecordView['clvDistribution'][number];
 export type CalibrationRow = TrackRecordView['calibration'][number];

@@ -7,7 +7,7 @@
 import type { CommittedPick } from '../../src/domain/ledger.js';
 import { MARKETS } from '../../src/domain/market.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
-import type { RecordLedgerQuery, RecordPageQuery } from '../common/generated/graphql.js';
+import type { RecordLedgerQuery, TrackRecordQuery } from '../common/generated/graphql.js';
 import { html, type SafeHtml } from '../dashboard/html.js';
 import { calibrationBandLabel, calibrationChart, clvBinLabel, clvChart, pnlChart } from './charts.js';
 import {
@@ -42,7 +42,7 @@ export interface RecordFilters {
   daysBack: number;
 }
 
-type TrackRecordView = RecordPageQuery['trackRecord'];
+type TrackRecordView = TrackRecordQuery['trackRecord'];
 type RevealedPickView = RecordLedgerQuery['revealedLedgerPicks'][number];
 type LedgerHeadView = RecordLedgerQuery['ledgerHead'];
 

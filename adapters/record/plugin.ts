@@ -17,7 +17,7 @@ import { isSportSlug, SPORT_SLUGS } from '../../src/domain/sports.js';
 import type { Context } from '../../src/graphql/context.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { errorPageHeaders, httpError, httpErrorOf, httpErrorOfGraphQL, type HttpError } from '../../src/server/http-errors.js';
-import { RecordLedgerDocument, RecordPageDocument, type RecordLedgerQuery, type RecordPageQuery } from '../common/generated/graphql.js';
+import { RecordLedgerDocument, TrackRecordDocument, type RecordLedgerQuery, type TrackRecordQuery } from '../common/generated/graphql.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openInternalOperation, prepareOperation } from '../common/operations.js';
 import { inRestNames, pageParam, parseParams, type ParamSpec } from '../common/params.js';
@@ -72,7 +72,8 @@ function loadStylesheet(): Buffer {
 }
 
 export function registerRecordPage(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, internalContext: Context): void {
-  const trackRecord = prepareOperation(schema, RecordPageDocument, { cached: true });
+  // The very document of GET /api/v1/track-record: the page shows the API's figures.
+  const trackRecord = prepareOperation(schema, TrackRecordDocument, { cached: true });
   // Not cached: what is revealed moves with the clock (at each kickoff), not with writes.
   const ledger = prepareOperation(schema, RecordLedgerDocument);
   const stylesheet = loadStylesheet();
@@ -106,7 +107,7 @@ export function registerRecordPage(app: FastifyInstance, yoga: Yoga, schema: Gra
 
       // A context of its own per request (plugins may extend it), named after the request for the logs.
       const runner = openInternalOperation(yoga, { ...internalContext, requestId: req.id });
-      let results: [ExecutionResult<RecordPageQuery>, ExecutionResult<RecordLedgerQuery>];
+      let results: [ExecutionResult<TrackRecordQuery>, ExecutionResult<RecordLedgerQuery>];
       try {
         results = await Promise.all([runner.execute(trackRecord, filters), runner.execute(ledger, { ...filters, limit: REVEALED_PICKS_PAGE.default })]);
       } catch (error) {

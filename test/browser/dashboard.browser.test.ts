@@ -13,34 +13,20 @@
  * Screenshots of every page, desktop (1280 px) and phone (390 px), go to
  * test-artifacts/dashboard/ (git-ignored). Run with `npm run test:browser`.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { DESKTOP, launchChromium, PHONE } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_ACCOUNT, PASSWORD } from '../helpers/dashboard.js';
 import { PUBLISH, pickInput } from '../helpers/fixtures.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve('test-artifacts/dashboard');
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
 const EMAIL = 'dana@acme-analytics.example';
 
-/** The launch flags of the environment notes: no background traffic, no sandbox (root), fresh profile. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let t: TestApp;
 let receiver: HttpsReceiver;
@@ -89,22 +75,13 @@ async function expectLabelledControls(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)`);
   rmSync(ARTIFACTS, { recursive: true, force: true });
   mkdirSync(ARTIFACTS, { recursive: true });
   t = await createTestApp({ env: { WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1' } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   receiver = await startHttpsReceiver();
-  userDataDir = mkdtempSync(path.join(tmpdir(), 'dashboard-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: DESKTOP,
-    locale: 'en-GB',
-    timezoneId: 'UTC',
-  });
+  ({ context, userDataDir } = await launchChromium('dashboard'));
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   page = context.pages()[0] ?? (await context.newPage());
   // The pages must work with nothing from outside the app.

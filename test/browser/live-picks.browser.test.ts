@@ -6,11 +6,10 @@
  * browser client. A published pick is rendered by both; the same page from an origin the token
  * does not name gets nothing; an expired token is refused and the page says so.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -18,8 +17,6 @@ import { CREATE_KEY, PUBLISH, pickInput } from '../helpers/fixtures.js';
 // @ts-expect-error The example is plain JavaScript, as a customer would copy it.
 import { startLivePicksExample } from '../../docs/examples/live-picks/server.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 let t: TestApp;
 let api: string;
@@ -35,8 +32,7 @@ beforeAll(async () => {
   api = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   apiKey = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
   example = await startLivePicksExample({ apiUrl: api, apiKey });
-  userDataDir = mkdtempSync(path.join(tmpdir(), 'live-picks-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  ({ context, userDataDir } = await launchChromium('live-picks'));
   // Nothing but the two loopback servers.
   await context.route(/^(?!http:\/\/(127\.0\.0\.1|localhost):)/, (route) => route.abort());
 });

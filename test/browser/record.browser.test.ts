@@ -11,32 +11,18 @@
  * Full-page screenshots, desktop (1280 px) and phone (390 px), go to test-artifacts/record/
  * (git-ignored). Run with `npm run test:browser -- test/browser/record.browser.test.ts`.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { DESKTOP, launchChromium, PHONE } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
 import { seedDemo } from '../../src/seed/demo.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve('test-artifacts/record');
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
-/** The launch flags of the dashboard's browser test: no background traffic, no sandbox (root), fresh profile. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let t: TestApp;
 let base: string;
@@ -99,7 +85,6 @@ function chartFacts(): Promise<ChartFacts> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)`);
   rmSync(ARTIFACTS, { recursive: true, force: true });
   mkdirSync(ARTIFACTS, { recursive: true });
   // The demo as `npm start` seeds it, without its simulated feed (which would publish as the test runs).
@@ -115,15 +100,7 @@ beforeAll(async () => {
 
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  userDataDir = mkdtempSync(path.join(tmpdir(), 'record-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: DESKTOP,
-    locale: 'en-GB',
-    timezoneId: 'UTC',
-  });
+  ({ context, userDataDir } = await launchChromium('record'));
   // Block and record anything not from the app: the page must need nothing from another host.
   await context.route(/^(?!http:\/\/127\.0\.0\.1:)/, (route) => {
     const url = route.request().url();
