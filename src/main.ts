@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   let demoKeys: DemoKeys | null = config.databaseUrl ? null : loadDemoKeys(config.dataDir);
   let demoAccount: DemoAccount | null = null;
   if (config.demoSeed) {
-    const seeded = await seedDemo(runtime.services, runtime.orm, runtime.clock);
+    const seeded = await seedDemo(runtime.services, runtime.orm, runtime.clock, { reviewEdge: config.valueEngine.detection.reviewEdge });
     if (seeded) {
       demoKeys = seeded.keys;
       if (!config.databaseUrl) saveDemoKeys(config.dataDir, seeded.keys);

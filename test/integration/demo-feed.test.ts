@@ -1,7 +1,8 @@
 /**
  * The embedded demo's simulated feed (DEMO_FEED) drives the real engine: engine picks reach an
  * SSE client, some are held for review, and matches settle after kickoff. The simulated feed
- * reads the app's clock, so a manual clock replays half an hour of feed in a few polls.
+ * reads the app's clock, so a manual clock replays half an hour of feed in a few polls; its
+ * schedule is fixed, so a restart plays the same fixtures.
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,20 +72,23 @@ describe('the simulated demo feed', () => {
     expect(Number(settledEvents[0]!.n)).toBe(counts.settled);
   });
 
-  it('plays new fixtures after a restart: no event id of an earlier run comes back', async () => {
-    const ids = async (startedAt: string) => {
-      const at = new ManualClock(startedAt);
-      const source = new SimulatedFeedSource(at, ['soccer_epl']);
-      const seen = new Set<string>();
-      for (let minute = 0; minute < 30; minute++, at.advance(MINUTE)) {
-        for (const event of (await source.odds('soccer_epl')).body as { id: string }[]) seen.add(event.id);
-      }
-      return seen;
+  it('plays the same fixtures after a restart: an event seen before keeps its id, teams, kickoff, prices and final', async () => {
+    const play = async (startedAt: string) => {
+      const clock = new ManualClock(startedAt);
+      const source = new SimulatedFeedSource(clock, ['soccer_epl']);
+      // Both starts are asked about the same half hour.
+      clock.set(new Date('2026-11-24T18:20:00Z'));
+      const odds: { id: string }[][] = [];
+      for (let minute = 0; minute < 30; minute++, clock.advance(MINUTE)) odds.push((await source.odds('soccer_epl')).body as { id: string }[]);
+      const ids = new Set(odds.flat().map((event) => event.id));
+      clock.advance(60 * MINUTE);
+      const finals = ((await source.scores('soccer_epl')).body as { id: string; completed: boolean }[]).filter((event) => ids.has(event.id));
+      return { odds, finals };
     };
-    const first = await ids('2026-11-24T18:00:00Z');
-    const restarted = await ids('2026-11-24T18:10:00Z');
-    expect(first.size).toBeGreaterThan(3);
-    expect(restarted.size).toBeGreaterThan(3);
-    expect([...restarted].filter((id) => first.has(id))).toEqual([]);
+    const first = await play('2026-11-24T18:00:00Z');
+    const restarted = await play('2026-11-24T18:10:00Z');
+    expect(first.finals.length).toBeGreaterThan(3);
+    expect(first.finals.every((event) => event.completed)).toBe(true);
+    expect(restarted).toEqual(first);
   });
 });

@@ -91,7 +91,7 @@ export interface ValueEngineOptions {
 }
 
 /** An odds event with its sport slug and the generation of its id it belongs to. */
-type PlacedEvent = OddsEvent & { sport: SportSlug; generation: number };
+export type PlacedEvent = OddsEvent & { sport: SportSlug; generation: number };
 
 /** An outcome as line movement names it: a line market's outcome with its point ("Arsenal -0.5", "Over 2.5"). */
 function outcomeLabel(market: Market, name: string, point: number | undefined): string {
@@ -413,8 +413,8 @@ export class ValueEngine {
   }
 }
 
-/** What the publish path needs for one detected pick: the pick, its provenance and its analysis. */
-function enginePick(
+/** What the publish path needs for one detected pick: the pick, its provenance and its analysis (the demo seed's picks are made the same way). */
+export function enginePick(
   event: PlacedEvent,
   candidate: ValueCandidate,
   now: Date,
@@ -490,7 +490,7 @@ function referenceRecordJson(reference: ReferenceRecord): Record<string, unknown
 }
 
 /** provenance.closingLine: the first reference's prices (as before several references), the close, and every reference used. */
-function closingLineRecord(close: ClosingLine): Record<string, unknown> {
+export function closingLineRecord(close: ClosingLine): Record<string, unknown> {
   return {
     referencePrices: close.references[0]!.prices,
     fairOdds: roundTo(close.fairOdds, 4),

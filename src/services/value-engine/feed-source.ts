@@ -6,7 +6,7 @@
 import { Agent, request } from 'undici';
 import { REDACTED, redactUrl } from '../../domain/redaction.js';
 import { MARKETS } from '../../domain/market.js';
-import { SimulatedFeed } from './simulated-feed.js';
+import { DEFAULT_SIMULATED_SEED, SIMULATED_SCHEDULE_ORIGIN_MS, SimulatedFeed } from './simulated-feed.js';
 import type { Clock } from '../../domain/clock.js';
 
 export interface FeedResponse {
@@ -232,17 +232,19 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, max
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The embedded demo's feed: the simulated market at the clock's time, in the v4 format. */
+/**
+ * The embedded demo's feed: the simulated market at the clock's time, in the v4 format. The
+ * schedule is fixed (seed and origin), never derived from the start time: a restarted demo
+ * plays the same fixtures at the same times, so an event whose picks were published before the
+ * restart keeps its id, kickoff and final, and the first scores poll after its match ends
+ * settles them.
+ */
 export class SimulatedFeedSource implements FeedSource {
   readonly description = 'the built-in simulated feed (DEMO_FEED)';
   private readonly feed: SimulatedFeed;
 
   constructor(private readonly clock: Clock, sportKeys: readonly string[]) {
-    const startedAt = clock.now();
-    // Seeded by the start time: event ids are derived from the seed, so each start plays new
-    // fixtures instead of reusing the ids (and the engine's pick slots) of an earlier run.
-    const seed = Math.floor(startedAt.getTime() / 1000) % 2_147_483_647;
-    this.feed = new SimulatedFeed({ startedAt, seed, sportKeys: [...sportKeys] });
+    this.feed = new SimulatedFeed({ startedAt: new Date(SIMULATED_SCHEDULE_ORIGIN_MS), seed: DEFAULT_SIMULATED_SEED, sportKeys: [...sportKeys] });
   }
 
   async odds(sportKey: string): Promise<FeedResponse> {

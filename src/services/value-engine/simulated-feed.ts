@@ -12,6 +12,11 @@ import { DEFAULT_TAX_RATE } from '../../domain/odds.js';
 export interface SimulatedFeedOptions {
   seed?: number;
   sportKeys?: string[];
+  /**
+   * Where the schedule starts: fixtures are counted, and prices move in minute buckets, from
+   * here, and nothing kicks off at or before it. The demo's feed source passes the fixed
+   * SIMULATED_SCHEDULE_ORIGIN_MS, so its fixtures do not depend on when the process started.
+   */
   startedAt: Date;
 }
 
@@ -69,7 +74,7 @@ export const SIMULATED_SOFT_BOOKMAKERS: readonly { key: string; title: string; m
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
-/** Prices move once per minute bucket (counted from startedAt). */
+/** Prices move once per minute bucket (counted from the schedule's start). */
 const BUCKET = MINUTE;
 /** A new fixture per sport this often; it kicks off 5-30 minutes after it appears. */
 const FIXTURE_EVERY = 3 * MINUTE;
@@ -88,6 +93,12 @@ const MISPRICE_RATE = 0.04;
 const GROSS_SHARE = 0.15;
 
 export const DEFAULT_SIMULATED_SEED = 1;
+/**
+ * The schedule origin of the demo's feed: fixed, so a restarted demo plays the same fixtures
+ * (ids, teams, kickoffs, prices, finals) at the same times, and the events whose picks were
+ * published before a restart get their finals after it.
+ */
+export const SIMULATED_SCHEDULE_ORIGIN_MS = 0;
 
 /**
  * A book that mis-prices an outcome still keeps a margin on its whole market, as real books do
@@ -235,7 +246,7 @@ export class SimulatedFeed {
       const appearsAt = this.start + phase + index * FIXTURE_EVERY;
       // Kickoffs fall on whole minutes, as real schedules do.
       const kickoff = Math.ceil((appearsAt + between(LEAD_MIN, LEAD_MAX, ...key, Salt.Lead)) / MINUTE) * MINUTE;
-      // The demo starts empty of history: fixtures that kicked off before it never existed.
+      // The schedule starts empty of history: fixtures that would have kicked off before it never existed.
       if (appearsAt > t || kickoff <= this.start) continue;
       const endsAt = kickoff + Math.round(between(MATCH_MIN, MATCH_MAX, ...key, Salt.Match) / MINUTE) * MINUTE;
       const n = sport.teams.length;
