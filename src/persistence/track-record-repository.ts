@@ -47,6 +47,13 @@ function scopeFilter(scope: TrackRecordScope, params: unknown[]): string {
   return condition;
 }
 
+/** Settled picks of the scope in [from, to] (or [from, to) with toExclusive): the condition both track-record reads of picks use (picks_settled_at_idx). */
+function settledIn(window: { from: Date; to: Date }, scope: TrackRecordScope, options: { toExclusive?: boolean }): { condition: string; params: unknown[] } {
+  const params: unknown[] = [window.from, window.to];
+  const scopeCondition = scopeFilter(scope, params);
+  return { condition: `status = 'settled' and settled_at >= ? and settled_at ${options.toExclusive ? '<' : '<='} ?${scopeCondition}`, params };
+}
+
 /**
  * Settled picks grouped by UTC day, sport, market and result; served by the partial settled_at
  * index. Used for the partial days at the edges of a window (whole days come from track_record_days).
@@ -56,8 +63,7 @@ export function trackRecordSql(
   scope: TrackRecordScope,
   options: { toExclusive?: boolean } = {},
 ): { sql: string; params: unknown[] } {
-  const params: unknown[] = [window.from, window.to];
-  const scopeCondition = scopeFilter(scope, params);
+  const { condition, params } = settledIn(window, scope, options);
   return {
     sql: `select to_char(settled_at at time zone 'UTC', 'YYYY-MM-DD') as date, sport, market, result,
               count(*) as count,
@@ -66,7 +72,7 @@ export function trackRecordSql(
               count(${CLV_CLOSING_SQL}) as count_with_closing,
               coalesce(sum(${CLV_PCT_SQL}), 0)::float8 as sum_clv_pct
          from picks
-        where status = 'settled' and settled_at >= ? and settled_at ${options.toExclusive ? '<' : '<='} ?${scopeCondition}
+        where ${condition}
         group by 1, 2, 3, 4`,
     params,
   };
@@ -165,13 +171,12 @@ export function settledRecordPicksSql(
   scope: TrackRecordScope,
   options: { toExclusive?: boolean } = {},
 ): { sql: string; params: unknown[] } {
-  const params: unknown[] = [window.from, window.to];
-  const scopeCondition = scopeFilter(scope, params);
+  const { condition, params } = settledIn(window, scope, options);
   return {
     sql: `select sport, market, result, odds::float8 as odds, ${CLV_CLOSING_SQL}::float8 as clv_closing_odds,
                  reference_fair_odds::float8 as reference_fair_odds
             from picks
-           where status = 'settled' and settled_at >= ? and settled_at ${options.toExclusive ? '<' : '<='} ?${scopeCondition}
+           where ${condition}
            order by settled_at, id`,
     params,
   };
