@@ -4,6 +4,7 @@
  * (assets/), so the Content-Security-Policy can forbid anything inline.
  */
 import type { DashboardPageQuery, MyApiKeyQuery, Tier } from '../common/generated/graphql.js';
+import { FAVICON_PATH, LOGO } from './brand.js';
 import { html, type SafeHtml } from './html.js';
 
 export const ASSET_PATH = '/dashboard/assets';
@@ -73,8 +74,6 @@ function untilText(iso: string, now: Date): string {
   return `on ${dateFormat.format(new Date(iso))}`;
 }
 
-const LOGO = html`<svg class="logo" viewBox="0 0 32 32" aria-hidden="true" focusable="false"><rect width="32" height="32" rx="8" fill="currentColor"/><path d="M9 21.5l5-6 4 3.5 5.5-8" fill="none" stroke="#fff" stroke-width="2.6" stroke-linecap="round" stroke-linejoin="round"/><circle cx="23.5" cy="11" r="2.2" fill="#fff"/></svg>`;
-
 export function csrfField(token: string): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${token}">`;
 }
@@ -93,7 +92,7 @@ export function layout(options: Layout, body: SafeHtml): string {
 <meta name="color-scheme" content="light">
 <meta name="referrer" content="same-origin">
 <title>${options.title} · Picks API</title>
-<link rel="icon" href="${ASSET_PATH}/favicon.svg" type="image/svg+xml">
+<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSET_PATH}/dashboard.css">
 <script src="${ASSET_PATH}/dashboard.js" defer></script>
 </head>

@@ -12,12 +12,12 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
+import { FAVICON_PATH } from '../dashboard/brand.js';
 import { html } from '../dashboard/html.js';
 import { notModified } from '../public/plugin.js';
 
 export const GRAPHQL_PATH = '/graphql';
 export const GRAPHIQL_ASSETS_PATH = '/graphql/assets';
-const FAVICON_PATH = '/dashboard/assets/favicon.svg';
 const ASSET_CACHE_CONTROL = 'public, max-age=300';
 const NONCE_PLACEHOLDER = 'graphiql-csp-nonce-placeholder';
 

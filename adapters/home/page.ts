@@ -5,11 +5,11 @@
  * the favicon. The same links, for a client that asks for JSON, are `homeIndex`.
  */
 import { createHash } from 'node:crypto';
+import { FAVICON_PATH, LOGO } from '../dashboard/brand.js';
 import { html, type SafeHtml } from '../dashboard/html.js';
 import { GRAPHQL_PATH } from './graphiql.js';
 
 export const HOME_PATH = '/';
-const FAVICON_PATH = '/dashboard/assets/favicon.svg';
 
 /** Where the page leads; GraphiQL only where it is served (outside production). */
 export const HOME_LINKS = {
@@ -51,8 +51,6 @@ footer.container{padding-top:12px;padding-bottom:36px;color:var(--muted);font-si
 
 /** The stylesheet's hash, as the Content-Security-Policy's style-src names it. */
 export const STYLESHEET_HASH = `'sha256-${createHash('sha256').update(STYLESHEET).digest('base64')}'`;
-
-const LOGO = html`<svg class="logo" viewBox="0 0 32 32" aria-hidden="true" focusable="false"><rect width="32" height="32" rx="8" fill="currentColor"/><path d="M9 21.5l5-6 4 3.5 5.5-8" fill="none" stroke="#fff" stroke-width="2.6" stroke-linecap="round" stroke-linejoin="round"/><circle cx="23.5" cy="11" r="2.2" fill="#fff"/></svg>`;
 
 const head = html`<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -8,6 +8,7 @@ import type { CommittedPick } from '../../src/domain/ledger.js';
 import { MARKETS } from '../../src/domain/market.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import type { RecordLedgerQuery, TrackRecordQuery } from '../common/generated/graphql.js';
+import { FAVICON_PATH, LOGO } from '../dashboard/brand.js';
 import { html, type SafeHtml } from '../dashboard/html.js';
 import { calibrationBandLabel, calibrationChart, clvBinLabel, clvChart, pnlChart } from './charts.js';
 import {
@@ -30,7 +31,6 @@ import { significanceSentence } from '../../src/domain/record-statistics.js';
 
 export const RECORD_PATH = '/record';
 export const STYLESHEET_PATH = '/record/record.css';
-const FAVICON_PATH = '/dashboard/assets/favicon.svg';
 const LEDGER_PATH = '/api/public/ledger';
 
 /** The windows the form offers; any other valid days_back is added to the list when asked for. */
@@ -52,8 +52,6 @@ export interface RecordPageData {
   picks: readonly RevealedPickView[];
   head: LedgerHeadView;
 }
-
-const LOGO = html`<svg class="logo" viewBox="0 0 32 32" aria-hidden="true" focusable="false"><rect width="32" height="32" rx="8" fill="currentColor"/><path d="M9 21.5l5-6 4 3.5 5.5-8" fill="none" stroke="#fff" stroke-width="2.6" stroke-linecap="round" stroke-linejoin="round"/><circle cx="23.5" cy="11" r="2.2" fill="#fff"/></svg>`;
 
 function layout(title: string, body: SafeHtml): string {
   return `<!doctype html>${html`<html lang="en">
