@@ -17,7 +17,7 @@ import { sportSlugOfKey } from './odds-feed.js';
 import { priceEdges, type StakeAdvice } from './odds.js';
 import type { PickResult, PickWarning } from './pick.js';
 import { asStored } from './pick-shape.js';
-import { mergeAll, recordStatistics, summarizePicks, type RecordPick } from './record-statistics.js';
+import { recordStatistics, summarizePicks, type RecordPick } from './record-statistics.js';
 import { finalScoreFor, judgeFinal, pickResult, FINAL_REFUSAL_TEXT, type FinalScore, type SettlementOptions } from './settlement.js';
 import type { SportSlug } from './sports.js';
 import { aggregateTrackRecord, clvPct, trackRecordReport, type TrackRecordBucket, type TrackRecordReport } from './track-record.js';
@@ -290,10 +290,10 @@ export interface BacktestReport {
 }
 
 function groupRow(picks: readonly BacktestPick[]): BacktestGroupRow {
-  const settled = settledInRecordOrder(picks);
-  const summary = summarizePicks(settled.map(recordPickOf));
+  const settled = settledInRecordOrder(picks).map(recordPickOf);
+  const summary = summarizePicks(settled);
   const profit = summary.meanProfit * summary.n;
-  const clv = settled.map(recordPickOf).flatMap((pick) => (pick.clvPct === null ? [] : [pick.clvPct]));
+  const clv = settled.flatMap((pick) => (pick.clvPct === null ? [] : [pick.clvPct]));
   return {
     picks: picks.length,
     held: picks.filter((pick) => pick.status === 'admin_review').length,
@@ -319,7 +319,7 @@ export function backtestReport(run: BacktestRun): BacktestReport {
   const window = first && last ? { from: first, to: last } : { from: new Date(0), to: new Date(0) };
   const record = aggregateTrackRecord(bucketsOfPicks(settled), window);
   return {
-    trackRecord: trackRecordReport(first ? record : { ...record, series: [] }, recordStatistics(mergeAll([summarizePicks(settled.map(recordPickOf))]))),
+    trackRecord: trackRecordReport(first ? record : { ...record, series: [] }, recordStatistics(summarizePicks(settled.map(recordPickOf)))),
     window: first && last ? { from: first.toISOString(), to: last.toISOString() } : null,
     picks: run.picks.length,
     held: run.picks.filter((pick) => pick.status === 'admin_review').length,

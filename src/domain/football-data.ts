@@ -151,6 +151,7 @@ export function footballDataSnapshots(text: string, options: CsvOptions = DEFAUL
     if (!column.has(required)) return { snapshots: [], matches: 0, skipped: [{ eventId: null, reason: `the header has no ${required} column` }] };
   }
   const books = CSV_BOOKS.filter((book) => options.books.includes(book.key));
+  const { timeline } = options;
   const snapshots = new Map<string, FeedSnapshot>();
   const add = (at: Date, kind: FeedSnapshot['kind'], item: unknown) => {
     const key = `${at.toISOString()} ${kind}`;
@@ -194,7 +195,6 @@ export function footballDataSnapshots(text: string, options: CsvOptions = DEFAUL
       outcomes.every((outcome) => outcome.price !== undefined) ? [outcomes] : [];
 
     for (const phase of ['opening', 'closing'] as const) {
-      const { timeline } = options;
       const pollAt = new Date(kickoff.getTime() - (phase === 'opening' ? timeline.openingBeforeKickoffMs : timeline.closingBeforeKickoffMs));
       const quotedAt = new Date(pollAt.getTime() - (phase === 'opening' ? timeline.openingQuoteAgeMs : timeline.closingQuoteAgeMs)).toISOString();
       const handicapCell = cell(phase === 'opening' ? 'AHh' : 'AHCh');
@@ -230,7 +230,6 @@ export function footballDataSnapshots(text: string, options: CsvOptions = DEFAUL
     const homeGoals = cell('FTHG');
     const awayGoals = cell('FTAG');
     if (homeGoals === '' || awayGoals === '') return void skipped.push({ eventId: id, reason: `${where}: no full-time goals (FTHG, FTAG): its picks stay unsettled` });
-    const { timeline } = options;
     add(new Date(kickoff.getTime() + timeline.finalAfterKickoffMs), 'scores', {
       ...event,
       completed: true,
