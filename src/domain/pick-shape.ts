@@ -184,8 +184,13 @@ export function fromPickSnapshot(snapshot: PickSnapshot): PickRecord {
 
 // ---- Layouts: which fields a surface shows, under which names, nested how.
 
-/** A field shown as is, or with its JSON Schema narrowed for that surface. */
-type LayoutLeaf = PickField | readonly [PickField, Record<string, unknown>];
+/**
+ * A field shown as is, or with its JSON Schema narrowed for that surface. `percent: true` shows a
+ * fraction in percent (x 100, 4 decimals: exact for a fraction stored at scale 6), so a surface
+ * whose edges are all in percent can show one stored as a fraction.
+ */
+type LayoutLeaf = PickField | readonly [PickField, Narrowing];
+type Narrowing = Readonly<Record<string, unknown>> & { readonly percent?: true };
 export interface Layout {
   readonly [name: string]: LayoutLeaf | Layout;
 }
@@ -247,6 +252,16 @@ export const V1_PICK = {
   final_score: { home: 'finalHomeScore', away: 'finalAwayScore' },
   ledger_seq: 'ledgerSeq',
   ledger_hash: 'ledgerHash',
+  // Where to bet and the price to beat: what a paying customer needs to act on the pick.
+  bookmaker: { name: 'bookmakerName', slug: 'bookmakerSlug' },
+  reference_fair_odds: 'referenceFairOdds',
+  edge_pct_post_tax: [
+    'edgePctPostTax',
+    { percent: true, description: 'Post-tax edge in percent, like edge_pct: (odds x (1 - tax rate) / reference_fair_odds - 1) x 100, 4 decimals.' },
+  ],
+  kelly_fraction: 'kellyFraction',
+  // Only published and settled picks are shown, and both were published.
+  published_at: ['publishedAt', { nullable: false }],
 } as const satisfies Layout;
 
 /** The public pick (docs/API.md, "Public pick"), anonymous: no status, no result, no description. */
@@ -288,8 +303,13 @@ export function leafField(entry: LayoutLeaf): PickField {
 /** Builds a layout's JSON, each leaf's value given by `valueOf` (the same order as the layout). */
 export function layoutJson<L extends Layout>(layout: L, valueOf: (name: PickField) => unknown): LayoutJson<L> {
   const json: Record<string, unknown> = {};
-  for (const [key, entry] of Object.entries(layout)) json[key] = isLeaf(entry) ? valueOf(leafField(entry)) : layoutJson(entry, valueOf);
+  for (const [key, entry] of Object.entries(layout)) json[key] = isLeaf(entry) ? leafValue(entry, valueOf(leafField(entry))) : layoutJson(entry, valueOf);
   return json as LayoutJson<L>;
+}
+
+function leafValue(entry: LayoutLeaf, value: unknown): unknown {
+  if (typeof entry === 'string' || entry[1].percent !== true || typeof value !== 'number') return value;
+  return roundTo(value * 100, 4);
 }
 
 /** Where each field sits in a layout: the names to follow from the top. */
@@ -305,7 +325,7 @@ export function layoutPaths(layout: Layout, prefix: readonly string[] = []): Map
 /** The JSON Schema of a field's value as JSON (null included when nullable). */
 export function fieldJsonSchema(name: PickField, narrowed: Record<string, unknown> = {}): Record<string, unknown> {
   const facts = factsOf(name);
-  const { nullable = facts.nullable, ...narrowing } = narrowed;
+  const { nullable = facts.nullable, percent: _percent, ...narrowing } = narrowed;
   const schema: Record<string, unknown> = { ...(facts.schema as Record<string, unknown>), ...narrowing };
   if (!nullable) return schema;
   const orNullSchema: Record<string, unknown> = { ...schema, type: [schema.type ?? 'string', 'null'] };

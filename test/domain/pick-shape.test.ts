@@ -51,8 +51,10 @@ const RECORD: PickRecord = {
 describe('the pick shape', () => {
   it('builds the documented Pick with its names, in the documented order', () => {
     const json = v1PickJson(toPickSnapshot(RECORD));
-    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash']);
+    expect(Object.keys(json)).toEqual(['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash', 'bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at']);
     expect(json).toMatchObject({ closing_odds: 2.05, final_score: { home: 2, away: 1 }, ledger_seq: 7 });
+    // Where to bet: the post-tax edge in percent like edge_pct (stored as the fraction 0.1).
+    expect(json).toMatchObject({ bookmaker: { name: 'Bet365', slug: 'bet365' }, reference_fair_odds: 2, edge_pct_post_tax: 10, kelly_fraction: 0.083333, published_at: '2026-11-30T09:00:00.000Z' });
     expect(json).toMatchObject({ home_team: 'Arsenal', kickoff_at: '2026-12-01T15:00:00.000Z', pick: 'Arsenal to win @ 2.2', settled_at: '2026-12-01T17:05:00.000Z', result: 'won' });
     expect(json.warnings).toEqual(['single_sharp_reference', 'stale_close']);
   });
@@ -64,6 +66,9 @@ describe('the pick shape', () => {
     expect(schema.properties.result!.enum).toEqual(['won', 'lost', 'void', 'half_won', 'half_lost', null]);
     expect(schema.properties.status!.enum).toEqual(['published', 'settled']);
     expect(schema.properties.confidence).toMatchObject({ type: 'integer', minimum: 0, maximum: 100 });
+    expect(schema.properties.published_at).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(schema.properties.edge_pct_post_tax!.description).toMatch(/percent/);
+    expect(schema.properties.edge_pct_post_tax).not.toHaveProperty('percent');
     expect(schema.properties.warnings).toMatchObject({ type: 'array', items: { type: 'string', enum: ['single_sharp_reference', 'wide_reference_market', 'stale_close'] } });
   });
 

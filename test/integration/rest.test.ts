@@ -68,11 +68,37 @@ describe('GET /api/v1/picks', () => {
     expect(body.data).toHaveLength(2);
     expect(typeof body.next_cursor).toBe('string');
     expect(Object.keys(body.data[0]).sort()).toEqual(
-      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash'].sort(),
+      [
+        ...['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct'],
+        ...['market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash'],
+        ...['bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at'],
+      ].sort(),
     );
     expect(body.data[0]).toMatchObject({ status: 'published', settled_at: null, result: null });
     expectMatchesOpenApi('/api/v1/picks', 200, body);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('says where to bet and the price to beat: bookmaker, fair odds, post-tax edge in percent, Kelly, publication', async () => {
+    clock.set('2026-11-22T12:00:00Z');
+    // 2.5 at a 10 % tax against fair odds 2.0: 2.5 x 0.9 / 2 - 1 = 12.5 % post-tax (25 % before tax);
+    // Kelly at the post-tax price 2.25 with p = 0.5: (1.25 x 0.5 - 0.5) / 1.25 = 0.1.
+    const input = pickInput({ kickoffAt: '2026-12-09T15:00:00Z', homeTeam: 'Fulham', selection: 'Fulham', odds: 2.5, bookmaker: { name: 'Betfair Sportsbook', slug: 'betfair_sb_uk', taxRate: 0.1 } });
+    const published = await t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input });
+    const id = published.data!.publishPick.id;
+    const body = (await get('/api/v1/picks?limit=50', keys.starter)).json();
+    const pick = body.data.find((candidate: { id: string }) => candidate.id === id);
+    expect(pick).toMatchObject({
+      bookmaker: { name: 'Betfair Sportsbook', slug: 'betfair_sb_uk' },
+      odds: 2.5,
+      reference_fair_odds: 2,
+      edge_pct: 25,
+      edge_pct_post_tax: 12.5,
+      kelly_fraction: 0.1,
+      published_at: '2026-11-22T12:00:00.000Z',
+    });
+    expectMatchesOpenApi('/api/v1/picks', 200, body);
+    await t.graphql(`mutation($id: ID!) { holdPick(id: $id) { id } }`, { id });
   });
 
   it('pages to the end, then next_cursor is null', async () => {

@@ -78,6 +78,12 @@ function expectedFrame(seq: number, pick: any): string {
     final_score: { home: null, away: null },
     ledger_seq: pick.ledgerSeq,
     ledger_hash: pick.ledgerHash,
+    bookmaker: { name: pick.bookmaker.name, slug: pick.bookmaker.slug },
+    reference_fair_odds: pick.referenceFairOdds,
+    // Percent, like edge_pct, of GraphQL's fraction: 4 decimals.
+    edge_pct_post_tax: Number((pick.edgePctPostTax * 100).toFixed(4)),
+    kelly_fraction: pick.kellyFraction,
+    published_at: pick.publishedAt,
   };
   return `id: ${seq}\nevent: pick.published\ndata: ${JSON.stringify(data)}\n\n`;
 }

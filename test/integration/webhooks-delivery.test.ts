@@ -121,8 +121,14 @@ describe('webhook deliveries', () => {
     expect(body.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Date(body.created_at).toISOString()).toBe(body.created_at);
     expect(Object.keys(body.data).sort()).toEqual(
-      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash'].sort(),
+      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash', 'bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at'].sort(),
     );
+
+    // Where to bet and the price to beat (pickInput: Bet365 at 2.2 against fair 2.0, the default 5.3 % tax).
+    expect(body.data).toMatchObject({ bookmaker: { name: 'Bet365', slug: 'bet365' }, odds: 2.2, reference_fair_odds: 2 });
+    expect(body.data.edge_pct_post_tax).toBeCloseTo((2.2 * (1 - 0.053) / 2 - 1) * 100, 4);
+    expect(typeof body.data.kelly_fraction).toBe('number');
+    expect(new Date(body.data.published_at).toISOString()).toBe(body.data.published_at);
 
     expect(header(request!, 'content-type')).toBe('application/json');
     expect(header(request!, 'x-service-event')).toBe('pick.published');
