@@ -9,7 +9,17 @@
  * tables: one pick per slot, a held pick promoted by a later plausible offer, kickoffs that move.
  */
 import { closingLineOf, type StoredReferenceMarket } from './closing-line.js';
-import { engineSelectionKey, generationOf, readMarkets, replacesKeptReference, type KeptReferenceMarket } from './engine-rules.js';
+import {
+  engineEventKey,
+  engineSelectionKey,
+  generationOf,
+  planEngineCandidates,
+  readMarkets,
+  replacesKeptReference,
+  type HoldReason,
+  type KeptReferenceMarket,
+  type KnownEnginePick,
+} from './engine-rules.js';
 import type { Market } from './market.js';
 import { roundTo } from './numbers.js';
 import type { FeedSkip, OddsEvent, ScoreEvent } from './odds-feed.js';
@@ -59,8 +69,10 @@ export interface BacktestPick {
   stakePct: number;
   confidence: number;
   warnings: PickWarning[];
-  /** admin_review: held for an operator (too good to be true), never published by the backtest. */
+  /** admin_review: held for an operator (holdReasons), never published by the backtest. */
   status: 'published' | 'admin_review' | 'settled';
+  /** Why a held pick waits (too_good, opposite_side); [] for a published one. */
+  holdReasons: HoldReason[];
   publishedAt: Date | null;
   /** Outcomes of the reference market (a level score voids an h2h pick of a two-way market). */
   referenceOutcomes: number;
@@ -92,7 +104,8 @@ interface EventState {
 export function runBacktest(polls: readonly BacktestPoll[], options: BacktestOptions): BacktestRun {
   const events = new Map<string, EventState>();
   const references = new Map<string, Map<string, KeptReferenceMarket>>();
-  const slots = new Map<string, BacktestPick>();
+  // Per event generation (engineEventKey), the picks keyed by engineSelectionKey, as the live engine reads them.
+  const slots = new Map<string, Map<string, BacktestPick & KnownEnginePick>>();
   const picks: BacktestPick[] = [];
   const skipped: FeedSkip[] = [];
   const referencesOf = (eventId: string, generation: number, market: string) => `${eventId}\u0000${generation}\u0000${market}`;
@@ -110,7 +123,14 @@ export function runBacktest(polls: readonly BacktestPoll[], options: BacktestOpt
     }
   };
 
-  const pickOf = (seq: number, event: OddsEvent & { sport: SportSlug; generation: number }, candidate: ValueCandidate, now: Date): BacktestPick => {
+  const pickOf = (
+    seq: number,
+    event: OddsEvent & { sport: SportSlug; generation: number },
+    candidate: ValueCandidate,
+    now: Date,
+    holdReasons: HoldReason[],
+  ): BacktestPick & KnownEnginePick => {
+    const held = holdReasons.length > 0;
     const odds = asStored('odds', candidate.price);
     const referenceFairOdds = asStored('referenceFairOdds', roundTo(candidate.fairOdds, 4));
     const taxRate = asStored('taxRate', candidate.taxRate);
@@ -137,8 +157,11 @@ export function runBacktest(polls: readonly BacktestPoll[], options: BacktestOpt
       stakePct: pricing.stakePct,
       confidence: candidate.confidence,
       warnings: [...candidate.warnings],
-      status: candidate.held ? 'admin_review' : 'published',
-      publishedAt: candidate.held ? null : now,
+      status: held ? 'admin_review' : 'published',
+      holdReasons,
+      publishedAt: held ? null : now,
+      // The backtest never holds a published pick: visible once is visible now.
+      everVisible: !held,
       referenceOutcomes: candidate.provenance.referencePrices.length,
       closingOdds: null,
       result: null,
@@ -160,18 +183,20 @@ export function runBacktest(polls: readonly BacktestPoll[], options: BacktestOpt
         const market = book.line === null ? book.market : `${book.market} ${book.line}`;
         skipped.push({ eventId: event.id, reason: `bookmaker ${book.bookmaker}'s ${market} market not used for this event (${book.reason}): ${book.detail}` });
       }
-      for (const candidate of detected.candidates) {
-        const key = engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection, candidate.line);
-        const slot = slots.get(key);
-        if (!slot) {
-          const pick = pickOf(picks.length + 1, event, candidate, now);
-          slots.set(key, pick);
+      const eventKey = engineEventKey(event.id, event.generation);
+      const known = slots.get(eventKey) ?? new Map<string, BacktestPick & KnownEnginePick>();
+      slots.set(eventKey, known);
+      planEngineCandidates(event, detected.candidates, known).forEach((plan, index) => {
+        const candidate = detected.candidates[index]!;
+        if (plan.action === 'create') {
+          const pick = pickOf(picks.length + 1, event, candidate, now, plan.holdReasons);
+          known.set(engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection, candidate.line), pick);
           picks.push(pick);
-        } else if (!candidate.held && slot.status === 'admin_review' && slot.publishedAt === null) {
+        } else if (plan.action === 'promote') {
           // A held pick nobody has seen takes a plausible offer that has appeared since.
-          Object.assign(slot, { ...pickOf(slot.seq, event, candidate, now), seq: slot.seq });
+          Object.assign(plan.held, pickOf(plan.held.seq, event, candidate, now, []));
         }
-      }
+      });
     }
     for (const event of placed) {
       const known = events.get(event.id);

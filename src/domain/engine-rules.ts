@@ -41,6 +41,11 @@ export function engineSelectionKey(eventId: string, generation: number, market: 
   return `${eventId}\u0000${generation}\u0000${market}\u0000${selection}\u0000${line ?? ''}`;
 }
 
+/** An event generation: the scope of the one-side rule (planEngineCandidates). */
+export function engineEventKey(eventId: string, generation: number): string {
+  return `${eventId}\u0000${generation}`;
+}
+
 /** A reference's market as kept for the closing line (per event generation, market and bookmaker). */
 export interface KeptReferenceMarket {
   line: number | null;
@@ -66,4 +71,94 @@ export function replacesKeptReference(kept: KeptReferenceMarket | undefined, obs
     JSON.stringify(kept.prices) !== JSON.stringify(observed.prices) ||
     kept.updatedAt.getTime() < observed.updatedAt.getTime() - REFERENCE_REFRESH_MS
   );
+}
+
+/** Why the engine holds a pick for an operator instead of publishing it (provenance.holdReasons). */
+export const HOLD_REASONS = ['too_good', 'opposite_side'] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
+
+/**
+ * The line of the market a selection belongs to (the feed's market line): the home side's
+ * handicap in spreads (an away pick at +1.5 is in the market of home -1.5), the point in totals,
+ * null in h2h.
+ */
+export function marketLineOf(market: string, selection: string, line: number | null, homeTeam: string): number | null {
+  if (market === 'h2h' || line === null) return null;
+  // 0 - 0 is -0, which would key a pick'em line apart from its twin.
+  return market === 'spreads' && selection !== homeTeam ? 0 - line || 0 : line;
+}
+
+/** An engine pick the event already has, as the one-side rule reads it. */
+export interface KnownEnginePick {
+  market: string;
+  selection: string;
+  line: number | null;
+  status: string;
+  /** Published once (whatever it is now): customers may have acted on it. */
+  everVisible: boolean;
+}
+
+/** What the engine does with one detected candidate (planEngineCandidates). */
+export type CandidatePlan<K> =
+  /** A new pick, published unless `holdReasons` names why it waits for an operator. */
+  | { action: 'create'; holdReasons: HoldReason[] }
+  /** A held pick nobody has seen takes this plausible offer and is published. */
+  | { action: 'promote'; held: K }
+  /** Nothing: the slot has its pick, or a held one must keep waiting. */
+  | { action: 'none'; reason: 'slot_taken' | 'opposite_side' };
+
+/** What planEngineCandidates needs of a detected candidate. */
+export interface PlannedCandidate {
+  market: string;
+  selection: string;
+  line: number | null;
+  /** Post-tax edge at or above the review edge: held as too_good. */
+  held: boolean;
+  edgePostTaxFraction: number;
+}
+
+/**
+ * One side per market (docs/VALUE_ENGINE.md, "One side per market"): the engine publishes at
+ * most one selection per event generation, market and market line. A candidate on another side
+ * of a market where a pick was ever visible, or where a better candidate of the same poll is
+ * published, is created held with `opposite_side` (an operator may approve it) and a held pick
+ * is never promoted there. Within one poll the best post-tax edge wins, ties to detection order.
+ * `known` are this event generation's engine picks (none of another), keyed by
+ * engineSelectionKey; the plans come in the candidates' order.
+ */
+export function planEngineCandidates<K extends KnownEnginePick, C extends PlannedCandidate>(
+  event: { id: string; generation: number; homeTeam: string },
+  candidates: readonly C[],
+  known: ReadonlyMap<string, K>,
+): CandidatePlan<K>[] {
+  const marketOf = (pick: { market: string; selection: string; line: number | null }) =>
+    `${pick.market}\u0000${marketLineOf(pick.market, pick.selection, pick.line, event.homeTeam) ?? ''}`;
+  // The side each market has shown customers (or will show after this poll).
+  const shown = new Map<string, string>();
+  for (const pick of known.values()) if (pick.everVisible && !shown.has(marketOf(pick))) shown.set(marketOf(pick), pick.selection);
+
+  const plans: CandidatePlan<K>[] = new Array(candidates.length);
+  const order = candidates.map((candidate, index) => ({ candidate, index }));
+  // Stable: equal edges keep detection order.
+  order.sort((a, b) => b.candidate.edgePostTaxFraction - a.candidate.edgePostTaxFraction);
+  for (const { candidate, index } of order) {
+    const market = marketOf(candidate);
+    const side = shown.get(market);
+    const opposite = side !== undefined && side !== candidate.selection;
+    const slot = known.get(engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection, candidate.line));
+    if (slot) {
+      const promotable = !candidate.held && slot.status === 'admin_review' && !slot.everVisible;
+      if (!promotable) plans[index] = { action: 'none', reason: 'slot_taken' };
+      else if (opposite) plans[index] = { action: 'none', reason: 'opposite_side' };
+      else {
+        plans[index] = { action: 'promote', held: slot };
+        shown.set(market, candidate.selection);
+      }
+      continue;
+    }
+    const holdReasons: HoldReason[] = [...(candidate.held ? (['too_good'] as const) : []), ...(opposite ? (['opposite_side'] as const) : [])];
+    plans[index] = { action: 'create', holdReasons };
+    if (holdReasons.length === 0) shown.set(market, candidate.selection);
+  }
+  return plans;
 }

@@ -9,7 +9,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { StoredReferenceMarket } from '../domain/closing-line.js';
 import { decodePickCursor } from '../domain/cursor.js';
-import { engineSelectionKey } from '../domain/engine-rules.js';
+import { engineEventKey, engineSelectionKey, type KnownEnginePick } from '../domain/engine-rules.js';
 import { PICK_FIELD_NAMES, PICK_FIELDS, withNulls, type PickRecord, type PickValues, type Storage } from '../domain/pick-shape.js';
 import { VISIBLE_STATUSES } from '../domain/pick.js';
 import type { Market } from '../domain/market.js';
@@ -102,21 +102,18 @@ export function insertPick(em: Em, fields: NewPick): PickEntity {
 }
 
 /** An engine pick's slot as the engine sees it before it creates or promotes one. */
-export interface EngineSlot {
+export interface EngineSlot extends KnownEnginePick {
   id: string;
-  status: string;
-  /** Whether the pick was ever visible (published once). */
-  everVisible: boolean;
   /** The feed key and price of the offer the pick holds (a held pick's suspect price). */
   bookmaker: string;
   price: number;
 }
 
 /**
- * The engine picks that already hold a slot (event, generation, market, selection, line) of these
- * events, any status, keyed by engineSelectionKey.
+ * The engine picks of these events, any status, per event generation (engineEventKey), each
+ * keyed by engineSelectionKey: the slots they hold and the sides they showed.
  */
-export async function engineSlotsOf(em: Em, eventIds: readonly string[]): Promise<Map<string, EngineSlot>> {
+export async function engineSlotsOf(em: Em, eventIds: readonly string[]): Promise<Map<string, Map<string, EngineSlot>>> {
   if (eventIds.length === 0) return new Map();
   const rows = await executeBound<Row>(
     em,
@@ -124,20 +121,26 @@ export async function engineSlotsOf(em: Em, eventIds: readonly string[]): Promis
        from picks where event_id in (select jsonb_array_elements_text($1::jsonb))`,
     [JSON.stringify(eventIds)],
   );
-  return new Map(
-    rows.map((row) => [
-      engineSelectionKey(String(row.event_id), numberOf(row.event_generation), String(row.market), String(row.selection), row.line == null ? null : numberOf(row.line)),
-      {
-        id: String(row.id),
-        status: String(row.status),
-        everVisible: row.ever_visible === true,
-        bookmaker: String(row.bookmaker_slug),
-        price: numberOf(row.odds),
-      },
-    ]),
-  );
+  const byEvent = new Map<string, Map<string, EngineSlot>>();
+  for (const row of rows) {
+    const [eventId, generation, line] = [String(row.event_id), numberOf(row.event_generation), row.line == null ? null : numberOf(row.line)];
+    const slot: EngineSlot = {
+      id: String(row.id),
+      market: String(row.market),
+      selection: String(row.selection),
+      line,
+      status: String(row.status),
+      everVisible: row.ever_visible === true,
+      bookmaker: String(row.bookmaker_slug),
+      price: numberOf(row.odds),
+    };
+    const eventKey = engineEventKey(eventId, generation);
+    const slots = byEvent.get(eventKey) ?? new Map<string, EngineSlot>();
+    byEvent.set(eventKey, slots);
+    slots.set(engineSelectionKey(eventId, generation, slot.market, slot.selection, line), slot);
+  }
+  return byEvent;
 }
-
 
 /** The provenance of a pick (null for manual picks or unknown ids). */
 export async function findProvenance(em: Em, id: string): Promise<Record<string, unknown> | null> {

@@ -159,6 +159,8 @@ export interface ExpectedHeld {
   bookmaker: string;
   odds: number;
   edge: number;
+  /** too_good: every qualifying price at or above the review edge; opposite_side: another side of the match was published. */
+  reason: 'too_good' | 'opposite_side';
 }
 
 export interface SanityHit {
@@ -215,6 +217,9 @@ export function expectedSeason(matches: readonly SeasonMatch[], rules: SeasonRul
       return true;
     });
 
+    // One side per match: of the sides that would be published, the best edge is (the first in
+    // H, D, A order on a tie); the others are held for review as opposite sides.
+    const publishable: ExpectedPick[] = [];
     for (const side of SIDES) {
       const p = probability[side];
       const qualifying = books
@@ -228,15 +233,14 @@ export function expectedSeason(matches: readonly SeasonMatch[], rules: SeasonRul
       const plausible = ranked.find((offer) => offer.edge < rules.reviewEdge);
       const selection = outcomeName(match, side);
       if (!plausible) {
-        out.held.push({ eventId: match.eventId, selection, bookmaker: best.bookmaker, odds: best.odds, edge: best.edge });
+        out.held.push({ eventId: match.eventId, selection, bookmaker: best.bookmaker, odds: best.odds, edge: best.edge, reason: 'too_good' });
         continue;
       }
       const bestPlausible = plausible !== best;
-      if (bestPlausible) out.bestPlausibleCount += 1;
       // Without a closing market the latest fair price before kickoff is the one from before the close.
       const closingOdds = round4(1 / (closeFair ?? fair)[SIDES.indexOf(side)]!);
       const result = resultOf(match, side);
-      out.picks.push({
+      publishable.push({
         eventId: match.eventId,
         home: match.home,
         away: match.away,
@@ -252,6 +256,14 @@ export function expectedSeason(matches: readonly SeasonMatch[], rules: SeasonRul
         clvPct: 100 * (plausible.odds / closingOdds - 1),
         bestPlausible,
       });
+    }
+    const best = publishable.reduce<ExpectedPick | null>((kept, pick) => (kept === null || pick.edge > kept.edge ? pick : kept), null);
+    for (const pick of publishable) {
+      if (pick === best) {
+        out.picks.push(pick);
+        if (pick.bestPlausible) out.bestPlausibleCount += 1;
+      }
+      else out.held.push({ eventId: pick.eventId, selection: pick.selection, bookmaker: pick.bookmaker, odds: pick.odds, edge: pick.edge, reason: 'opposite_side' });
     }
   }
   return out;

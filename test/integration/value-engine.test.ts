@@ -236,6 +236,44 @@ describe('value engine against a local v4 feed', () => {
     expect(rest.json().picks.map((p: { match: { home: string } }) => p.match.home)).toEqual(['Arsenal h1']);
   });
 
+  it('publishes one side per market: a later candidate on another side is held (opposite_side), the best side of one poll wins; an operator may approve', async () => {
+    const HOLDS = `query { reviewQueue { nodes { id homeTeam selection odds provenance { holdReasons } } } }`;
+    // Chelsea fair 4.0: Tipico's 4.6 is 4.6 x 0.947 / 4 - 1 = 8.9 % post-tax; published.
+    feed.set('odds', 'soccer_epl', [match('o1', books('o1', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 } }))]);
+    await poll();
+    expect((await visiblePicks()).map((p) => p.selection)).toEqual(['Chelsea o1']);
+    // Arsenal fair 2.0: Unibet's 2.3 is 2.3 x 0.947 / 2 - 1 = 8.9 % post-tax on the other side of the same market.
+    clock.advance(60_000);
+    feed.set('odds', 'soccer_epl', [match('o1', books('o1', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 }, unibet: { Arsenal: 2.3, Chelsea: 3.5, Draw: 3.4 } }))]);
+    await poll();
+    await poll();
+    expect((await visiblePicks()).map((p) => p.selection)).toEqual(['Chelsea o1']);
+    const held = (await t.graphql<{ reviewQueue: { nodes: { id: string; selection: string; odds: number; provenance: { holdReasons: string[] } }[] } }>(HOLDS)).data!.reviewQueue.nodes;
+    expect(held.map(({ selection, odds, provenance }) => ({ selection, odds, holdReasons: provenance.holdReasons }))).toEqual([
+      { selection: 'Arsenal o1', odds: 2.3, holdReasons: ['OPPOSITE_SIDE'] },
+    ]);
+    expect(engineLogs.filter((line) => /held for review \(opposite_side\)/.test(String(line.msg)))).toHaveLength(1);
+    // The customer API shows one side.
+    const key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'STARTER' } })).data!.createApiKey.key;
+    const rest = (await t.app.inject({ method: 'GET', url: '/api/v1/picks', headers: { authorization: `Bearer ${key}` } })).json();
+    expect(rest.data.map((p: { selection: string }) => p.selection)).toEqual(['Chelsea o1']);
+
+    // Both sides in one poll: Arsenal at 2.4 (13.6 % post-tax) beats Chelsea at 4.6 (8.9 %).
+    feed.set('odds', 'soccer_epl', [match('o2', books('o2', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 }, unibet: { Arsenal: 2.4, Chelsea: 3.5, Draw: 3.3 } }))]);
+    await poll();
+    expect((await visiblePicks()).filter((p) => p.homeTeam === 'Arsenal o2').map((p) => p.selection)).toEqual(['Arsenal o2']);
+    const heldO2 = (await t.graphql<{ reviewQueue: { nodes: { id: string; homeTeam: string; selection: string; provenance: { holdReasons: string[] } }[] } }>(HOLDS)).data!.reviewQueue.nodes.filter(
+      (node) => node.homeTeam === 'Arsenal o2',
+    );
+    expect(heldO2.map((node) => [node.selection, node.provenance.holdReasons])).toEqual([['Chelsea o2', ['OPPOSITE_SIDE']]]);
+
+    // The operator's choice: approving publishes the other side, its reason kept.
+    const approved = await t.graphql<{ approvePick: { status: string } }>(`mutation($id: ID!) { approvePick(id: $id) { status } }`, { id: held[0]!.id });
+    expect(approved.data!.approvePick.status).toBe('PUBLISHED');
+    const kept = await t.graphql<{ pick: { provenance: { holdReasons: string[] } } }>(`query($id: ID!) { pick(id: $id) { provenance { holdReasons } } }`, { id: held[0]!.id });
+    expect(kept.data!.pick.provenance.holdReasons).toEqual(['OPPOSITE_SIDE']);
+  });
+
   it('refuses to approve a held pick after kickoff and to discard a pick that was visible', async () => {
     feed.set('odds', 'soccer_epl', [match('k1', books('k1', { tipico: { Arsenal: 1.7, Chelsea: 6.0, Draw: 3.8 } }))]);
     await poll();

@@ -4,9 +4,11 @@
  * Admin only, every field.
  */
 import { describeBound, INGEST_EVENTS_MAX, PICKS_PAGE } from '../../domain/bounds.js';
+import { HOLD_REASONS, type HoldReason } from '../../domain/engine-rules.js';
 import { boundedInt } from '../argument-guard.js';
 import { builder } from '../builder.js';
 import { pageComplexity } from '../limits.js';
+import { upperEnumValues } from './enums.js';
 import { PickConnectionRef, PickRef } from './pick.js';
 
 interface IngestResultShape {
@@ -113,6 +115,8 @@ interface ProvenanceShape {
   offeredPrices: { bookmaker: string; price: number; updatedAt: string }[];
   /** Absent on picks found before the rule existed. */
   excludedOffers?: { bookmaker: string; price: number; reason: string }[];
+  /** Absent on picks found before hold reasons were recorded. */
+  holdReasons?: HoldReason[];
   closingLine?: {
     referencePrices: { name: string; price: number }[];
     fairOdds: number;
@@ -222,6 +226,11 @@ const SettlementRecordRef = builder.objectRef<NonNullable<ProvenanceShape['settl
   }),
 });
 
+const HoldReasonEnum = builder.enumType('HoldReason', {
+  description: 'Why the engine held a pick for an operator: TOO_GOOD, its post-tax edge was at or above PICK_REVIEW_EDGE; OPPOSITE_SIDE, the engine had already published another side of the same market and line.',
+  values: upperEnumValues(HOLD_REASONS),
+});
+
 const PickProvenanceRef = builder.objectRef<ProvenanceShape>('PickProvenance').implement({
   description: 'How the value engine found a pick (internal tools).',
   fields: (t) => ({
@@ -239,6 +248,11 @@ const PickProvenanceRef = builder.objectRef<ProvenanceShape>('PickProvenance').i
     fairProbabilities: t.field({ type: FairProbabilitiesRef, resolve: (p) => p.fairProbabilities }),
     offeredPrices: t.field({ type: [OfferedPriceRef], resolve: (p) => p.offeredPrices }),
     excludedOffers: t.field({ type: [ExcludedOfferRef], resolve: (p) => p.excludedOffers ?? [] }),
+    holdReasons: t.field({
+      type: [HoldReasonEnum],
+      description: 'Why the engine held the pick when it found it; empty when it published it at once (and on picks found before the reasons were recorded). Kept after an operator approves it; a held pick the engine promotes to a plausible offer takes the provenance of that offer, and so none.',
+      resolve: (p) => p.holdReasons ?? [],
+    }),
     closingLine: t.field({
       type: ClosingLineRecordRef,
       nullable: true,

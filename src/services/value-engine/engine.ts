@@ -23,7 +23,7 @@ import { FINAL_REFUSAL_TEXT, finalScoreFor, judgeFinal, pickResult, type FinalRe
 import { isSportSlug, type SportSlug } from '../../domain/sports.js';
 import { checkText } from '../../domain/text.js';
 import { closingLineOf, type ClosingLine } from '../../domain/closing-line.js';
-import { engineSelectionKey, generationOf, readMarkets } from '../../domain/engine-rules.js';
+import { engineEventKey, generationOf, planEngineCandidates, readMarkets, type HoldReason } from '../../domain/engine-rules.js';
 import type { ReferenceRecord } from '../../domain/reference-consensus.js';
 import {
   analysisText,
@@ -165,7 +165,7 @@ export class ValueEngine {
     // New picks first, in one transaction: an edge reaches the stream without waiting for the
     // poll's bulk writes.
     const slots = await engineSlotsOf(this.orm.em.fork(), events.map((event) => event.id));
-    const found: { event: PlacedEvent; candidate: ValueCandidate }[] = [];
+    const found: { event: PlacedEvent; candidate: ValueCandidate; holdReasons: HoldReason[] }[] = [];
     const promotions: { held: EngineSlot; event: PlacedEvent; candidate: ValueCandidate }[] = [];
     for (const [key, note] of this.disagreementNotes) if (note.kickoffMs <= now.getTime()) this.disagreementNotes.delete(key);
     for (const event of events) {
@@ -175,13 +175,14 @@ export class ValueEngine {
         skipped.push({ eventId: event.id, reason: `bookmaker ${book.bookmaker}'s ${market} market not used for this event (${book.reason}): ${book.detail}` });
       }
       this.noteDisagreements(event, [...detected.rejected, ...detected.candidates]);
-      for (const candidate of detected.candidates) {
-        // The unique index is the guard; this only keeps known slots out of the batch.
-        const slot = slots.get(engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection, candidate.line));
-        if (!slot) found.push({ event, candidate });
-        // A held pick nobody has seen yet takes a plausible offer that has appeared since.
-        else if (!candidate.held && slot.status === 'admin_review' && !slot.everVisible) promotions.push({ held: slot, event, candidate });
-      }
+      // The unique index is the guard against a second pick per slot; the plan keeps known slots
+      // out of the batch and one side per market.
+      const plans = planEngineCandidates(event, detected.candidates, slots.get(engineEventKey(event.id, event.generation)) ?? new Map<string, EngineSlot>());
+      plans.forEach((plan, index) => {
+        const candidate = detected.candidates[index]!;
+        if (plan.action === 'create') found.push({ event, candidate, holdReasons: plan.holdReasons });
+        else if (plan.action === 'promote') promotions.push({ held: plan.held, event, candidate });
+      });
     }
     const picksCreated = (await this.createPicks(found, now)) + (await this.promoteHeld(promotions, now));
 
@@ -375,17 +376,25 @@ export class ValueEngine {
   }
 
   /** Creates the detected picks through the publish path; returns how many were created. */
-  private async createPicks(found: readonly { event: PlacedEvent; candidate: ValueCandidate }[], now: Date): Promise<number> {
+  private async createPicks(found: readonly { event: PlacedEvent; candidate: ValueCandidate; holdReasons: HoldReason[] }[], now: Date): Promise<number> {
     if (found.length === 0) return 0;
-    const results = await this.picks.publishFromEngine(found.map(({ event, candidate }) => enginePick(event, candidate, now, this.options.stakeAdvice)));
+    const results = await this.picks.publishFromEngine(
+      found.map(({ event, candidate, holdReasons }) => enginePick(event, candidate, now, this.options.stakeAdvice, holdReasons)),
+    );
     let created = 0;
     results.forEach((result, index) => {
+      const { event, candidate, holdReasons } = found[index]!;
       if (result instanceof Error) {
         // A candidate the pick rules refuse (a name too long for a pick, say) is skipped, never the poll.
-        const { event, candidate } = found[index]!;
         this.options.log?.warn({ eventId: event.id, selection: candidate.selection, err: result.message }, 'value engine: a detected pick was refused');
       } else if (result !== null) {
         created += 1;
+        if (holdReasons.includes('opposite_side')) {
+          this.options.log?.info(
+            { eventId: event.id, pickId: result.id, market: candidate.market, line: candidate.line, selection: candidate.selection },
+            'value engine: a candidate on another side of a market the engine already published is held for review (opposite_side)',
+          );
+        }
       }
     });
     return created;
@@ -419,6 +428,7 @@ export function enginePick(
   candidate: ValueCandidate,
   now: Date,
   stakeAdvice: StakeAdvice | undefined,
+  holdReasons: readonly HoldReason[] = candidate.held ? ['too_good'] : [],
 ): { input: PublishPickInput; extras: EnginePickExtras & { provenance: { excludedOffers: unknown[] } } } {
   const { provenance } = candidate;
   return {
@@ -436,7 +446,7 @@ export function enginePick(
       // Stored to 4 decimals: the stored edge is then the one a reader recomputes from the stored prices.
       referenceFairOdds: roundTo(candidate.fairOdds, 4),
       confidence: candidate.confidence,
-      status: candidate.held ? 'admin_review' : 'published',
+      status: holdReasons.length > 0 ? 'admin_review' : 'published',
     },
     extras: {
       eventId: event.id,
@@ -454,6 +464,7 @@ export function enginePick(
         fairProbabilities: provenance.fairProbabilities,
         offeredPrices: provenance.offeredPrices.map((offer) => ({ ...offer, updatedAt: offer.updatedAt.toISOString() })),
         excludedOffers: provenance.excludedOffers as unknown[],
+        holdReasons: [...holdReasons],
         engineVersion: ENGINE_VERSION,
       },
     },
