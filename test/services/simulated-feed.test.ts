@@ -83,9 +83,16 @@ describe('SimulatedFeed bodies', () => {
     }
   });
 
-  it('quotes spreads and totals in the sports with lines (quarter lines among them), one book a quarter off the sharp line', () => {
+  it('quotes spreads and totals in the sports with lines (quarter lines in soccer), one book a notch off the sharp line', () => {
     const feed = feedOf();
     const lines: number[] = [];
+    // How far the off-line book deals each line: a quarter in soccer, a point in basketball,
+    // half a goal on ice hockey totals; the puck line is -1.5 / +1.5 at every book.
+    const offBy: Record<string, { spreads: number; totals: number }> = {
+      soccer_epl: { spreads: 0.25, totals: 0.25 },
+      basketball_nba: { spreads: 1, totals: 1 },
+      icehockey_nhl: { spreads: 0, totals: 0.5 },
+    };
     for (const sportKey of SIMULATED_SPORT_KEYS) {
       for (const offset of [0, 33 * MINUTE, 5 * HOUR]) {
         for (const event of oddsAt(feed, sportKey, at(offset))) {
@@ -95,9 +102,9 @@ describe('SimulatedFeed bodies', () => {
           }
           const sharp = event.bookmakers[0]!;
           for (const market of sharp.markets.filter((m) => m.key !== 'h2h')) {
-            lines.push(market.line!);
+            if (sportKey === 'soccer_epl') lines.push(market.line!);
             const offLine = event.bookmakers.find((b) => b.key === 'onexbet')!.markets.find((m) => m.key === market.key)!;
-            expect(offLine.line).toBe(market.line! + 0.25);
+            expect(offLine.line).toBe(market.line! + offBy[sportKey]![market.key as 'spreads' | 'totals']);
             for (const soft of event.bookmakers.slice(1).filter((b) => b.key !== 'onexbet')) {
               expect(soft.markets.find((m) => m.key === market.key)!.line).toBe(market.line);
             }
@@ -224,8 +231,13 @@ describe('SimulatedFeed prices', () => {
               if (candidate.held) firstHeldAt ??= t;
             }
             // The feed stays inside the default filters: only edges decide, except the lines the
-            // off-line book deals a quarter away from the reference's, which nothing prices.
+            // off-line book deals away from the reference's, which nothing prices, and heavy
+            // favourites (a basketball moneyline at 1.10) priced below the odds range.
             for (const rejected of result.rejected) {
+              if (rejected.reason === 'outside_odds_range') {
+                expect(rejected.offers!.every((offer) => offer.price < DEFAULT_DETECTION_OPTIONS.oddsRange.min)).toBe(true);
+                continue;
+              }
               const offLine = event.bookmakers
                 .find((b) => b.key === 'onexbet')!
                 .markets.some((m) => m.key === rejected.market && m.outcomes.some((o) => o.name === rejected.selection && o.point === rejected.line));
