@@ -449,6 +449,7 @@ function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueE
       maxReferenceMargin: decimal('REFERENCE_MAX_MARGIN', 0, 1, 'a margin fraction from 0 to 1 (0.08 = 8 %)', DEFAULT_DETECTION_OPTIONS.maxReferenceMargin),
       taxRates: parseTaxRates(value(env, 'BOOKMAKER_TAX_RATES')),
       defaultTaxRate: DEFAULT_TAX_RATE,
+      maxExchangeSpread: decimal('REFERENCE_MAX_EXCHANGE_SPREAD', 0, 1, 'a relative spread from 0 to 1 (0.05 = lay 5 % above back)', DEFAULT_DETECTION_OPTIONS.maxExchangeSpread),
       minEdge,
       oddsRange: parseOddsRange(value(env, 'PICK_ODDS_RANGE')),
       horizonHours: integer('PICK_HORIZON_HOURS', 1, 720, DEFAULT_DETECTION_OPTIONS.horizonHours),

@@ -116,7 +116,7 @@ export function runBacktest(polls: readonly BacktestPoll[], options: BacktestOpt
       const kept = references.get(referencesOf(pick.eventId, pick.generation, pick.market));
       if (!kept) continue;
       const stored: StoredReferenceMarket[] = [...kept.entries()].map(([bookmaker, market]) => ({ bookmaker, prices: market.prices, updatedAt: market.updatedAt }));
-      const close = closingLineOf(pick, stored, options.detection.references, options.detection.devigMethod, options.settlement.closingLineMaxAgeSeconds);
+      const close = closingLineOf(pick, stored, options.detection.references, options.detection.devigMethod, options.settlement.closingLineMaxAgeSeconds, options.detection.maxExchangeSpread);
       if (close === null) continue;
       pick.closingOdds = asStored('closingOdds', roundTo(close.fairOdds, 4));
       if (close.stale && !pick.warnings.includes('stale_close')) pick.warnings = [...pick.warnings, 'stale_close'];

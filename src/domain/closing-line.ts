@@ -8,11 +8,12 @@
  */
 import type { DevigMethod } from './devig.js';
 import type { OddsOutcome } from './odds-feed.js';
-import { referenceConsensus, referenceRecords, type ReferenceBook, type ReferenceRecord } from './reference-consensus.js';
+import { DEFAULT_MAX_EXCHANGE_SPREAD, referenceConsensus, referenceRecords, type ReferenceBook, type ReferenceRecord } from './reference-consensus.js';
 
 /** A reference's last pre-kickoff market, as stored for the pick's event, generation and market. */
 export interface StoredReferenceMarket {
   bookmaker: string;
+  /** Back prices, an exchange's lay prices beside them (`lay`). */
   prices: OddsOutcome[];
   updatedAt: Date;
 }
@@ -46,6 +47,7 @@ export function closingLineOf(
   references: readonly ReferenceBook[],
   method: DevigMethod,
   maxAgeSeconds: number,
+  maxExchangeSpread: number = DEFAULT_MAX_EXCHANGE_SPREAD,
 ): ClosingLine | null {
   const quotes = references.flatMap((reference) => {
     const market = stored.find((row) => row.bookmaker === reference.key);
@@ -57,7 +59,8 @@ export function closingLineOf(
   });
   const fresh = quotes.filter((quote) => quote.age <= maxAgeSeconds);
   const stale = fresh.length === 0;
-  const consensus = referenceConsensus(stale ? quotes : fresh, method);
+  // An exchange closes on its back/lay midpoint when its lay prices were kept with the market.
+  const consensus = referenceConsensus(stale ? quotes : fresh, method, maxExchangeSpread);
   if (!('quotes' in consensus)) return null;
   const index = consensus.names.indexOf(pick.selection);
   if (index < 0) return null;

@@ -18,6 +18,11 @@ export interface OddsOutcome {
   price: number;
   /** spreads: this team's handicap; totals: the total. Absent for h2h. */
   point?: number;
+  /**
+   * h2h of an exchange: its lay price of this outcome, from the bookmaker's `h2h_lay` market
+   * (`price` is the back price). Absent where the bookmaker quoted no lay for it.
+   */
+  lay?: number;
 }
 
 export interface OddsMarket {
@@ -331,9 +336,34 @@ function readMarket(r: Reader, key: Market, homeTeam: string, awayTeam: string):
   return { key, line: key === 'spreads' ? pointOf(homeTeam) : pointOf(OVER), lastUpdate, outcomes };
 }
 
+/** An exchange's lay prices of the h2h market (v4 `h2h_lay`): read beside its back prices. */
+const H2H_LAY = 'h2h_lay';
+
+/**
+ * A bookmaker's h2h market with its `h2h_lay` prices attached to the outcomes they name: an
+ * outcome without a lay keeps none (a reference refuses that market, docs/VALUE_ENGINE.md,
+ * "Exchanges"). A lay market naming an outcome the back market lacks contradicts it: both are
+ * dropped (an error thrown as a Refusal), as two markets of one key are.
+ */
+function withLayPrices(markets: OddsMarket[], lay: OddsMarket | undefined): OddsMarket[] {
+  if (lay === undefined) return markets;
+  const back = markets.find((market) => market.key === 'h2h');
+  if (back === undefined) return markets;
+  const foreign = lay.outcomes.find((o) => !back.outcomes.some((b) => b.name === o.name));
+  if (foreign) {
+    throw new Refusal(`h2h and ${H2H_LAY} dropped: ${H2H_LAY} lists "${foreign.name}", which its h2h market lacks (back and lay prices must name the same outcomes)`);
+  }
+  const outcomes = back.outcomes.map((o) => {
+    const layPrice = lay.outcomes.find((l) => l.name === o.name)?.price;
+    return layPrice === undefined ? o : { ...o, lay: layPrice };
+  });
+  return markets.map((market) => (market === back ? { ...back, outcomes } : market));
+}
+
 /**
  * One bookmaker: null (with the reasons in `skipped`) when it is malformed or has no usable
- * market. Markets of other keys (h2h_lay, alternate_spreads, ...) are ignored without a reason.
+ * market. `h2h_lay` is read into the h2h market's outcomes (withLayPrices); markets of other
+ * keys (alternate_spreads, ...) are ignored without a reason.
  */
 function readBookmaker(
   names: Record<FieldName, string>,
@@ -349,17 +379,20 @@ function readBookmaker(
     const title = r.text('title', 'name', MAX_BOOKMAKER_TITLE_LENGTH, true);
     const lastUpdate = r.time('lastUpdate');
     const rawMarkets = r.array('markets', MAX_MARKETS_PER_BOOKMAKER);
-    const markets: OddsMarket[] = [];
-    const seen = new Map<Market, number>();
+    let markets: OddsMarket[] = [];
+    let lay: OddsMarket | undefined;
+    const seen = new Map<string, number>();
     rawMarkets.forEach((rawMarket, i) => {
       const marketPath = `${r.label('markets')}[${i}]`;
       try {
         if (!isObject(rawMarket)) throw new Refusal(`${marketPath} must be an object, not ${describeType(rawMarket)}`);
         const m: Reader = new Reader(names, rawMarket, `${marketPath}.`);
         const marketKey = m.text('key', 'line', MAX_FEED_STRING_LENGTH, false);
-        if (!isMarketKey(marketKey)) return;
+        if (!isMarketKey(marketKey) && marketKey !== H2H_LAY) return;
         seen.set(marketKey, (seen.get(marketKey) ?? 0) + 1);
-        markets.push(readMarket(m, marketKey, event.homeTeam, event.awayTeam));
+        // Lay prices follow the h2h outcome rules.
+        if (marketKey === H2H_LAY) lay = readMarket(m, 'h2h', event.homeTeam, event.awayTeam);
+        else markets.push(readMarket(m, marketKey, event.homeTeam, event.awayTeam));
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;
         skipped.push({ eventId: event.id, reason: `market dropped: ${err.message}` });
@@ -369,6 +402,13 @@ function readBookmaker(
     // line; alternates have their own keys): trust nothing it sends.
     for (const [marketKey, count] of seen) {
       if (count > 1) r.refuse('markets', `lists ${count} ${marketKey} markets; a bookmaker has at most one`);
+    }
+    try {
+      markets = withLayPrices(markets, lay);
+    } catch (err) {
+      if (!(err instanceof Refusal)) throw err;
+      skipped.push({ eventId: event.id, reason: `market dropped: ${err.message}` });
+      markets = markets.filter((market) => market.key !== 'h2h');
     }
     if (markets.length === 0) return null;
     return { key, title, lastUpdate, markets };

@@ -5,6 +5,32 @@ import { roundTo } from './numbers.js';
 /** Default bookmaker tax on stakes (a bet pays odds x (1 - tax) per unit staked); per-bookmaker rates override it. */
 export const DEFAULT_TAX_RATE = 0.053;
 
+/**
+ * The exchanges The Odds API v4 serves, with their published base commission on net winnings
+ * (BOOKMAKER_TAX_RATES overrides each; an account's own rate may be lower). An exchange offer
+ * pays 1 + (back - 1) x (1 - commission) per unit staked, not back x (1 - tax).
+ */
+export const EXCHANGE_COMMISSIONS: Readonly<Record<string, number>> = Object.freeze({
+  betfair_ex_eu: 0.05,
+  betfair_ex_uk: 0.05,
+  betfair_ex_au: 0.05,
+  matchbook: 0.02,
+  smarkets: 0.02,
+});
+
+export function isExchange(bookmakerKey: string): boolean {
+  return Object.hasOwn(EXCHANGE_COMMISSIONS, bookmakerKey);
+}
+
+/**
+ * A commission on net winnings as the tax on stakes that pays the same at this price:
+ * price x (1 - t) = 1 + (price - 1) x (1 - c) gives t = c x (price - 1) / price. Picks store a tax
+ * rate, so an exchange pick stores this one.
+ */
+export function commissionAsTaxRate(commission: number, price: number): number {
+  return (commission * (price - 1)) / price;
+}
+
 export type EdgeTier = 'big_edge' | 'stark' | 'standard';
 
 export interface EdgeTierThresholds {

@@ -15,7 +15,7 @@ export interface ReferenceBook {
 
 export const REFERENCE_WEIGHT_MAX = 100;
 
-/** One reference's market at one point, as observed. */
+/** One reference's market at one point, as observed (an exchange's outcomes carry their lay prices). */
 export interface ReferenceQuote {
   bookmaker: string;
   weight: number;
@@ -23,19 +23,55 @@ export interface ReferenceQuote {
   updatedAt: Date;
 }
 
+/** How a reference's market became probabilities: its back/lay midpoint (an exchange), or the devig method. */
+export type ReferencePricing = 'midpoint' | 'devig';
+
+/** Why an exchange's back and lay prices make no reference (docs/VALUE_ENGINE.md, "Exchanges"). */
+export type ExchangeRefusalReason = 'exchange_lay_missing' | 'exchange_lay_below_back' | 'exchange_spread_wide';
+
+export function isExchangeRefusal(reason: string): reason is ExchangeRefusalReason {
+  return reason === 'exchange_lay_missing' || reason === 'exchange_lay_below_back' || reason === 'exchange_spread_wide';
+}
+
+/** The widest relative spread (lay / back - 1) an exchange reference may show on any outcome (REFERENCE_MAX_EXCHANGE_SPREAD's default). */
+export const DEFAULT_MAX_EXCHANGE_SPREAD = 0.05;
+
+/**
+ * An exchange's own fair estimate: per outcome q = (1/back + 1/lay) / 2, normalised to sum 1; no
+ * devig runs. Null when no outcome has a lay price (a book: devig it); a refusal when only some
+ * have one, a lay is below its back, or a spread is wider than `maxSpread` (a thin market is no
+ * reference).
+ */
+export function exchangeMidpoint(outcomes: readonly OddsOutcome[], maxSpread: number): number[] | { reason: ExchangeRefusalReason; detail: string } | null {
+  if (outcomes.every((o) => o.lay === undefined)) return null;
+  const missing = outcomes.find((o) => o.lay === undefined);
+  if (missing) return { reason: 'exchange_lay_missing', detail: `has no lay price for "${missing.name}"` };
+  const below = outcomes.find((o) => o.lay! < o.price);
+  if (below) return { reason: 'exchange_lay_below_back', detail: `lays "${below.name}" at ${below.lay}, below its back price ${below.price}` };
+  // 2.1 / 2.0 - 1 is 0.05000000000000004 in doubles: a spread at the bound is at the bound.
+  const wide = outcomes.find((o) => o.lay! / o.price - 1 > maxSpread + 1e-9);
+  if (wide) {
+    return { reason: 'exchange_spread_wide', detail: `"${wide.name}" backs at ${wide.price} and lays at ${wide.lay}: a spread of ${((wide.lay! / wide.price - 1) * 100).toFixed(2)} % > ${(maxSpread * 100).toFixed(2)} %` };
+  }
+  const raw = outcomes.map((o) => (1 / o.price + 1 / o.lay!) / 2);
+  const total = raw.reduce((sum, q) => sum + q, 0);
+  return raw.map((q) => q / total);
+}
+
 type DevigMethodField = keyof DevigAllResult;
 
 /** A reference's market priced on its own: probabilities in the consensus's outcome order. */
 export interface PricedQuote extends ReferenceQuote {
-  /** By the chosen method, aligned with Consensus.names. */
+  /** By the chosen method (an exchange's midpoint whatever the method), aligned with Consensus.names. */
   probabilities: number[];
+  pricing: ReferencePricing;
   /** For each of Consensus.names, the index of its outcome in `outcomes`. */
   order: number[];
   /** The reference's margin S - 1. */
   margin: number;
 }
 
-export type QuoteRefusal = { bookmaker: string; reason: DevigRefusalReason | 'outcomes_differ'; detail: string };
+export type QuoteRefusal = { bookmaker: string; reason: DevigRefusalReason | ExchangeRefusalReason | 'outcomes_differ'; detail: string };
 
 export interface Consensus {
   /** The outcome names, in the first usable reference's order. */
@@ -49,20 +85,29 @@ export interface Consensus {
 }
 
 /**
- * Prices each quote with `method` and combines them. A quote the devig refuses, or whose outcome
- * names differ from the first usable quote's (a two-way market beside a three-way one), is left
- * out and listed in `refused`. Only `refused` when no quote is usable (the devig refused them all,
- * or none was given).
+ * Prices each quote, an exchange's by its back/lay midpoint (exchangeMidpoint), any other by
+ * `method`, and combines them. A quote refused by either, or whose outcome names differ from the
+ * first usable quote's (a two-way market beside a three-way one), is left out and listed in
+ * `refused`. Only `refused` when no quote is usable (all refused, or none given).
  */
-export function referenceConsensus(quotes: readonly ReferenceQuote[], method: DevigMethod): Consensus | { refused: QuoteRefusal[] } {
+export function referenceConsensus(
+  quotes: readonly ReferenceQuote[],
+  method: DevigMethod,
+  maxExchangeSpread: number = DEFAULT_MAX_EXCHANGE_SPREAD,
+): Consensus | { refused: QuoteRefusal[] } {
   const priced: PricedQuote[] = [];
   const refused: QuoteRefusal[] = [];
   let names: string[] | null = null;
   for (const quote of quotes) {
     const prices = quote.outcomes.map((o) => o.price);
+    const midpoint = exchangeMidpoint(quote.outcomes, maxExchangeSpread);
+    if (midpoint !== null && !Array.isArray(midpoint)) {
+      refused.push({ bookmaker: quote.bookmaker, ...midpoint, detail: `the exchange ${midpoint.detail}` });
+      continue;
+    }
     let chosen: number[];
     try {
-      chosen = devig(prices, method).probabilities;
+      chosen = midpoint ?? devig(prices, method).probabilities;
     } catch (error) {
       if (!(error instanceof DevigError)) throw error;
       refused.push({ bookmaker: quote.bookmaker, reason: error.reason, detail: error.message });
@@ -75,7 +120,8 @@ export function referenceConsensus(quotes: readonly ReferenceQuote[], method: De
       refused.push({ bookmaker: quote.bookmaker, reason: 'outcomes_differ', detail: `prices ${own.join(' / ')}, not ${names.join(' / ')}` });
       continue;
     }
-    priced.push({ ...quote, probabilities: order.map((index) => chosen[index]!), order, margin: overround(prices) });
+    // An exchange's margin is its back prices' overround, as a book's is its prices'.
+    priced.push({ ...quote, probabilities: order.map((index) => chosen[index]!), pricing: midpoint ? 'midpoint' : 'devig', order, margin: overround(prices) });
   }
   if (priced.length === 0 || names === null) return { refused };
   return { names, quotes: priced, probabilities: weightedMean(priced), refused };
@@ -88,7 +134,8 @@ export function referenceConsensus(quotes: readonly ReferenceQuote[], method: De
  * market cost as much as the rest of detection.
  */
 export function consensusByMethod(consensus: Consensus): DevigAllResult {
-  const perQuote = consensus.quotes.map((quote) => ({ weight: quote.weight, order: quote.order, all: devigAll(quote.outcomes.map((o) => o.price)) }));
+  // An exchange priced by its midpoint has that price under every method: no devig runs.
+  const perQuote = consensus.quotes.map((quote) => ({ weight: quote.weight, order: quote.order, all: quote.pricing === 'midpoint' ? midpointForEveryMethod(quote) : devigAll(quote.outcomes.map((o) => o.price)) }));
   const methods = Object.keys(perQuote[0]!.all) as DevigMethodField[];
   return Object.fromEntries(
     methods.map((key) => {
@@ -99,6 +146,12 @@ export function consensusByMethod(consensus: Consensus): DevigAllResult {
       return [key, accepting.length === 0 ? null : weightedMean(accepting)];
     }),
   ) as unknown as DevigAllResult;
+}
+
+function midpointForEveryMethod(quote: PricedQuote): DevigAllResult {
+  // In the quote's own outcome order, as devigAll answers.
+  const own = quote.outcomes.map((_, outcome) => quote.probabilities[quote.order.indexOf(outcome)]!);
+  return { multiplicative: own, additive: own, power: own, shin: own, oddsRatio: own } as unknown as DevigAllResult;
 }
 
 /** Σ w·p / Σ w per outcome, then divided by its sum (each input sums to 1 up to rounding; the result exactly). */
@@ -125,7 +178,9 @@ export function consensusMargin(consensus: Consensus): number {
 export interface ReferenceRecord {
   bookmaker: string;
   weight: number;
+  /** Back prices, and an exchange's lay prices beside them (`lay`). */
   prices: OddsOutcome[];
+  pricing: ReferencePricing;
   /** The reference's own fair probability per outcome name, by the chosen method. */
   fairProbabilities: Record<string, number>;
   updatedAt: Date;
@@ -136,6 +191,7 @@ export function referenceRecords(consensus: Consensus): ReferenceRecord[] {
     bookmaker: quote.bookmaker,
     weight: quote.weight,
     prices: quote.outcomes.map((o) => ({ ...o })),
+    pricing: quote.pricing,
     fairProbabilities: Object.fromEntries(consensus.names.map((name, index) => [name, quote.probabilities[index]!])),
     updatedAt: quote.updatedAt,
   }));

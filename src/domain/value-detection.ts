@@ -10,10 +10,14 @@ import { DEFAULT_DEVIG_METHOD, type DevigAllResult, type DevigMethod, type Devig
 import {
   consensusByMethod,
   consensusMargin,
+  DEFAULT_MAX_EXCHANGE_SPREAD,
+  isExchangeRefusal,
   referenceConsensus,
   referenceRecords,
   referenceSpread,
   type Consensus,
+  type ExchangeRefusalReason,
+  type QuoteRefusal,
   type ReferenceBook,
   type ReferenceQuote,
   type ReferenceRecord,
@@ -21,7 +25,20 @@ import {
 import { describeSelection, type PickWarning } from './pick.js';
 import { DRAW_SELECTION, type Market } from './market.js';
 import { sportSlugOfKey, type OddsBookmaker, type OddsEvent, type OddsMarket, type OddsOutcome } from './odds-feed.js';
-import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, type EdgeTier, edgePct, edgeTier, postTaxEdgeFraction, kellyFraction, stakePct, type StakeAdvice } from './odds.js';
+import {
+  commissionAsTaxRate,
+  DEFAULT_STAKE_ADVICE,
+  DEFAULT_TAX_RATE,
+  type EdgeTier,
+  edgePct,
+  edgeTier,
+  EXCHANGE_COMMISSIONS,
+  isExchange,
+  postTaxEdgeFraction,
+  kellyFraction,
+  stakePct,
+  type StakeAdvice,
+} from './odds.js';
 
 export interface OddsRange {
   /** Inclusive bounds on the offered (pre-tax) decimal price. */
@@ -37,9 +54,14 @@ export interface DetectionOptions {
   maxReferenceSpread: number;
   /** A reference margin above this (0.08 = 8 %) marks the pick wide_reference_market. */
   maxReferenceMargin: number;
-  /** Tax on stakes per feed bookmaker key, as a fraction (0.053 = 5.3 %). */
+  /**
+   * Tax on stakes per feed bookmaker key, as a fraction (0.053 = 5.3 %); for an exchange
+   * (EXCHANGE_COMMISSIONS' keys) its commission on net winnings instead.
+   */
   taxRates: Readonly<Record<string, number>>;
   defaultTaxRate: number;
+  /** An exchange reference whose lay / back - 1 exceeds this on any outcome is no reference (REFERENCE_MAX_EXCHANGE_SPREAD). */
+  maxExchangeSpread: number;
   /** Smallest post-tax edge that makes a pick, as a fraction (0.02 = 2 %). */
   minEdge: number;
   oddsRange: OddsRange;
@@ -58,6 +80,7 @@ export const DEFAULT_DETECTION_OPTIONS: Readonly<DetectionOptions> = Object.free
   maxReferenceMargin: 0.08,
   taxRates: Object.freeze({}),
   defaultTaxRate: DEFAULT_TAX_RATE,
+  maxExchangeSpread: DEFAULT_MAX_EXCHANGE_SPREAD,
   minEdge: 0.02,
   oddsRange: Object.freeze({ min: 1.2, max: 15 }),
   horizonHours: 72,
@@ -77,7 +100,7 @@ export const MIN_SOFT_BOOKSUM = 1 - 1e-9;
 export type OfferRejection = 'below_min_edge' | 'outside_odds_range' | 'offered_stale';
 
 /** Why a soft book's whole market is left out of an event (logged as a feed skip). */
-export type BookRejection = 'outcome_not_in_reference' | 'price_beyond_reference_multiple' | 'negative_margin' | 'reference_outcomes_differ';
+export type BookRejection = 'outcome_not_in_reference' | 'price_beyond_reference_multiple' | 'negative_margin' | 'reference_outcomes_differ' | ExchangeRefusalReason;
 
 export interface SkippedBook {
   bookmaker: string;
@@ -99,7 +122,7 @@ export interface ExcludedOffer {
 export type RejectionReason =
   | 'no_reference'
   | 'reference_stale'
-  | `reference_refused:${DevigRefusalReason}`
+  | `reference_refused:${DevigRefusalReason | ExchangeRefusalReason}`
   | 'references_disagree'
   | 'kickoff_past'
   | 'beyond_horizon'
@@ -385,11 +408,15 @@ function detectMarket(
   if (timing !== null) return rejectAll(timing);
 
   const priced = priceSlot(slot, references, opts, now);
-  if ('reason' in priced) return rejectAll(priced.reason);
-  for (const refusal of priced.consensus.refused) {
-    if (refusal.reason !== 'outcomes_differ') continue;
-    outcome.skippedBooks.push({ bookmaker: refusal.bookmaker, market: slot.key, line: slot.line, reason: 'reference_outcomes_differ', detail: `the reference ${refusal.detail}, so it is left out of the consensus` });
+  // A reference left out is a skip to log whether or not the others still price the market.
+  for (const refusal of 'reason' in priced ? priced.refused : priced.consensus.refused) {
+    if (refusal.reason === 'outcomes_differ') {
+      outcome.skippedBooks.push({ bookmaker: refusal.bookmaker, market: slot.key, line: slot.line, reason: 'reference_outcomes_differ', detail: `the reference ${refusal.detail}, so it is left out of the consensus` });
+    } else if (isExchangeRefusal(refusal.reason)) {
+      outcome.skippedBooks.push({ bookmaker: refusal.bookmaker, market: slot.key, line: slot.line, reason: refusal.reason, detail: `${refusal.detail}, so it is left out of the consensus` });
+    }
   }
+  if ('reason' in priced) return rejectAll(priced.reason);
 
   const usable = new Set<string>();
   for (const bookmaker of event.bookmakers) {
@@ -419,17 +446,17 @@ function priceSlot(
   references: readonly { bookmaker: OddsBookmaker; weight: number }[],
   opts: DetectionOptions,
   now: Date,
-): PricedSlot | { reason: RejectionReason } {
+): PricedSlot | { reason: RejectionReason; refused: QuoteRefusal[] } {
   const quoting = references.flatMap(({ bookmaker, weight }) => {
     const market = marketAt(bookmaker, slot);
     return market ? [{ bookmaker, weight, market, updatedAt: marketUpdatedAt(bookmaker, market) }] : [];
   });
-  if (quoting.length === 0) return { reason: 'no_reference' };
+  if (quoting.length === 0) return { reason: 'no_reference', refused: [] };
   const fresh = quoting.filter((quote) => ageSeconds(quote.updatedAt, now, opts.clockSkewSeconds) <= opts.referenceMaxAgeSeconds);
-  if (fresh.length === 0) return { reason: 'reference_stale' };
+  if (fresh.length === 0) return { reason: 'reference_stale', refused: [] };
   const quotes: ReferenceQuote[] = fresh.map((quote) => ({ bookmaker: quote.bookmaker.key, weight: quote.weight, outcomes: quote.market.outcomes, updatedAt: quote.updatedAt }));
-  const consensus = referenceConsensus(quotes, opts.devigMethod);
-  if (!('quotes' in consensus)) return { reason: `reference_refused:${consensus.refused[0]!.reason as DevigRefusalReason}` };
+  const consensus = referenceConsensus(quotes, opts.devigMethod, opts.maxExchangeSpread);
+  if (!('quotes' in consensus)) return { reason: `reference_refused:${consensus.refused[0]!.reason as DevigRefusalReason | ExchangeRefusalReason}`, refused: consensus.refused };
   const used = consensus.quotes.map((quote) => fresh.find((candidate) => candidate.bookmaker.key === quote.bookmaker)!);
   return {
     consensus,
@@ -465,6 +492,17 @@ export function saneSoftMarket(market: OddsMarket, reference: OddsMarket): { rea
   return null;
 }
 
+/**
+ * The tax on stakes an offer's price pays: BOOKMAKER_TAX_RATES' rate for a book (the default when
+ * unnamed); for an exchange, its commission on net winnings (BOOKMAKER_TAX_RATES, else its
+ * published base commission) as the equivalent tax at this price.
+ */
+export function offerTaxRate(bookmakerKey: string, price: number, opts: Pick<DetectionOptions, 'taxRates' | 'defaultTaxRate'>): number {
+  const named = opts.taxRates[bookmakerKey];
+  if (isExchange(bookmakerKey)) return commissionAsTaxRate(named ?? EXCHANGE_COMMISSIONS[bookmakerKey]!, price);
+  return named ?? opts.defaultTaxRate;
+}
+
 interface Offer {
   bookmaker: OddsBookmaker;
   price: number;
@@ -494,7 +532,7 @@ function detectSelection(
     const market = marketAt(bookmaker, slot);
     const offered = market?.outcomes.find((o) => o.name === selection);
     if (!market || !offered) continue;
-    const taxRate = opts.taxRates[bookmaker.key] ?? opts.defaultTaxRate;
+    const taxRate = offerTaxRate(bookmaker.key, offered.price, opts);
     offers.push({
       bookmaker,
       price: offered.price,

@@ -84,9 +84,9 @@ describe('parseOddsEvents: the fixtures in the v4 format', () => {
               line: null,
               lastUpdate: new Date('2026-11-24T03:05:40Z'),
               outcomes: [
-                { name: 'Arsenal', price: 1.98 },
-                { name: 'Chelsea', price: 4.3 },
-                { name: 'Draw', price: 3.85 },
+                { name: 'Arsenal', price: 1.98, lay: 2 },
+                { name: 'Chelsea', price: 4.3, lay: 4.5 },
+                { name: 'Draw', price: 3.85, lay: 3.95 },
               ],
             },
           ],
@@ -369,7 +369,7 @@ describe('parseOddsEvents: a malformed h2h market is dropped with a precise reas
     markets.push(
       { key: 'alternate_spreads', outcomes: [{ name: 'Arsenal', price: 'x', point: 'y' }] },
       { key: 'outrights', outcomes: null },
-      { key: 'h2h_lay', outcomes: [] },
+      { key: 'h2h_lay_extra', outcomes: [] },
     );
     const result = parseOddsEvents([event]);
     expect(result.skipped).toEqual([]);
@@ -384,14 +384,21 @@ describe('parseOddsEvents: a malformed h2h market is dropped with a precise reas
 });
 
 describe('validateOddsEvent: one pushed event (camelCase), the same rules', () => {
+  /** The fixture without its exchange's h2h_lay market: a parsed record carries lay prices on the outcomes, which an input names as a market. */
+  function backOnly(): Json {
+    const event = soccerEvent();
+    for (const bookmaker of event.bookmakers as Json[]) bookmaker.markets = (bookmaker.markets as Json[]).filter((market) => market.key !== 'h2h_lay');
+    return event;
+  }
+
   function pushed(): Json {
-    const parsed = parseOddsEvents([soccerEvent()]).events[0]!;
+    const parsed = parseOddsEvents([backOnly()]).events[0]!;
     return structuredClone(parsed) as unknown as Json;
   }
 
   it('accepts a camelCase event with Date or ISO string times and returns the same record', () => {
     const input = pushed();
-    expect(validateOddsEvent(input)).toEqual({ event: parseOddsEvents([soccerEvent()]).events[0], skipped: [] });
+    expect(validateOddsEvent(input)).toEqual({ event: parseOddsEvents([backOnly()]).events[0], skipped: [] });
     withValue(input, ['commenceTime'], '2026-11-28T15:00:00Z');
     expect(validateOddsEvent(input).event!.commenceTime).toEqual(new Date('2026-11-28T15:00:00Z'));
   });

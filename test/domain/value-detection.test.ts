@@ -225,17 +225,24 @@ describe('detectValue', () => {
       book('bwin', { Arsenal: 1.4, Chelsea: 3.1 }),
       book('betfair_ex_eu', { Arsenal: 1.4, Chelsea: 3.05 }, 30, { title: 'Betfair' }),
     ];
+    // The exchange's 5 % base commission is on net winnings: 1 + 2.05 x 0.95 = 2.9475 beats bwin's 3.1 x 0.947 = 2.9357.
     const byDefault = candidateFor(detectValue(event(books), {}, NOW), 'Chelsea');
-    expect(byDefault).toMatchObject({ bookmakerKey: 'bwin', price: 3.1, taxRate: 0.053 });
-    expect(byDefault.edgePostTaxFraction).toBeCloseTo(3.1 * 0.947 * 0.36 - 1, 9);
+    expect(byDefault).toMatchObject({ bookmakerKey: 'betfair_ex_eu', price: 3.05 });
+    expect(byDefault.taxRate).toBeCloseTo((0.05 * 2.05) / 3.05, 12);
+    expect(byDefault.edgePostTaxFraction).toBeCloseTo((1 + 2.05 * 0.95) * 0.36 - 1, 9);
+    // Without the exchange, the best book after its tax on stakes.
+    const booksOnly = candidateFor(detectValue(event(books.filter((b) => b.key !== 'betfair_ex_eu')), {}, NOW), 'Chelsea');
+    expect(booksOnly).toMatchObject({ bookmakerKey: 'bwin', price: 3.1, taxRate: 0.053 });
+    expect(booksOnly.edgePostTaxFraction).toBeCloseTo(3.1 * 0.947 * 0.36 - 1, 9);
 
-    // bwin taxed at 10 % nets 2.79; the exchange at 2 % nets 2.989 and beats tipico's 2.841.
+    // bwin taxed at 10 % nets 2.79; the exchange at a 2 % commission nets 1 + 2.05 x 0.98 = 3.009 and beats tipico's 2.841.
     const taxed = candidateFor(
       detectValue(event(books), { taxRates: { bwin: 0.1, betfair_ex_eu: 0.02 } }, NOW),
       'Chelsea',
     );
-    expect(taxed).toMatchObject({ bookmakerKey: 'betfair_ex_eu', bookmakerTitle: 'Betfair', price: 3.05, taxRate: 0.02 });
-    expect(taxed.edgePostTaxFraction).toBeCloseTo(3.05 * 0.98 * 0.36 - 1, 9);
+    expect(taxed).toMatchObject({ bookmakerKey: 'betfair_ex_eu', bookmakerTitle: 'Betfair', price: 3.05 });
+    expect(taxed.taxRate).toBeCloseTo((0.02 * 2.05) / 3.05, 12);
+    expect(taxed.edgePostTaxFraction).toBeCloseTo((1 + 2.05 * 0.98) * 0.36 - 1, 9);
     expect(taxed.edgePercent).toBeCloseTo((3.05 * 0.36 - 1) * 100, 7);
     // Both qualify, yet the lower untaxed price nets more: 3.15 beats 3.2 x 0.947 = 3.0304.
     const both = [pinnacle(), book('tipico', { Arsenal: 1.4, Chelsea: 3.2 }), book('exchange', { Arsenal: 1.4, Chelsea: 3.15 })];

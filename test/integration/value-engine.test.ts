@@ -187,7 +187,8 @@ describe('value engine against a local v4 feed', () => {
   });
 
   it('takes the best post-tax price across bookmakers, with per-bookmaker tax and a slug with an underscore', async () => {
-    // Post-tax: tipico 4.7 x 0.947 = 4.4509, bwin 4.75 x 0.947 = 4.498, betfair_ex_eu 4.6 x 0.98 = 4.508 (best).
+    // Post-tax: tipico 4.7 x 0.947 = 4.4509, bwin 4.75 x 0.947 = 4.498, betfair_ex_eu (a 2 % commission on net
+    // winnings) 1 + 3.6 x 0.98 = 4.528 (best), stored as the tax on stakes that pays the same: 0.02 x 3.6 / 4.6.
     feed.set('odds', 'soccer_epl', [
       match('e2', books('e2', {
         tipico: { Arsenal: 1.9, Chelsea: 4.7, Draw: 3.8 },
@@ -197,8 +198,10 @@ describe('value engine against a local v4 feed', () => {
     ]);
     await poll();
     const [pick] = await visiblePicks();
-    expect(pick).toMatchObject({ odds: 4.6, taxRate: 0.02, bookmaker: { name: 'Betfair', slug: 'betfair_ex_eu' } });
-    expect(pick!.edgePctPostTax).toBeCloseTo(4.6 * 0.98 / 4 - 1, 6);
+    expect(pick).toMatchObject({ odds: 4.6, taxRate: 0.01565, bookmaker: { name: 'Betfair', slug: 'betfair_ex_eu' } });
+    // 4.528 / 4 - 1 = 13.2 %, to the stored tax rate's 5 decimals.
+    expect(pick!.edgePctPostTax).toBeCloseTo(4.6 * (1 - 0.01565) / 4 - 1, 6);
+    expect(Math.abs(pick!.edgePctPostTax - (4.528 / 4 - 1))).toBeLessThan(1e-5);
   });
 
   it('holds a too-good pick for review; the queue lists it oldest first, approve publishes it, discard retires another for good', async () => {

@@ -5,6 +5,7 @@
  */
 import { describeBound, INGEST_EVENTS_MAX, PICKS_PAGE } from '../../domain/bounds.js';
 import { HOLD_REASONS, type HoldReason } from '../../domain/engine-rules.js';
+import type { ReferencePricing } from '../../domain/reference-consensus.js';
 import { boundedInt } from '../argument-guard.js';
 import { builder } from '../builder.js';
 import { pageComplexity } from '../limits.js';
@@ -98,7 +99,9 @@ const ScoreEventInput = builder.inputType('ScoreEventInput', {
 interface ReferenceShape {
   bookmaker: string;
   weight: number;
-  prices: { name: string; price: number; point?: number }[];
+  prices: { name: string; price: number; point?: number; lay?: number }[];
+  /** Absent on picks found before exchanges were priced by their midpoint: devigged. */
+  pricing?: ReferencePricing;
   fairProbabilities: Record<string, number>;
   updatedAt: string;
 }
@@ -137,8 +140,17 @@ interface ProvenanceShape {
   engineVersion: string;
 }
 
-const PriceRef = builder.objectRef<{ name: string; price: number }>('ReferencePrice').implement({
-  fields: (t) => ({ name: t.exposeString('name'), price: t.exposeFloat('price') }),
+const PriceRef = builder.objectRef<{ name: string; price: number; lay?: number }>('ReferencePrice').implement({
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    price: t.exposeFloat('price', { description: 'The back price.' }),
+    lay: t.float({ nullable: true, description: "An exchange's lay price of the outcome (h2h_lay); null for a book.", resolve: (p) => p.lay ?? null }),
+  }),
+});
+
+const ReferencePricingEnum = builder.enumType('ReferencePricing', {
+  description: "MIDPOINT: an exchange's back/lay midpoint, normalised (no devig method runs); DEVIG: the back prices devigged by the method.",
+  values: upperEnumValues(['midpoint', 'devig'] as const),
 });
 
 const OutcomeProbabilityRef = builder.objectRef<{ name: string; probability: number }>('OutcomeProbability').implement({
@@ -151,6 +163,7 @@ const ReferenceUsedRef = builder.objectRef<ReferenceShape>('ReferenceUsed').impl
     bookmaker: t.exposeString('bookmaker', { description: 'Feed bookmaker key.' }),
     weight: t.exposeFloat('weight', { description: 'Its weight in REFERENCE_BOOKMAKERS.' }),
     prices: t.field({ type: [PriceRef], resolve: (r) => r.prices }),
+    pricing: t.field({ type: ReferencePricingEnum, description: 'How its prices became its probabilities.', resolve: (r) => r.pricing ?? 'devig' }),
     fairProbabilities: t.field({
       type: [OutcomeProbabilityRef],
       resolve: (r) => Object.entries(r.fairProbabilities).map(([name, probability]) => ({ name, probability })),

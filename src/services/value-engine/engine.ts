@@ -284,7 +284,7 @@ export class ValueEngine {
   private async recordClosingLines(em: Em, now: Date): Promise<number> {
     const { detection, settlement } = this.options;
     const closes = (await closablePicks(em, now)).flatMap((pick) => {
-      const close = closingLineOf(pick, pick.references, detection.references, detection.devigMethod, settlement.closingLineMaxAgeSeconds);
+      const close = closingLineOf(pick, pick.references, detection.references, detection.devigMethod, settlement.closingLineMaxAgeSeconds, detection.maxExchangeSpread);
       return close === null ? [] : [{ id: pick.id, closingOdds: roundTo(close.fairOdds, 4), stale: close.stale, record: closingLineRecord(close) }];
     });
     return recordClosingLines(em, closes, now);
@@ -495,6 +495,7 @@ function referenceRecordJson(reference: ReferenceRecord): Record<string, unknown
     bookmaker: reference.bookmaker,
     weight: reference.weight,
     prices: reference.prices,
+    pricing: reference.pricing,
     fairProbabilities: Object.fromEntries(Object.entries(reference.fairProbabilities).map(([name, p]) => [name, roundTo(p, 6)])),
     updatedAt: reference.updatedAt.toISOString(),
   };
