@@ -162,3 +162,36 @@ export function planEngineCandidates<K extends KnownEnginePick, C extends Planne
   }
   return plans;
 }
+
+/** How long the engine watches the configured references before it names one that quoted nothing. */
+export const QUIET_REFERENCE_WINDOW_MS = 60 * 60 * 1000;
+
+/** The odds polled since `startMs`: how many events, and which configured references quoted any. */
+export interface ReferenceWatch {
+  startMs: number;
+  events: number;
+  quoted: ReadonlySet<string>;
+}
+
+/**
+ * Adds a poll's events to the watch. When the watch has run its window, it answers the
+ * configured references that quoted none of the events polled in it (none when no event was
+ * polled: a quiet feed says nothing about a reference) and starts a new watch from this poll.
+ */
+export function watchReferences(
+  watch: ReferenceWatch | null,
+  events: readonly OddsEvent[],
+  referenceKeys: readonly string[],
+  nowMs: number,
+  windowMs: number = QUIET_REFERENCE_WINDOW_MS,
+): { watch: ReferenceWatch; quiet: string[] } {
+  let current = watch ?? { startMs: nowMs, events: 0, quoted: new Set<string>() };
+  let quiet: string[] = [];
+  if (nowMs - current.startMs >= windowMs) {
+    if (current.events > 0) quiet = referenceKeys.filter((key) => !current.quoted.has(key));
+    current = { startMs: nowMs, events: 0, quoted: new Set<string>() };
+  }
+  const quoted = new Set(current.quoted);
+  for (const event of events) for (const bookmaker of event.bookmakers) if (referenceKeys.includes(bookmaker.key)) quoted.add(bookmaker.key);
+  return { watch: { startMs: current.startMs, events: current.events + events.length, quoted }, quiet };
+}

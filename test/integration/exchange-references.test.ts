@@ -126,3 +126,43 @@ describe('an exchange as the sharp reference (local v4 feed)', () => {
     expect(pick!.provenance.references[0]!.prices.every((price) => price.lay === null)).toBe(true);
   });
 });
+
+describe('references that come and go (pinnacle and betfair_ex_eu configured)', () => {
+  let feed: OddsFeedServer;
+  let t: TestApp;
+  let clock: ManualClock;
+  let logs: LogEntry[];
+
+  beforeAll(async () => {
+    feed = await startOddsFeedServer();
+    clock = new ManualClock(NOW);
+    ({ app: t, logs } = await startEngineApp(feed, clock, ['soccer_epl'], { REFERENCE_BOOKMAKERS: 'pinnacle,betfair_ex_eu' }));
+  });
+  afterAll(async () => {
+    await t.close();
+    await feed.close();
+  });
+
+  const poll = async () => expect(await t.runtime.poller!.pollNow(['odds'])).toBe(true);
+
+  it('prices an event from the references that quote it, warns single_sharp_reference with one, logs once an event none quotes, and names a reference silent for an hour', async () => {
+    const pinnacle = (at: Date) => v4Bookmaker('pinnacle', 'Pinnacle', { Arsenal: 1.95, Draw: 3.5, Chelsea: 4.1 }, at);
+    const soft = (at: Date) => v4Bookmaker('tipico', 'Tipico', { Arsenal: 1.8, Draw: 3.3, Chelsea: 4.9 }, at);
+    const bodies = (at: Date) => [match('c1', [pinnacle(at), soft(at)]), match('c2', [soft(at)], 'Fulham')];
+    feed.set('odds', 'soccer_epl', bodies(FRESH));
+    await poll();
+    const picks = (await t.graphql<{ picks: { nodes: { homeTeam: string; selection: string; warnings: string[] }[] } }>(`query { picks(first: 5) { nodes { homeTeam selection warnings } } }`)).data!.picks.nodes;
+    expect(picks).toEqual([{ homeTeam: 'Arsenal', selection: 'Chelsea', warnings: ['SINGLE_SHARP_REFERENCE'] }]);
+
+    // An hour of polls: Fulham v Chelsea is logged once; betfair_ex_eu quoted nothing and is named after the hour, once.
+    for (let minute = 10; minute <= 70; minute += 10) {
+      clock.set(new Date(NOW.getTime() + minute * 60_000));
+      feed.set('odds', 'soccer_epl', bodies(new Date(clock.now().getTime() - 30_000)));
+      await poll();
+    }
+    const unpriced = logs.filter((entry) => /no configured reference quotes this event/.test(entry.msg));
+    expect(unpriced.map((entry) => entry.fields.eventId)).toEqual(['c2']);
+    const silent = logs.filter((entry) => /quoted none of the events polled in the last hour/.test(entry.msg));
+    expect(silent.map((entry) => [entry.level, entry.fields.reference])).toEqual([['warn', 'betfair_ex_eu']]);
+  });
+});

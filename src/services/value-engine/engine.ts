@@ -23,7 +23,16 @@ import { FINAL_REFUSAL_TEXT, finalScoreFor, judgeFinal, pickResult, type FinalRe
 import { isSportSlug, type SportSlug } from '../../domain/sports.js';
 import { checkText } from '../../domain/text.js';
 import { closingLineOf, type ClosingLine } from '../../domain/closing-line.js';
-import { engineEventKey, generationOf, planEngineCandidates, readMarkets, type HoldReason } from '../../domain/engine-rules.js';
+import {
+  engineEventKey,
+  generationOf,
+  planEngineCandidates,
+  QUIET_REFERENCE_WINDOW_MS,
+  readMarkets,
+  watchReferences,
+  type HoldReason,
+  type ReferenceWatch,
+} from '../../domain/engine-rules.js';
 import type { ReferenceRecord } from '../../domain/reference-consensus.js';
 import {
   analysisText,
@@ -110,6 +119,10 @@ export class ValueEngine {
    * (entries of past kickoffs are dropped at each poll, so the map holds the listed events only).
    */
   private readonly disagreementNotes = new Map<string, { numbers: string; kickoffMs: number }>();
+  /** Events no configured reference quoted, logged once each until kickoff (dropped like disagreementNotes). */
+  private readonly unpricedNotes = new Map<string, number>();
+  /** Which configured references quoted the events of the current hour (watchReferences). */
+  private referenceWatch: ReferenceWatch | null = null;
 
   constructor(
     private readonly orm: Orm,
@@ -168,6 +181,7 @@ export class ValueEngine {
     const found: { event: PlacedEvent; candidate: ValueCandidate; holdReasons: HoldReason[] }[] = [];
     const promotions: { held: EngineSlot; event: PlacedEvent; candidate: ValueCandidate }[] = [];
     for (const [key, note] of this.disagreementNotes) if (note.kickoffMs <= now.getTime()) this.disagreementNotes.delete(key);
+    this.noteReferences(events, now);
     for (const event of events) {
       const detected = detectValue(event, detection, now);
       for (const book of detected.skippedBooks) {
@@ -317,6 +331,34 @@ export class ValueEngine {
           maxSpread: this.options.detection.maxReferenceSpread,
         },
         'value engine: the references disagree on a selection by more than REFERENCE_MAX_SPREAD; no pick',
+      );
+    }
+  }
+
+  /**
+   * References that come and go: an event no configured reference quotes can make no pick, logged
+   * once per event until its kickoff; a configured reference that quoted none of the events
+   * polled in an hour is named in a warning once that hour is over.
+   */
+  private noteReferences(events: readonly PlacedEvent[], now: Date): void {
+    const keys = this.options.detection.references.map((reference) => reference.key);
+    for (const [key, kickoffMs] of this.unpricedNotes) if (kickoffMs <= now.getTime()) this.unpricedNotes.delete(key);
+    for (const event of events) {
+      if (event.commenceTime.getTime() <= now.getTime() || event.bookmakers.some((bookmaker) => keys.includes(bookmaker.key))) continue;
+      const key = `${event.id}:${event.generation}`;
+      if (this.unpricedNotes.has(key)) continue;
+      this.unpricedNotes.set(key, event.commenceTime.getTime());
+      this.options.log?.info(
+        { eventId: event.id, match: `${event.homeTeam} v ${event.awayTeam}`, references: keys, bookmakers: event.bookmakers.map((bookmaker) => bookmaker.key) },
+        'value engine: no configured reference quotes this event, so it can make no pick',
+      );
+    }
+    const watched = watchReferences(this.referenceWatch, events, keys, now.getTime());
+    this.referenceWatch = watched.watch;
+    for (const reference of watched.quiet) {
+      this.options.log?.warn(
+        { reference, windowMinutes: QUIET_REFERENCE_WINDOW_MS / 60_000, references: keys },
+        `value engine: the reference ${reference} (REFERENCE_BOOKMAKERS) quoted none of the events polled in the last hour; check the feed's bookmakers and regions`,
       );
     }
   }
