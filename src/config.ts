@@ -16,7 +16,7 @@ import { MARKETS, type Market } from './domain/market.js';
 import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from './domain/stream-token.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from './domain/value-detection.js';
 import { DEFAULT_MATCH_MIN_MINUTES, DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from './domain/settlement.js';
-import { SIMULATED_MATCH_MIN_MINUTES } from './services/value-engine/simulated-feed.js';
+import { SIMULATED_MATCH_MIN_MINUTES, SIMULATED_REFERENCE_BOOKMAKERS } from './services/value-engine/simulated-feed.js';
 import { isSportSlug, SPORT_SLUGS, type SportSlug } from './domain/sports.js';
 
 export class ConfigError extends Error {
@@ -428,7 +428,10 @@ function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueE
   const markets = parseFeedMarkets(value(env, 'ODDS_FEED_MARKETS'));
   const integer = (name: string, min: number, max: number, fallback: number) => optionalInteger(env, name, min, max, fallback);
   const decimal = (name: string, min: number, max: number, rule: string, fallback: number) => optionalDecimal(env, name, min, max, rule, fallback);
-  const references = parseReferenceBookmakers(value(env, 'REFERENCE_BOOKMAKERS'), value(env, 'REFERENCE_BOOKMAKER'));
+  const single = value(env, 'REFERENCE_BOOKMAKER');
+  // The demo's simulated feed quotes a book and an exchange: its picks are consensus picks.
+  const referencesRaw = value(env, 'REFERENCE_BOOKMAKERS') ?? (demoFeed && single === undefined ? SIMULATED_REFERENCE_BOOKMAKERS : undefined);
+  const references = parseReferenceBookmakers(referencesRaw, single);
   const devigMethod = value(env, 'DEVIG_METHOD') ?? DEFAULT_DETECTION_OPTIONS.devigMethod;
   if (!isDevigMethod(devigMethod)) throw new ConfigError('DEVIG_METHOD', `must be one of ${DEVIG_METHODS.join(', ')} (got "${devigMethod}")`);
   const minEdge = decimal('PICK_MIN_EDGE', 0, 1, 'a fraction from 0 to 1 (0.02 = 2 %)', DEFAULT_DETECTION_OPTIONS.minEdge);

@@ -192,7 +192,11 @@ describe('value engine configuration', () => {
       scoresPollSeconds: 300,
       oddsHistoryDays: 14,
       detection: {
-        references: [{ key: 'pinnacle', weight: 1 }],
+        // The demo's simulated feed quotes a book and an exchange; without the demo, pinnacle alone.
+        references: [
+          { key: 'pinnacle', weight: 1 },
+          { key: 'betfair_ex_eu', weight: 1 },
+        ],
         devigMethod: 'power',
         maxReferenceSpread: 0.03,
         maxReferenceMargin: 0.08,
@@ -209,6 +213,8 @@ describe('value engine configuration', () => {
     expect(loadConfig({ REFERENCE_BOOKMAKER: 'betfair_ex_eu' }).valueEngine.detection.references).toEqual([{ key: 'betfair_ex_eu', weight: 1 }]);
     expect(loadConfig({ REFERENCE_BOOKMAKERS: 'circa:100' }).valueEngine.detection.references).toEqual([{ key: 'circa', weight: 100 }]);
     expect(loadConfig({ DEMO_SEED: 'false' }).valueEngine.demoFeed).toBe(false);
+    expect(loadConfig({ DEMO_SEED: 'false' }).valueEngine.detection.references).toEqual([{ key: 'pinnacle', weight: 1 }]);
+    expect(loadConfig({ REFERENCE_BOOKMAKER: 'pinnacle' }).valueEngine.detection.references).toEqual([{ key: 'pinnacle', weight: 1 }]);
     expect(loadConfig({ DEMO_FEED: 'false' }).valueEngine.demoFeed).toBe(false);
     expect(loadConfig(pg).valueEngine.demoFeed).toBe(false);
     expect(loadConfig({ ...pg, DEMO_FEED: 'true' }).valueEngine.demoFeed).toBe(true);
@@ -227,6 +233,7 @@ describe('value engine configuration', () => {
       REFERENCE_BOOKMAKERS: 'pinnacle, circasports:1,betfair_ex_eu:0.5',
       REFERENCE_MAX_SPREAD: '0.05',
       REFERENCE_MAX_MARGIN: '0.06',
+      REFERENCE_MAX_EXCHANGE_SPREAD: '0.04',
       DEVIG_METHOD: 'shin',
       BOOKMAKER_TAX_RATES: '{"tipico":0.053,"betfair_ex_eu":0.02}',
       PICK_MIN_EDGE: '0.03',
@@ -259,6 +266,7 @@ describe('value engine configuration', () => {
         maxReferenceMargin: 0.06,
         taxRates: { tipico: 0.053, betfair_ex_eu: 0.02 },
         defaultTaxRate: 0.053,
+        maxExchangeSpread: 0.04,
         minEdge: 0.03,
         oddsRange: { min: 1.5, max: 10 },
         horizonHours: 48,
@@ -308,6 +316,9 @@ describe('value engine configuration', () => {
     [{ REFERENCE_MAX_SPREAD: '3%' }, 'REFERENCE_MAX_SPREAD'],
     [{ REFERENCE_MAX_MARGIN: '2' }, 'REFERENCE_MAX_MARGIN'],
     [{ REFERENCE_MAX_MARGIN: 'wide' }, 'REFERENCE_MAX_MARGIN'],
+    [{ REFERENCE_MAX_EXCHANGE_SPREAD: '1.5' }, 'REFERENCE_MAX_EXCHANGE_SPREAD'],
+    [{ REFERENCE_MAX_EXCHANGE_SPREAD: '-0.01' }, 'REFERENCE_MAX_EXCHANGE_SPREAD'],
+    [{ REFERENCE_MAX_EXCHANGE_SPREAD: 'thin' }, 'REFERENCE_MAX_EXCHANGE_SPREAD'],
     [{ DEVIG_METHOD: 'logarithmic' }, 'DEVIG_METHOD'],
     [{ BOOKMAKER_TAX_RATES: 'tipico=0.05' }, 'BOOKMAKER_TAX_RATES'],
     [{ BOOKMAKER_TAX_RATES: '[0.05]' }, 'BOOKMAKER_TAX_RATES'],

@@ -52,6 +52,19 @@ describe('the simulated demo feed', () => {
       expect(soft).toContain(pick.data!.pick.bookmaker.slug);
       expect(pick.data!.pick.provenance.referenceBookmaker).toBe('pinnacle');
     }
+    // The demo's h2h picks are consensus picks: Pinnacle devigged and Betfair Exchange's back/lay midpoint.
+    const h2h = published.filter((pick: { market: string }) => pick.market === 'h2h');
+    for (const { id } of h2h) {
+      const pick = await t.graphql<{ pick: { warnings: string[]; provenance: { references: { bookmaker: string; pricing: string }[] } } }>(
+        `query($id: ID!) { pick(id: $id) { warnings provenance { references { bookmaker pricing } } } }`,
+        { id },
+      );
+      expect(pick.data!.pick.provenance.references).toEqual([
+        { bookmaker: 'pinnacle', pricing: 'DEVIG' },
+        { bookmaker: 'betfair_ex_eu', pricing: 'MIDPOINT' },
+      ]);
+      expect(pick.data!.pick.warnings).not.toContain('SINGLE_SHARP_REFERENCE');
+    }
 
     // Half an hour of feed, a poll a minute: held picks and settlements appear.
     for (let minute = 0; minute < 40; minute++) {

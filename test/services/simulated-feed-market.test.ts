@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { OVER } from '../../src/domain/market.js';
 import { type OddsEvent, type OddsMarket, type ScoreEvent, parseOddsEvents, parseScoreEvents } from '../../src/domain/odds-feed.js';
 import { pickResult } from '../../src/domain/settlement.js';
-import { SIMULATED_SHARP_BOOKMAKER, SIMULATED_SPORT_KEYS, SimulatedFeed } from '../../src/services/value-engine/simulated-feed.js';
+import { SIMULATED_EXCHANGE, SIMULATED_SHARP_BOOKMAKER, SIMULATED_SPORT_KEYS, SimulatedFeed } from '../../src/services/value-engine/simulated-feed.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -70,7 +70,8 @@ function sweep(seeds: number[], hours: number): Sweep {
       for (const sportKey of SIMULATED_SPORT_KEYS) {
         for (const event of oddsAt(feed, sportKey, at(t))) {
           const sharp = event.bookmakers.find((b) => b.key === SIMULATED_SHARP_BOOKMAKER.key)!;
-          const softs = event.bookmakers.filter((b) => b !== sharp);
+          // The exchange is the second reference, never an offer.
+          const softs = event.bookmakers.filter((b) => b !== sharp && b.key !== SIMULATED_EXCHANGE.key);
           for (const book of softs) {
             for (const market of book.markets) result.margins.push({ margin: booksum(market) - 1, where: `seed ${seed} +${t / MINUTE} min ${event.id} ${book.key} ${slotOf(market)}` });
           }
@@ -291,5 +292,32 @@ describe('SimulatedFeed finals and lines fit their sport (issue 36)', () => {
     });
     expect(overs.length).toBeGreaterThan(500);
     check(overs);
+  });
+});
+
+describe('the simulated exchange', () => {
+  it('quotes h2h back and lay, lay above back within REFERENCE_MAX_EXCHANGE_SPREAD, its midpoint near the sharp no-vig price', () => {
+    const feed = new SimulatedFeed({ seed: 7, startedAt: STARTED_AT });
+    let checked = 0;
+    for (const sportKey of SIMULATED_SPORT_KEYS) {
+      for (const event of oddsAt(feed, sportKey, at(40 * MINUTE))) {
+        const exchange = event.bookmakers.find((b) => b.key === SIMULATED_EXCHANGE.key)!;
+        expect(exchange.markets.map((m) => m.key)).toEqual(['h2h']);
+        const outcomes = exchange.markets[0]!.outcomes;
+        const sharp = event.bookmakers.find((b) => b.key === SIMULATED_SHARP_BOOKMAKER.key)!.markets.find((m) => m.key === 'h2h')!;
+        const sharpImplied = sharp.outcomes.map((o) => 1 / o.price);
+        const sharpSum = sharpImplied.reduce((a, b) => a + b, 0);
+        const raw = outcomes.map((o) => (1 / o.price + 1 / o.lay!) / 2);
+        const rawSum = raw.reduce((a, b) => a + b, 0);
+        outcomes.forEach((o, j) => {
+          expect(o.lay).toBeGreaterThanOrEqual(o.price);
+          expect(o.lay! / o.price - 1).toBeLessThanOrEqual(0.05);
+          // The sharp's own margin is 2-3 %: a multiplicative reading of it is within a couple of points of the exchange.
+          expect(Math.abs(raw[j]! / rawSum - sharpImplied[j]! / sharpSum)).toBeLessThan(0.02);
+        });
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(4);
   });
 });

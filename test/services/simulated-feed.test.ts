@@ -4,6 +4,7 @@ import { type OddsEvent, type ScoreEvent, parseOddsEvents, parseScoreEvents, spo
 import { DEFAULT_DETECTION_OPTIONS, detectValue } from '../../src/domain/value-detection.js';
 import {
   DEFAULT_SIMULATED_SEED,
+  SIMULATED_EXCHANGE,
   SIMULATED_SHARP_BOOKMAKER,
   SIMULATED_SOFT_BOOKMAKERS,
   SIMULATED_SPORT_KEYS,
@@ -63,7 +64,7 @@ describe('SimulatedFeed bodies', () => {
           expect(event.id).toMatch(/^[0-9a-f]{32}$/);
           expect(event.commenceTime.getTime()).toBeGreaterThan(now.getTime());
           expect(event.commenceTime.getTime()).toBeLessThanOrEqual(now.getTime() + 31 * MINUTE);
-          expect(event.bookmakers.map((b) => b.key)).toEqual([SIMULATED_SHARP_BOOKMAKER.key, ...SIMULATED_SOFT_BOOKMAKERS.map((b) => b.key)]);
+          expect(event.bookmakers.map((b) => b.key)).toEqual([SIMULATED_SHARP_BOOKMAKER.key, SIMULATED_EXCHANGE.key, ...SIMULATED_SOFT_BOOKMAKERS.map((b) => b.key)]);
           for (const bookmaker of event.bookmakers) {
             const market = bookmaker.markets[0]!;
             for (const updated of [bookmaker.lastUpdate, market.lastUpdate!]) {
@@ -98,14 +99,15 @@ describe('SimulatedFeed bodies', () => {
         for (const event of oddsAt(feed, sportKey, at(offset))) {
           for (const bookmaker of event.bookmakers) {
             const keys = bookmaker.markets.map((m) => m.key);
-            expect(keys).toEqual(sportSlugOfKey(sportKey) === 'tennis' ? ['h2h'] : ['h2h', 'spreads', 'totals']);
+            // The exchange quotes h2h (back and lay) only, as exchanges are served.
+            expect(keys).toEqual(sportSlugOfKey(sportKey) === 'tennis' || bookmaker.key === SIMULATED_EXCHANGE.key ? ['h2h'] : ['h2h', 'spreads', 'totals']);
           }
           const sharp = event.bookmakers[0]!;
           for (const market of sharp.markets.filter((m) => m.key !== 'h2h')) {
             if (sportKey === 'soccer_epl') lines.push(market.line!);
             const offLine = event.bookmakers.find((b) => b.key === 'onexbet')!.markets.find((m) => m.key === market.key)!;
             expect(offLine.line).toBe(market.line! + offBy[sportKey]![market.key as 'spreads' | 'totals']);
-            for (const soft of event.bookmakers.slice(1).filter((b) => b.key !== 'onexbet')) {
+            for (const soft of event.bookmakers.slice(1).filter((b) => b.key !== 'onexbet' && b.key !== SIMULATED_EXCHANGE.key)) {
               expect(soft.markets.find((m) => m.key === market.key)!.line).toBe(market.line);
             }
           }

@@ -114,6 +114,17 @@ export const SIMULATED_SPORT_KEYS: readonly string[] = Object.freeze(Object.keys
 /** The sharp reference: the engine's default `referenceBookmaker`. */
 export const SIMULATED_SHARP_BOOKMAKER = Object.freeze({ key: 'pinnacle', title: 'Pinnacle' });
 
+/**
+ * The exchange beside it: back and lay prices (h2h and h2h_lay) around the current fair price,
+ * `SIMULATED_EXCHANGE_SPREAD` apart, so the demo's references are a consensus of a book and an
+ * exchange's midpoint (docs/VALUE_ENGINE.md, "Exchanges"). h2h only, as exchanges are served.
+ */
+export const SIMULATED_EXCHANGE = Object.freeze({ key: 'betfair_ex_eu', title: 'Betfair' });
+/** Lay / back - 1 around the fair price: a liquid market's, well inside REFERENCE_MAX_EXCHANGE_SPREAD. */
+const SIMULATED_EXCHANGE_SPREAD = 0.02;
+/** The demo's REFERENCE_BOOKMAKERS: the book and the exchange. */
+export const SIMULATED_REFERENCE_BOOKMAKERS = `${SIMULATED_SHARP_BOOKMAKER.key},${SIMULATED_EXCHANGE.key}`;
+
 /** Soft books: wider margins, and they price from the sharp line `lagMinutes` ago. */
 export const SIMULATED_SOFT_BOOKMAKERS: readonly { key: string; title: string; margin: number; lagMinutes: number }[] =
   Object.freeze([
@@ -576,6 +587,8 @@ export class SimulatedFeed {
     const priced = plans.map((plan) => this.prices(f, plan, t, sharpMargin, outlookAt));
     const sharpUpdate = Math.max(f.appearsAt, this.bucketStart(t));
     const books = [book(SIMULATED_SHARP_BOOKMAKER, sharpUpdate, plans.map((plan, m) => market(plan, priced[m]!.sharp, plan.line)))];
+    const h2h = plans.find((plan) => plan.key === 'h2h')!;
+    books.push(book(SIMULATED_EXCHANGE, sharpUpdate, exchangeMarkets(h2h, this.fair(f, h2h, outlookAt(this.bucketOf(t)), null))));
     SIMULATED_SOFT_BOOKMAKERS.forEach((soft, bookIndex) => {
       // Each book refreshes at its own second of the minute; the last refresh is under a minute old.
       const offset = (10 + 8 * bookIndex) * SECOND;
@@ -660,6 +673,18 @@ export class SimulatedFeed {
     const sets = final.home + final.away === 2 ? [homeWon, homeWon] : unit(...f.key, Salt.Score, 1) < 0.5 ? [!homeWon, homeWon, homeWon] : [homeWon, !homeWon, homeWon];
     return { score, sets };
   }
+}
+
+/**
+ * An exchange's h2h back and lay markets around fair probabilities: back rounded down and lay up
+ * to the cent from SIMULATED_EXCHANGE_SPREAD / 2 either side of the fair price, so the midpoint
+ * is the fair price to within the rounding.
+ */
+function exchangeMarkets(plan: MarketPlan, fair: readonly number[]): ((lastUpdate: string) => unknown)[] {
+  const half = SIMULATED_EXCHANGE_SPREAD / 2;
+  const back = fair.map((p) => roundDown2(1 / (p * (1 + half))));
+  const lay = fair.map((p) => Math.ceil(100 / (p * (1 - half))) / 100);
+  return [market(plan, back, null), (lastUpdate: string) => ({ ...(market(plan, lay, null)(lastUpdate) as object), key: 'h2h_lay' })];
 }
 
 /** The line a soft book deals in a market: the off-line book's own, else the sharp's. */
