@@ -157,7 +157,14 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   app.decorate('openPublicStreams', () => publicStream.openStreams());
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
   // The customer dashboard (HTML, session cookie, CSRF): its own encapsulated scope under /dashboard.
-  await registerDashboardRoutes(app, { yoga, schema: getSchema(), services: runtime.services, clock: runtime.clock, tierLimits: runtime.config.tierLimits });
+  await registerDashboardRoutes(app, {
+    yoga,
+    schema: getSchema(),
+    services: runtime.services,
+    clock: runtime.clock,
+    tierLimits: runtime.config.tierLimits,
+    localWebhookReceivers: runtime.config.localWebhookReceivers,
+  });
   // The API reference for people at /docs, rendered from the served OpenAPI document.
   await registerApiReference(app);
   // The landing page at / (its GraphiQL link only where GraphiQL is served), and GraphiQL's assets.

@@ -18,6 +18,7 @@ import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from
 import { DEFAULT_MATCH_MIN_MINUTES, DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from './domain/settlement.js';
 import { SIMULATED_MATCH_MIN_MINUTES, SIMULATED_REFERENCE_BOOKMAKERS } from './services/value-engine/simulated-feed.js';
 import { isSportSlug, SPORT_SLUGS, type SportSlug } from './domain/sports.js';
+import { isLoopbackListenHost } from './domain/webhook-url.js';
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -59,6 +60,14 @@ export interface Config {
   publicStream: { delaySeconds: number; perAddress: number; maxStreams: number };
   /** Test-only: host name -> loopback address. */
   webhookHostOverrides: Map<string, string>;
+  /**
+   * The embedded demo's local webhook receivers (docs/WEBHOOKS.md, "URL rule"): webhook URLs on
+   * 127.0.0.1, [::1] or localhost, http or https, are accepted and delivered to this machine.
+   * Derived, not set: on only in embedded demo mode (no DATABASE_URL, DEMO_SEED on), outside
+   * production, with a loopback HOST, so only someone who can already reach this machine's
+   * loopback can point a webhook at it.
+   */
+  localWebhookReceivers: boolean;
   /**
    * AES-256 key for webhook secrets at rest (WEBHOOK_SECRET_KEY). Null in embedded mode
    * without one: generated and kept under DATA_DIR.
@@ -511,10 +520,11 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   const introspectionRaw = value(env, 'GRAPHQL_INTROSPECTION');
   const anonymousLimitRaw = value(env, 'ANONYMOUS_GRAPHQL_LIMIT');
   const demoSeed = demoSeedRaw === undefined ? embedded : parseBoolean('DEMO_SEED', demoSeedRaw);
+  const host = value(env, 'HOST') ?? '127.0.0.1';
 
   return {
     port: portRaw === undefined ? 3000 : parseInteger('PORT', portRaw, 0, 65535),
-    host: value(env, 'HOST') ?? '127.0.0.1',
+    host,
     databaseUrl,
     dataDir: path.resolve(value(env, 'DATA_DIR') ?? './data'),
     redisUrl,
@@ -531,6 +541,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     },
     streamTokenMaxStreams: optionalInteger(env, 'STREAM_TOKEN_MAX_STREAMS', 1, 100_000, DEFAULT_STREAM_TOKEN_MAX_STREAMS),
     webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
+    localWebhookReceivers: embedded && demoSeed && !production && isLoopbackListenHost(host),
     webhookSecretKey: secretKeyRaw === undefined ? null : parseSecretKey('WEBHOOK_SECRET_KEY', secretKeyRaw),
     webhookSecretKeysPrevious:
       previousKeysRaw === undefined ? [] : previousKeysRaw.split(',').map((part) => parseSecretKey('WEBHOOK_SECRET_KEY_PREVIOUS', part.trim())),

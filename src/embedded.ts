@@ -42,6 +42,14 @@ export function embeddedWebhookSecretKey(dataDir: string): Buffer {
   return key;
 }
 
+/**
+ * True when DATA_DIR already holds an embedded database (PGlite writes PG_VERSION when it creates
+ * one): read before the start opens it, so the banner can say the data were reused.
+ */
+export function embeddedDatabaseExists(dataDir: string): boolean {
+  return existsSync(path.join(dataDir, 'PG_VERSION'));
+}
+
 export function embeddedAdminToken(dataDir: string): string {
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, ADMIN_TOKEN_FILE);

@@ -6,12 +6,22 @@
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { embeddedAdminToken, embeddedDemoAccount, embeddedWebhookSecretKey, loadDemoKeys, saveDemoKeys, secureDataDir, type DemoAccount, type DemoKeys } from './embedded.js';
+import {
+  embeddedAdminToken,
+  embeddedDatabaseExists,
+  embeddedDemoAccount,
+  embeddedWebhookSecretKey,
+  loadDemoKeys,
+  saveDemoKeys,
+  secureDataDir,
+  type DemoKeys,
+} from './embedded.js';
+import { dataSummary } from './persistence/data-summary.js';
 import { createRuntime } from './runtime.js';
 import { seedDemo } from './seed/demo.js';
-import { ensureDemoAccount } from './seed/demo-account.js';
-import { hostOverridesWarning, startBanner } from './server/banner.js';
-import { DebugRequestLogs, serviceLoggerOptions } from './server/logging.js';
+import { attachDemoKeys, ensureDemoAccount, ownedDemoKeyTiers } from './seed/demo-account.js';
+import { hostOverridesWarning, startBanner, type DataDirState, type DemoSignIn } from './server/banner.js';
+import { DebugRequestLogs, listeningText, serviceLoggerOptions } from './server/logging.js';
 
 /** How long SIGTERM waits for requests in flight before closing their connections. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -27,30 +37,43 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  if (!config.databaseUrl) secureDataDir(config.dataDir);
+  const embedded = !config.databaseUrl;
+  if (embedded) secureDataDir(config.dataDir);
+  // Read before the runtime opens (and creates) the database: the banner says the data were reused.
+  const hadDatabase = embedded && embeddedDatabaseExists(config.dataDir);
   const adminToken = config.adminToken ?? embeddedAdminToken(config.dataDir);
-  const logger = pino(serviceLoggerOptions(config.logLevel));
+  // Embedded mode is a developer's machine: nothing at info comes before the start banner.
+  const logger = pino(serviceLoggerOptions(config.logLevel, { quietListening: embedded }));
   const hostOverrides = hostOverridesWarning(config);
   if (hostOverrides) logger.warn({ setting: 'WEBHOOK_HOST_OVERRIDES' }, hostOverrides);
   const webhookSecretKey = config.webhookSecretKey ?? (config.databaseUrl ? undefined : embeddedWebhookSecretKey(config.dataDir));
   // The feed poller starts after the banner: its first poll's log lines follow it.
-  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey, startPoller: false });
+  // The engine's routine "poll processed" line goes to debug there too; operators keep it at info.
+  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey, startPoller: false, routineLogLevel: embedded ? 'debug' : 'info' });
 
-  let demoKeys: DemoKeys | null = config.databaseUrl ? null : loadDemoKeys(config.dataDir);
-  let demoAccount: DemoAccount | null = null;
+  let demoKeys: DemoKeys | null = embedded ? loadDemoKeys(config.dataDir) : null;
+  let demoAccount: DemoSignIn | null = null;
+  let seededNow = false;
   if (config.demoSeed) {
     const seeded = await seedDemo(runtime.services, runtime.orm, runtime.clock, { reviewEdge: config.valueEngine.detection.reviewEdge });
     if (seeded) {
+      seededNow = true;
       demoKeys = seeded.keys;
-      if (!config.databaseUrl) saveDemoKeys(config.dataDir, seeded.keys);
+      if (embedded) saveDemoKeys(config.dataDir, seeded.keys);
     }
     // The dashboard's demo sign-in, kept in DATA_DIR like the admin token (embedded mode only).
-    if (!config.databaseUrl) {
+    // It owns the demo key of its tier, given at every start, so an account made before keys
+    // were given gets it too.
+    if (embedded) {
       const account = embeddedDemoAccount(config.dataDir);
       await ensureDemoAccount(runtime.services, account);
-      demoAccount = { email: account.email, password: account.password };
+      const keyTiers = demoKeys ? ownedDemoKeyTiers(await attachDemoKeys(runtime.services, account.email, demoKeys)) : [];
+      demoAccount = { email: account.email, password: account.password, keyTiers };
     }
   }
+  // What this start found: a new demo, or data from an earlier start (embedded mode).
+  let data: DataDirState | null = null;
+  if (embedded && (seededNow || hadDatabase)) data = { kind: seededNow ? 'seeded' : 'reused', ...(await dataSummary(runtime.orm)) };
 
   const app = await buildApp(runtime, {
     loggerInstance: logger,
@@ -84,11 +107,11 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host, listenTextResolver: listeningText });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  process.stdout.write(startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys, demoAccount));
+  process.stdout.write(startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys, demoAccount, data));
   if (!stopping) runtime.poller?.start();
 }
 

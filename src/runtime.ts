@@ -74,6 +74,8 @@ export interface RuntimeOptions {
   feedTimeoutMs?: number;
   /** Start the feed poller's timers (default true; tests that poll by hand with pollNow() turn it off). */
   startPoller?: boolean;
+  /** The level of the engine's routine "poll processed" line (default info; src/main.ts: debug in embedded mode). */
+  routineLogLevel?: 'info' | 'debug';
 }
 
 /** The poller of the configured feed: HTTP (ODDS_FEED_URL), the simulated demo feed (DEMO_FEED), or none. */
@@ -89,6 +91,7 @@ function createFeedPoller(config: Config, orm: Orm, clock: Clock, services: Serv
     oddsPollMs: engine.oddsPollSeconds * 1000,
     scoresPollMs: engine.scoresPollSeconds * 1000,
     log: options.log,
+    routineLogLevel: options.routineLogLevel,
     retryMinTimeoutMs: options.feedRetryMinTimeoutMs,
   });
 }
@@ -134,7 +137,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     namespace,
   });
   const webhookKeyring = createKeyring(secretKey, config.webhookSecretKeysPrevious);
-  const webhookUrlGuard = new WebhookUrlGuard({ resolve: options.resolveWebhookHost, hostOverrides: config.webhookHostOverrides });
+  const webhookUrlGuard = new WebhookUrlGuard({ resolve: options.resolveWebhookHost, hostOverrides: config.webhookHostOverrides, localReceivers: config.localWebhookReceivers });
   // An attempt ends (times out) before its lease does, so a live attempt is never taken over.
   const timeoutMs = options.webhookTimeoutMs ?? Math.min(WEBHOOK_TIMEOUT_MS, config.webhookLeaseMs - 1_000);
   const sender = new WebhookSender({ guard: webhookUrlGuard, timeoutMs, userAgent: WEBHOOK_USER_AGENT });

@@ -37,6 +37,8 @@ export interface PageRoutesOptions {
   schema: GraphQLSchema;
   clock: Clock;
   tierLimits: TierLimits;
+  /** The embedded demo accepts webhook endpoints on this machine's loopback (config.localWebhookReceivers): the form says so. */
+  localWebhookReceivers?: boolean;
 }
 
 interface Asset {
@@ -80,7 +82,7 @@ function baseUrl(req: FastifyRequest): string {
 
 /** The key pages, their actions and /assets/*, in the dashboard scope (set up by setUpDashboardScope). */
 export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOptions): void {
-  const { yoga, schema, clock, tierLimits } = options;
+  const { yoga, schema, clock, tierLimits, localWebhookReceivers = false } = options;
   const ops = {
     page: prepareOperation(schema, DashboardPageDocument),
     key: prepareOperation(schema, MyApiKeyDocument),
@@ -146,6 +148,7 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
         notice: extra.notice,
         webhookForm: extra.webhookForm,
         revoked,
+        localWebhookReceivers,
       }),
     );
   }

@@ -245,7 +245,7 @@ const EVENT_CHOICES = [
   { value: 'PICK_SETTLED', hint: 'a pick is settled (won, lost, void)' },
 ] as const;
 
-function createWebhookForm(keys: KeyView[], csrfToken: string, form: WebhookFormState): SafeHtml {
+function createWebhookForm(keys: KeyView[], csrfToken: string, form: WebhookFormState, localReceivers: boolean): SafeHtml {
   const active = keys.filter((key) => key.active);
   if (active.length === 0) return html`<p class="muted small">Create an API key first: every webhook endpoint belongs to one of your keys.</p>`;
   const chosen = form.events ?? ['PICK_PUBLISHED'];
@@ -256,7 +256,9 @@ function createWebhookForm(keys: KeyView[], csrfToken: string, form: WebhookForm
     <div class="field">
       <label for="webhook-url">Endpoint URL</label>
       <input id="webhook-url" name="url" type="url" inputmode="url" required maxlength="2048" placeholder="https://example.com/hooks/picks" autocomplete="off" value="${form.url ?? ''}" aria-describedby="webhook-url-hint${form.error ? ' webhook-error' : ''}">
-      <span class="small muted" id="webhook-url-hint">HTTPS, on a publicly reachable host.</span>
+      <span class="small muted" id="webhook-url-hint">HTTPS, on a publicly reachable host.${
+        localReceivers ? html` In this local demo, a receiver on this machine works too: <code>http://127.0.0.1:4000/webhooks</code> (127.0.0.1, [::1] or localhost).` : null
+      }</span>
     </div>
     <div class="field">
       <label for="webhook-key">API key</label>
@@ -273,7 +275,7 @@ function createWebhookForm(keys: KeyView[], csrfToken: string, form: WebhookForm
   </form>`;
 }
 
-function webhooksSection(account: AccountView, keys: KeyView[], now: Date, csrfToken: string, form: WebhookFormState): SafeHtml {
+function webhooksSection(account: AccountView, keys: KeyView[], now: Date, csrfToken: string, form: WebhookFormState, localReceivers: boolean): SafeHtml {
   const intro = html`<div class="card-head"><h2 id="webhooks-heading">Webhooks</h2></div>`;
   if (account.tier === 'STARTER') {
     return html`<section class="card" aria-labelledby="webhooks-heading">${intro}
@@ -290,7 +292,7 @@ function webhooksSection(account: AccountView, keys: KeyView[], now: Date, csrfT
             <ul class="subscriptions">${key.webhookSubscriptions.map((subscription) => subscriptionBlock(subscription, key.active, now, csrfToken))}</ul>
           </div>`,
         );
-  return html`<section class="card" aria-labelledby="webhooks-heading">${intro}${list}${createWebhookForm(keys, csrfToken, form)}</section>`;
+  return html`<section class="card" aria-labelledby="webhooks-heading">${intro}${list}${createWebhookForm(keys, csrfToken, form, localReceivers)}</section>`;
 }
 
 export interface KeysPageOptions {
@@ -308,6 +310,8 @@ export interface KeysPageOptions {
   /** A success notice (e.g. after deleting a webhook endpoint). */
   notice?: string;
   webhookForm?: WebhookFormState;
+  /** The embedded demo: endpoints on this machine's loopback are accepted, and the form says so. */
+  localWebhookReceivers?: boolean;
 }
 
 export function keysPage(options: KeysPageOptions): string {
@@ -370,7 +374,7 @@ ${revokedNotice}${notice}${errorNotice}${created}
   </form>
   <p class="small muted" id="label-hint">New keys get your ${tierName(account.tier)} plan. You can have up to 10 active keys; the full key is shown once.</p>
 </section>
-${webhooksSection(account, keys, now, options.csrfToken, options.webhookForm ?? {})}`,
+${webhooksSection(account, keys, now, options.csrfToken, options.webhookForm ?? {}, options.localWebhookReceivers ?? false)}`,
   );
 }
 

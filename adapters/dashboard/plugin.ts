@@ -30,16 +30,18 @@ export interface DashboardOptions {
   services: Services;
   clock: Clock;
   tierLimits: TierLimits;
+  /** Webhook endpoints on this machine's loopback are accepted (the embedded demo only). */
+  localWebhookReceivers?: boolean;
 }
 
 export async function registerDashboardRoutes(app: FastifyInstance, options: DashboardOptions): Promise<void> {
-  const { yoga, schema, services, clock, tierLimits } = options;
+  const { yoga, schema, services, clock, tierLimits, localWebhookReceivers } = options;
 
   await app.register(
     async (scope) => {
       await setUpDashboardScope(scope, services);
       registerSignInRoutes(scope, services);
-      registerPageRoutes(scope, { yoga, schema, clock, tierLimits });
+      registerPageRoutes(scope, { yoga, schema, clock, tierLimits, localWebhookReceivers });
 
       scope.setNotFoundHandler(async (req, reply) => {
         const notFound = httpError(ErrorCode.notFound);

@@ -1,9 +1,15 @@
 #!/usr/bin/env node
 /**
- * A small webhook receiver for trying webhooks on this machine (docs/WEBHOOKS.md "Trying
- * webhooks on this machine"). HTTPS on 127.0.0.1 with the repository's test certificate
- * (test/fixtures/tls: valid for hooks.test and localhost, signed by test/fixtures/tls/ca.pem),
- * so it works offline. Every POST is verified twice, as a customer would:
+ * A small webhook receiver for trying webhooks on this machine (README "Try webhooks locally",
+ * docs/WEBHOOKS.md "Trying webhooks on this machine"), on 127.0.0.1, offline:
+ *
+ * - plain HTTP by default (http://127.0.0.1:4000/), which the embedded demo (`npm start` with no
+ *   DATABASE_URL) accepts as a webhook URL;
+ * - HTTPS with TLS=1, with the repository's test certificate (test/fixtures/tls: valid for
+ *   hooks.test and localhost, signed by test/fixtures/tls/ca.pem), for a service that accepts
+ *   https only (WEBHOOK_HOST_OVERRIDES and the test CA, docs/WEBHOOKS.md).
+ *
+ * Every POST is verified twice, as a customer would:
  *
  * - Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the
  *   `standardwebhooks` package: signature and timestamp (5 minutes of tolerance). During the
@@ -20,19 +26,22 @@
  *
  * Usage (from the repository root):
  *   WEBHOOK_SECRET=whsec_... node docs/examples/webhook-receiver.mjs
- * Environment: WEBHOOK_SECRET (required; the hmac_secret of the subscription), PORT (4443),
- * TLS_CERT / TLS_KEY (PEM files; default test/fixtures/tls/server.pem and server-key.pem),
- * STRICT_SERVICE_SIGNATURE (1: also refuse when X-Service-Signature does not match).
+ * Environment: WEBHOOK_SECRET (required; the hmac_secret of the subscription), PORT (4000, or
+ * 4443 with TLS=1), TLS (1: HTTPS), TLS_CERT / TLS_KEY (PEM files, HTTPS; default
+ * test/fixtures/tls/server.pem and server-key.pem), STRICT_SERVICE_SIGNATURE (1: also refuse
+ * when X-Service-Signature does not match).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:https';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 const TLS_DIR = fileURLToPath(new URL('../../test/fixtures/tls/', import.meta.url));
 const secret = process.env.WEBHOOK_SECRET ?? '';
-const port = Number(process.env.PORT ?? 4443);
+const tls = process.env.TLS === '1' || process.env.TLS_CERT !== undefined;
+const port = Number(process.env.PORT ?? (tls ? 4443 : 4000));
 const strictServiceSignature = process.env.STRICT_SERVICE_SIGNATURE === '1';
 
 if (!/^whsec_[A-Za-z0-9+/]+=*$/.test(secret)) {
@@ -56,50 +65,56 @@ function answer(res, status, text) {
   res.end(text);
 }
 
-const server = createServer(
-  { cert: readFileSync(process.env.TLS_CERT ?? `${TLS_DIR}server.pem`), key: readFileSync(process.env.TLS_KEY ?? `${TLS_DIR}server-key.pem`) },
-  (req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => {
-      if (req.method !== 'POST') return answer(res, 405, 'POST only\n');
-      const body = Buffer.concat(chunks);
-      let event;
-      try {
-        event = standard.verify(body.toString('utf8'), {
-          'webhook-id': String(req.headers['webhook-id'] ?? ''),
-          'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''),
-          'webhook-signature': String(req.headers['webhook-signature'] ?? ''),
-        });
-      } catch (error) {
-        const reason = error instanceof WebhookVerificationError ? error.message : 'unreadable body';
-        process.stdout.write(`refused ${req.url}: Standard Webhooks verification failed (${reason})\n`);
-        return answer(res, 401, `${reason}\n`);
-      }
-      const serviceSignature = serviceSignatureMatches(body, req.headers['x-service-signature']);
-      if (!serviceSignature && strictServiceSignature) {
-        process.stdout.write(`refused ${req.url}: X-Service-Signature does not match\n`);
-        return answer(res, 401, 'X-Service-Signature does not match\n');
-      }
-      const delivery = String(req.headers['x-service-delivery'] ?? '');
-      const repeat = seen.has(delivery) ? ' (again: already received, a receiver would skip it)' : '';
-      seen.add(delivery);
-      const test = req.headers['x-service-test'] === 'true' ? ' [test]' : '';
-      const signatures = String(req.headers['webhook-signature']).split(' ').length;
-      const pick = event?.data ?? {};
-      process.stdout.write(
-        `verified ${req.headers['x-service-event']}${test} delivery ${delivery}${repeat}: ` +
-          `${pick.home_team} v ${pick.away_team}: ${pick.pick} (${pick.status})` +
-          `${signatures > 1 ? `; ${signatures} signatures (secret rotated in the last 24 h)` : ''}` +
-          `; X-Service-Signature ${serviceSignature ? 'matches' : 'does not match this secret (signed with a newer one: switch WEBHOOK_SECRET)'}\n`,
-      );
-      return answer(res, 204, '');
-    });
-  },
-);
+function receive(req, res) {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    if (req.method !== 'POST') return answer(res, 405, 'POST only\n');
+    const body = Buffer.concat(chunks);
+    let event;
+    try {
+      event = standard.verify(body.toString('utf8'), {
+        'webhook-id': String(req.headers['webhook-id'] ?? ''),
+        'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''),
+        'webhook-signature': String(req.headers['webhook-signature'] ?? ''),
+      });
+    } catch (error) {
+      const reason = error instanceof WebhookVerificationError ? error.message : 'unreadable body';
+      process.stdout.write(`refused ${req.url}: Standard Webhooks verification failed (${reason})\n`);
+      return answer(res, 401, `${reason}\n`);
+    }
+    const serviceSignature = serviceSignatureMatches(body, req.headers['x-service-signature']);
+    if (!serviceSignature && strictServiceSignature) {
+      process.stdout.write(`refused ${req.url}: X-Service-Signature does not match\n`);
+      return answer(res, 401, 'X-Service-Signature does not match\n');
+    }
+    const delivery = String(req.headers['x-service-delivery'] ?? '');
+    const repeat = seen.has(delivery) ? ' (again: already received, a receiver would skip it)' : '';
+    seen.add(delivery);
+    const test = req.headers['x-service-test'] === 'true' ? ' [test]' : '';
+    const signatures = String(req.headers['webhook-signature']).split(' ').length;
+    const pick = event?.data ?? {};
+    process.stdout.write(
+      `verified ${req.headers['x-service-event']}${test} delivery ${delivery}${repeat}: ` +
+        `${pick.home_team} v ${pick.away_team}: ${pick.pick} (${pick.status})` +
+        `${signatures > 1 ? `; ${signatures} signatures (secret rotated in the last 24 h)` : ''}` +
+        `; X-Service-Signature ${serviceSignature ? 'matches' : 'does not match this secret (signed with a newer one: switch WEBHOOK_SECRET)'}\n`,
+    );
+    return answer(res, 204, '');
+  });
+}
+
+const server = tls
+  ? createHttpsServer({ cert: readFileSync(process.env.TLS_CERT ?? `${TLS_DIR}server.pem`), key: readFileSync(process.env.TLS_KEY ?? `${TLS_DIR}server-key.pem`) }, receive)
+  : createHttpServer(receive);
 
 server.listen(port, '127.0.0.1', () => {
-  process.stdout.write(`Webhook receiver on https://hooks.test:${port}/ (127.0.0.1; map hooks.test with WEBHOOK_HOST_OVERRIDES=hooks.test=127.0.0.1)\n`);
+  const bound = server.address().port;
+  process.stdout.write(
+    tls
+      ? `Webhook receiver on https://hooks.test:${bound}/ (127.0.0.1; map hooks.test with WEBHOOK_HOST_OVERRIDES=hooks.test=127.0.0.1)\n`
+      : `Webhook receiver on http://127.0.0.1:${bound}/ (any path; the embedded demo accepts http://127.0.0.1:${bound}/webhooks as a webhook URL)\n`,
+  );
 });
 
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.close(() => process.exit(0)));

@@ -1,6 +1,10 @@
 /**
  * Webhook target rules (spec: https only, publicly reachable host). Pure: the DNS lookup
  * and the connection live in services/webhooks; this module only judges strings.
+ *
+ * One exception, for the embedded demo on a developer's machine only (config
+ * `localWebhookReceivers`, docs/WEBHOOKS.md "URL rule"): a local receiver on this machine's
+ * loopback, http or https, so webhooks can be tried without a public host or a certificate.
  */
 import ipaddr from 'ipaddr.js';
 
@@ -9,13 +13,46 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export type ParsedWebhookUrl = { ok: true; url: URL; host: string } | { ok: false; reason: string };
 export type AddressJudgement = { ok: true } | { ok: false; reason: string };
 
+export interface WebhookUrlRules {
+  /**
+   * The embedded demo's local receivers: http or https on 127.0.0.1, [::1] or localhost. Never
+   * on with DATABASE_URL, in production or on a non-loopback listener (src/config.ts).
+   */
+  localReceivers?: boolean;
+}
+
+/**
+ * The loopback hosts a local receiver may use, and the address each connects to. `localhost`
+ * is pinned to 127.0.0.1 rather than resolved, so what was judged is what is connected to.
+ * Other loopback spellings (127.0.0.2, ::ffff:127.0.0.1, names resolving to loopback) stay refused.
+ */
+const LOCAL_RECEIVER_HOSTS: ReadonlyMap<string, string> = new Map([
+  ['127.0.0.1', '127.0.0.1'],
+  ['::1', '::1'],
+  ['localhost', '127.0.0.1'],
+]);
+
+/** The loopback address of a local receiver's host (lower-case, IPv6 without brackets), or null. */
+export function localReceiverAddress(host: string): string | null {
+  return LOCAL_RECEIVER_HOSTS.get(host) ?? null;
+}
+
+/** True for a listen address (HOST) that only this machine can reach: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackListenHost(host: string): boolean {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (bare.toLowerCase() === 'localhost') return true;
+  if (!ipaddr.isValid(bare)) return false;
+  const address = ipaddr.process(bare);
+  return address.range() === 'loopback';
+}
+
 /**
  * Parses with the WHATWG URL parser, the same one the sender uses, so what we judge is what
  * we connect to. It already normalises IPv4 spellings (2130706433, 0x7f.1, 017700000001,
  * 127.1, percent-encoded or full-width digits) to a dotted quad, so no second parser is
  * needed to catch them.
  */
-export function parseWebhookUrl(raw: unknown): ParsedWebhookUrl {
+export function parseWebhookUrl(raw: unknown, rules: WebhookUrlRules = {}): ParsedWebhookUrl {
   if (typeof raw !== 'string') return { ok: false, reason: 'url must be a string' };
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
     return { ok: false, reason: `url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` };
@@ -26,7 +63,14 @@ export function parseWebhookUrl(raw: unknown): ParsedWebhookUrl {
   } catch {
     return { ok: false, reason: 'url is not a valid absolute URL' };
   }
-  if (url.protocol !== 'https:') return { ok: false, reason: 'url must use https' };
+  let host = url.hostname.toLowerCase();
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (url.protocol !== 'https:') {
+    const localHttp = rules.localReceivers === true && url.protocol === 'http:' && localReceiverAddress(host) !== null;
+    if (!localHttp) {
+      return { ok: false, reason: rules.localReceivers ? 'url must use https (or http on 127.0.0.1, [::1] or localhost in the embedded demo)' : 'url must use https' };
+    }
+  }
   if (url.username !== '' || url.password !== '') {
     return { ok: false, reason: 'url must not contain a username or password' };
   }
@@ -34,8 +78,6 @@ export function parseWebhookUrl(raw: unknown): ParsedWebhookUrl {
   // attempt to smuggle something past a reviewer); refuse it rather than drop it silently.
   // href, not hash: "https://x/#" has an empty hash but still carries a fragment.
   if (url.href.includes('#')) return { ok: false, reason: 'url must not contain a fragment' };
-  let host = url.hostname.toLowerCase();
-  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (host === '') return { ok: false, reason: 'url must have a host' };
   return { ok: true, url, host };
 }

@@ -3,9 +3,15 @@
  * at once, Enterprise so every page has something to show. Created on the first start; a
  * password file generated again (removed or unreadable) gives the existing account that password,
  * so what the banner prints always signs in.
+ *
+ * It owns the demo key of its own tier (the Enterprise one), given at every start, so the
+ * dashboard shows that key with its usage and webhooks, and a data directory whose account was
+ * made before keys were given is fixed by the next start. The other demo keys stay free-standing:
+ * an account's keys carry the account's tier (docs/DASHBOARD.md, "Accounts").
  */
-import type { DemoAccount } from '../embedded.js';
+import type { DemoAccount, DemoKeys } from '../embedded.js';
 import type { Services } from '../services/index.js';
+import type { AttachOutcome } from '../services/api-keys.js';
 
 export async function ensureDemoAccount(services: Services, account: DemoAccount & { generated: boolean }): Promise<'created' | 'existing' | 'password_set'> {
   const existing = await services.accounts.findByEmail(account.email);
@@ -16,4 +22,27 @@ export async function ensureDemoAccount(services: Services, account: DemoAccount
   if (!account.generated) return 'existing';
   await services.accounts.setPassword(existing.id, account.password);
   return 'password_set';
+}
+
+/**
+ * Gives the demo account the demo keys of its tier (idempotent). Answers, per demo key's tier
+ * (the keys of demo-keys.json), what happened: 'attached' or 'owned' for the keys it now owns,
+ * the reason otherwise ('other_tier' for the keys of the other tiers).
+ */
+export async function attachDemoKeys(services: Services, email: string, keys: DemoKeys): Promise<Record<string, AttachOutcome>> {
+  const account = await services.accounts.findByEmail(email);
+  if (!account) return {};
+  const outcomes: Record<string, AttachOutcome> = {};
+  for (const [tier, key] of Object.entries(keys)) {
+    // Only the account's own tier can be given; the others are not even looked up.
+    outcomes[tier] = tier === account.tier ? await services.apiKeys.attachToAccount(account.id, key) : 'other_tier';
+  }
+  return outcomes;
+}
+
+/** The tiers of the demo keys the demo account owns, from attachDemoKeys' answer. */
+export function ownedDemoKeyTiers(outcomes: Record<string, AttachOutcome>): string[] {
+  return Object.entries(outcomes)
+    .filter(([, outcome]) => outcome === 'attached' || outcome === 'owned')
+    .map(([tier]) => tier);
 }

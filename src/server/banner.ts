@@ -1,9 +1,9 @@
 /**
- * The start banner: where the service listens and, on a developer's machine, the credentials
- * to try it with. In production (NODE_ENV=production) it names where the generated admin
- * token, demo keys and demo account's password are kept instead of printing them: logs are
- * often shipped and kept. The example is a REST call with a demo key. A test-only setting left
- * on is warned about.
+ * The start banner: where the service listens, what data it found and, on a developer's
+ * machine, the credentials to try it with. In production (NODE_ENV=production) it names where
+ * the generated admin token, demo keys and demo account's password are kept instead of printing
+ * them: logs are often shipped and kept. The example is a REST call with a demo key (the demo
+ * account's, so its usage shows on the dashboard). A test-only setting left on is warned about.
  */
 import path from 'node:path';
 import type { Config } from '../config.js';
@@ -19,6 +19,38 @@ export function hostOverridesWarning(config: Pick<Config, 'webhookHostOverrides'
   return `WEBHOOK_HOST_OVERRIDES is a test-only setting: webhooks for ${names} are delivered to loopback addresses. Unset it outside tests.`;
 }
 
+/** What an embedded start found in DATA_DIR: a demo seeded now, or data reused from an earlier start. */
+export interface DataDirState {
+  kind: 'seeded' | 'reused';
+  /** When the database was set up (its deployment row). */
+  createdAt: Date;
+  picks: number;
+}
+
+/** The demo sign-in as the banner shows it: with the tiers of the demo keys the account owns. */
+export interface DemoSignIn extends DemoAccount {
+  keyTiers?: readonly string[];
+}
+
+const count = new Intl.NumberFormat('en-US');
+
+/** 2026-11-27 10:12 UTC: the minute is enough to recognise a data directory. */
+function utcMinute(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/**
+ * A restart says the data were reused, and since when they exist, so a reader is not surprised
+ * by last week's picks (or by a data directory they forgot); a first start says it seeded.
+ */
+export function dataLine(config: Pick<Config, 'dataDir' | 'demoSeed'>, state: DataDirState): string {
+  const picks = `${count.format(state.picks)} pick${state.picks === 1 ? '' : 's'}`;
+  if (state.kind === 'seeded') return `  data: a new demo seeded in ${config.dataDir} (${picks})`;
+  const what = config.demoSeed ? 'the demo data' : 'the data';
+  const fresh = config.demoSeed ? '; another DATA_DIR starts a new demo' : '';
+  return `  data: reusing ${what} in ${config.dataDir} (created ${utcMinute(state.createdAt)}, ${picks})${fresh}`;
+}
+
 /** Where the value engine's odds come from (never the feed's URL query: it carries the apiKey). */
 function valueEngineLine(config: Config): string {
   const engine = config.valueEngine;
@@ -27,11 +59,19 @@ function valueEngineLine(config: Config): string {
   return 'no odds feed (ODDS_FEED_URL unset): picks come from publishPick and ingestOdds';
 }
 
-export function startBanner(config: Config, url: string, adminToken: string, demoKeys: DemoKeys | null, demoAccount: DemoAccount | null = null): string {
+export function startBanner(
+  config: Config,
+  url: string,
+  adminToken: string,
+  demoKeys: DemoKeys | null,
+  demoAccount: DemoSignIn | null = null,
+  data: DataDirState | null = null,
+): string {
   const lines = [
     '',
     `Picks service listening on ${url}`,
     `  database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`}`,
+    ...(data && !config.databaseUrl ? [dataLine(config, data)] : []),
     `  limits/events: ${config.redisUrl ? 'Redis' : 'in-memory'}`,
     `  GraphQL: ${url}/graphql`,
     `  value engine: ${valueEngineLine(config)}`,
@@ -48,9 +88,13 @@ export function startBanner(config: Config, url: string, adminToken: string, dem
     if (config.adminToken === null) lines.push(`  admin token (kept in ${adminTokenFile}): ${adminToken}`);
     if (demoAccount) lines.push(`  demo dashboard sign-in (kept in ${demoAccountFile}): ${demoAccount.email} / ${demoAccount.password}   ${url}/dashboard/login`);
     if (demoKeys) {
-      lines.push('  demo API keys:');
-      for (const [tier, key] of Object.entries(demoKeys)) lines.push(`    ${tier.padEnd(10)} ${key}`);
-      const sample = demoKeys.growth ?? Object.values(demoKeys)[0];
+      const owned = new Set(demoAccount?.keyTiers ?? []);
+      // An account's keys carry its tier: the demo account owns the key of its tier, the others belong to no account.
+      lines.push(owned.size > 0 ? `  demo API keys (${demoAccount!.email} owns the ${[...owned].join(', ')} one; the others belong to no account):` : '  demo API keys:');
+      for (const [tier, key] of Object.entries(demoKeys)) lines.push(`    ${tier.padEnd(10)} ${key}${owned.has(tier) ? '   on the dashboard, with its usage and webhooks' : ''}`);
+      // The key the dashboard shows, when there is one: the reader sees these calls counted there.
+      const ownedTier = Object.keys(demoKeys).find((tier) => owned.has(tier));
+      const sample = (ownedTier && demoKeys[ownedTier]) ?? demoKeys.growth ?? Object.values(demoKeys)[0];
       // The customer API with a key: what a customer would try first.
       if (sample) {
         lines.push(

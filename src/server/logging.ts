@@ -30,9 +30,36 @@ function serializeRequest(req: LoggedRequest) {
   return { method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
 }
 
+/** Fastify's line when the server listens (its default text), as src/main.ts asks for it. */
+const LISTENING_PREFIX = 'Server listening at ';
+/** pino's number for info. */
+const INFO = 30;
+export function listeningText(address: string): string {
+  return `${LISTENING_PREFIX}${address}`;
+}
+
+export interface ServiceLoggerExtras {
+  /**
+   * Log Fastify's "Server listening at ..." at debug instead of info: in embedded mode the start
+   * banner, printed right after, says the same for people, and nothing at info comes before it.
+   */
+  quietListening?: boolean;
+}
+
 /** The pino options of every service logger (the entry point's, and the tests' that check logging). */
-export function serviceLoggerOptions(level: string): LoggerOptions {
-  return { level, redact: { paths: LOG_REDACT_PATHS, censor: REDACTED }, serializers: { req: serializeRequest } };
+export function serviceLoggerOptions(level: string, extras: ServiceLoggerExtras = {}): LoggerOptions {
+  const options: LoggerOptions = { level, redact: { paths: LOG_REDACT_PATHS, censor: REDACTED }, serializers: { req: serializeRequest } };
+  if (extras.quietListening) {
+    options.hooks = {
+      // Fastify logs the listening line with its own logger.info and no option for the level.
+      logMethod(args, method, levelValue) {
+        const [message] = args;
+        if (levelValue === INFO && typeof message === 'string' && message.startsWith(LISTENING_PREFIX)) return this.debug(message);
+        return method.apply(this, args);
+      },
+    };
+  }
+  return options;
 }
 
 /**

@@ -26,6 +26,9 @@ export interface CreatedApiKey {
 
 export const LABEL_MAX_LENGTH = 100;
 
+/** attachToAccount: attached now, already the account's, or why not (nothing changed). */
+export type AttachOutcome = 'attached' | 'owned' | 'unknown_key' | 'other_account' | 'revoked' | 'other_tier' | 'key_limit';
+
 export class ApiKeyService {
   constructor(
     private readonly orm: Orm,
@@ -70,6 +73,31 @@ export class ApiKeyService {
       });
     });
     return { key, apiKey: apiKeyRecordFromEntity(apiKey) };
+  }
+
+  /**
+   * Gives an existing free-standing key (by its plaintext) to an account: the embedded demo
+   * account takes the demo key of its tier at every start (src/seed/demo-account.ts). Idempotent:
+   * a key the account already owns answers 'owned'. A key is never taken from another account,
+   * and only a key of the account's tier is given (an account's keys carry its tier), within the
+   * account's active-key limit; the account's row lock serialises this against tier changes and
+   * key creation.
+   */
+  async attachToAccount(accountId: string, key: string): Promise<AttachOutcome> {
+    if (!isUuid(accountId)) throw new NotFoundError(`No account with id ${accountId}.`);
+    return this.orm.em.fork().transactional(async (em) => {
+      const account = await lockAccount(em, accountId);
+      if (!account) throw new NotFoundError(`No account with id ${accountId}.`);
+      const apiKey = await findApiKeyByHash(em, hashApiKey(key));
+      if (!apiKey) return 'unknown_key';
+      if (apiKey.accountId === accountId) return 'owned';
+      if (apiKey.accountId != null) return 'other_account';
+      if (apiKey.revokedAt) return 'revoked';
+      if (apiKey.tier !== account.tier) return 'other_tier';
+      if ((await countActiveKeysOfAccount(em, accountId)) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) return 'key_limit';
+      apiKey.accountId = accountId;
+      return 'attached';
+    });
   }
 
   /** Idempotent: revoking a revoked key keeps its first revocation time. */

@@ -53,8 +53,17 @@ async function publish(team: string): Promise<string> {
 const statusOf = (page: Page, id: string) => page.locator(`#${id}`).textContent();
 
 describe('live picks in a browser page with a stream token', () => {
-  it('renders a published pick through EventSource and graphql-sse', async () => {
+  it('renders a published pick through EventSource and graphql-sse, with nothing failing in the console', async () => {
     const page = await context.newPage();
+    // Every console error and every answer of 400 or more (a missing icon or asset would be one).
+    const consoleErrors: string[] = [];
+    const failedRequests: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) failedRequests.push(`${response.status()} ${response.url()}`);
+    });
     await page.goto(`${example.origin}/`);
     await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toBe('live');
     const id = await publish('Browser Wanderers');
@@ -63,6 +72,11 @@ describe('live picks in a browser page with a stream token', () => {
     expect(await page.locator(`#es-picks [data-pick-id="${id}"]`).textContent()).toContain('Browser Wanderers');
     // The page never saw the key.
     expect(await page.content()).not.toContain(apiKey);
+    expect(failedRequests).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    // A browser asks for /favicon.ico unless the page names an icon, and the example serves none: a 404
+    // in the console of a desktop browser (headless Chromium never asks, so the page is checked instead).
+    expect(await page.locator('link[rel="icon"]').count()).toBe(1);
     await page.close();
   });
 

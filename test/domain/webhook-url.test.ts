@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_WEBHOOK_URL_LENGTH,
   isIpLiteral,
+  isLoopbackListenHost,
   isPublicUnicastAddress,
   judgeResolvedAddresses,
+  localReceiverAddress,
   parseWebhookUrl,
 } from '../../src/domain/webhook-url.js';
 
@@ -401,5 +403,53 @@ describe('judgeResolvedAddresses', () => {
     [['8.8.8.8', 'not-an-address']],
   ])('refuses %j: one non-public answer is enough', (addresses) => {
     expect(judgeResolvedAddresses(addresses)).toEqual({ ok: false, reason: 'url host resolves to a non-public address' });
+  });
+});
+
+describe('the embedded demo\'s local receivers (localReceivers)', () => {
+  const demo = { localReceivers: true };
+
+  it.each([
+    ['http://127.0.0.1:4000/webhooks', '127.0.0.1'],
+    ['http://localhost:4000/webhooks', 'localhost'],
+    ['http://LOCALHOST:4000/', 'localhost'],
+    ['http://[::1]:4000/webhooks', '::1'],
+    ['https://localhost:4443/webhooks', 'localhost'],
+    ['http://127.1:4000/', '127.0.0.1'],
+  ])('accepts %s with the rule on', (raw, host) => {
+    expect(parseWebhookUrl(raw, demo)).toMatchObject({ ok: true, host });
+  });
+
+  it.each(['http://127.0.0.1:4000/webhooks', 'http://localhost:4000/webhooks', 'http://[::1]:4000/'])('refuses %s without it: https only', (raw) => {
+    expect(parseWebhookUrl(raw)).toEqual({ ok: false, reason: 'url must use https' });
+  });
+
+  it.each([
+    'http://hooks.example.com/',
+    'http://10.0.0.1/',
+    'http://127.0.0.2:4000/',
+    'http://[::ffff:127.0.0.1]:4000/',
+    'http://localhost.:4000/',
+    'http://0.0.0.0:4000/',
+    'ftp://127.0.0.1/',
+  ])('still refuses %s with the rule on: plain http is for the loopback hosts only', (raw) => {
+    expect(parseWebhookUrl(raw, demo)).toEqual({ ok: false, reason: 'url must use https (or http on 127.0.0.1, [::1] or localhost in the embedded demo)' });
+  });
+
+  it('keeps the other rules: no credentials, no fragment', () => {
+    expect(parseWebhookUrl('http://user:pw@127.0.0.1:4000/', demo)).toEqual({ ok: false, reason: 'url must not contain a username or password' });
+    expect(parseWebhookUrl('http://127.0.0.1:4000/#x', demo)).toEqual({ ok: false, reason: 'url must not contain a fragment' });
+  });
+
+  it('pins localhost to 127.0.0.1 and names no other host', () => {
+    expect(localReceiverAddress('localhost')).toBe('127.0.0.1');
+    expect(localReceiverAddress('127.0.0.1')).toBe('127.0.0.1');
+    expect(localReceiverAddress('::1')).toBe('::1');
+    for (const host of ['127.0.0.2', 'localhost.', 'hooks.test', '0.0.0.0', '::ffff:7f00:1']) expect(localReceiverAddress(host)).toBeNull();
+  });
+
+  it('isLoopbackListenHost: only a listener this machine alone can reach', () => {
+    for (const host of ['127.0.0.1', '127.0.0.5', 'localhost', '::1', '[::1]']) expect(isLoopbackListenHost(host)).toBe(true);
+    for (const host of ['0.0.0.0', '::', '192.168.1.10', 'example.com', '']) expect(isLoopbackListenHost(host)).toBe(false);
   });
 });

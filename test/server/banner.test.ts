@@ -1,4 +1,4 @@
-/** The start banner's example call and its warning about a test-only setting. */
+/** The start banner's example call, what it says about the data a start found, the demo keys the demo account owns, and its warning about a test-only setting. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startBanner } from '../../src/server/banner.js';
@@ -52,5 +52,38 @@ describe('start banner', () => {
     expect(production).toContain('  demo dashboard sign-in: demo@example.com, password kept in /srv/picks/demo-account.json (not printed in production)');
     expect(production).toContain(`  dashboard: ${url}/dashboard/`);
     expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys)).not.toContain('demo dashboard sign-in');
+  });
+
+  it('says on a restart that the demo data were reused: since when (UTC, to the minute) and how many picks', () => {
+    const createdAt = new Date(Date.UTC(2026, 10, 27, 10, 12, 59));
+    const banner = startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys, null, { kind: 'reused', createdAt, picks: 1234 });
+    const lines = banner.split('\n');
+    expect(lines).toContain('  data: reusing the demo data in /srv/picks (created 2026-11-27 10:12 UTC, 1,234 picks); another DATA_DIR starts a new demo');
+    // Right after the database line.
+    expect(lines[lines.findIndex((line) => line.startsWith('  database: embedded PGlite in /srv/picks')) + 1]).toMatch(/^ {2}data: reusing/);
+    expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks', DEMO_SEED: 'false' }), url, adminToken, null, null, { kind: 'reused', createdAt, picks: 1 })).toContain(
+      '  data: reusing the data in /srv/picks (created 2026-11-27 10:12 UTC, 1 pick)\n',
+    );
+  });
+
+  it('says on a first start that it seeded a new demo; nothing about data on PostgreSQL or without a summary', () => {
+    const createdAt = new Date(Date.UTC(2026, 10, 27, 10, 12));
+    expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys, null, { kind: 'seeded', createdAt, picks: 259 })).toContain(
+      '  data: a new demo seeded in /srv/picks (259 picks)\n',
+    );
+    expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys)).not.toContain('  data:');
+    const postgres = loadConfig({ DATA_DIR: '/srv/picks', DATABASE_URL: 'postgres://picks@127.0.0.1/picks', ADMIN_TOKEN: 'a'.repeat(32), WEBHOOK_SECRET_KEY: 'b'.repeat(64) });
+    expect(startBanner(postgres, url, adminToken, null, null, { kind: 'reused', createdAt, picks: 5 })).not.toContain('  data:');
+  });
+
+  it('names the demo key the demo account owns, and uses it in the example calls so they show on its dashboard', () => {
+    const keys = { ...demoKeys, enterprise: `service_${'3'.repeat(64)}` };
+    const demoAccount = { email: 'demo@example.com', password: 'generated-demo-password-1', keyTiers: ['enterprise'] };
+    const banner = startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, keys, demoAccount);
+    expect(banner).toContain('  demo API keys (demo@example.com owns the enterprise one; the others belong to no account):');
+    expect(banner).toContain(`    enterprise ${keys.enterprise}   on the dashboard, with its usage and webhooks`);
+    expect(banner).toContain(`    growth     ${keys.growth}\n`);
+    expect(banner).toContain(`curl -s -H 'Authorization: Bearer ${keys.enterprise}' '${url}/api/v1/usage'`);
+    expect(banner).not.toContain(`Bearer ${keys.growth}`);
   });
 });

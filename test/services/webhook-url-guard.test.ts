@@ -194,3 +194,30 @@ describe('createGuardedLookup', () => {
     });
   });
 });
+
+describe('WebhookUrlGuard with the embedded demo\'s local receivers', () => {
+  it('pins 127.0.0.1, [::1] and localhost to loopback without DNS, and only with the rule on', async () => {
+    const resolve = fixedResolver({ localhost: ['10.0.0.9'] });
+    const demo = new WebhookUrlGuard({ resolve, hostOverrides: noOverrides, localReceivers: true });
+    expect(await demo.check('http://localhost:4000/webhooks')).toMatchObject({ host: 'localhost', addresses: ['127.0.0.1'], overridden: true });
+    expect(await demo.check('http://127.0.0.1:4000/webhooks')).toMatchObject({ host: '127.0.0.1', addresses: ['127.0.0.1'] });
+    expect(await demo.check('http://[::1]:4000/webhooks')).toMatchObject({ host: '::1', addresses: ['::1'] });
+    // The connect-time lookup answers the same pinned address.
+    const looked = await runLookup(createGuardedLookup(demo), 'localhost', {});
+    expect(looked).toMatchObject({ error: null, address: '127.0.0.1', family: 4 });
+    expect(resolve.calls).toEqual([]);
+
+    const strict = new WebhookUrlGuard({ resolve, hostOverrides: noOverrides });
+    expect((await refusal(strict.check('http://127.0.0.1:4000/webhooks'))).message).toBe('url must use https');
+    expect((await refusal(strict.check('https://127.0.0.1:4443/webhooks'))).message).toBe('url host is a non-public address');
+    expect((await refusal(strict.check('https://localhost:4443/webhooks'))).message).toBe('url host resolves to a non-public address');
+  });
+
+  it('refuses other private targets with the rule on', async () => {
+    const demo = new WebhookUrlGuard({ resolve: fixedResolver({ 'intranet.example': ['10.0.0.1'] }), hostOverrides: noOverrides, localReceivers: true });
+    expect((await refusal(demo.check('https://10.0.0.1/'))).message).toBe('url host is a non-public address');
+    expect((await refusal(demo.check('https://127.0.0.2/'))).message).toBe('url host is a non-public address');
+    expect((await refusal(demo.check('https://intranet.example/'))).message).toBe('url host resolves to a non-public address');
+    expect((await refusal(demo.check('http://intranet.example/'))).message).toMatch(/^url must use https/);
+  });
+});

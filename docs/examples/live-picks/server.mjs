@@ -6,13 +6,17 @@
  * then reads the pick stream with the token; the key never reaches the browser.
  *
  * Usage (from the repository root, with the service running: `npm start`):
- *   PICKS_API_KEY=service_... node docs/examples/live-picks/server.mjs
+ *   node docs/examples/live-picks/server.mjs
  * then open http://127.0.0.1:5173/ (the origin the tokens are minted for).
- * Environment: PICKS_API_KEY (required; an Enterprise key), PICKS_API_URL (http://127.0.0.1:3000),
- * PORT (5173), PAGE_ORIGIN (http://127.0.0.1:<PORT>: the origin written into each token),
- * TOKEN_TTL_SECONDS (900).
+ * Environment:
+ * - PICKS_API_KEY: an Enterprise key. Default: the demo's Enterprise key, which `npm start`'s
+ *   banner prints and keeps in DATA_DIR/demo-keys.json (DATA_DIR: ./data).
+ * - PICKS_API_URL: the service. Default http://127.0.0.1:<PORT>, PORT being the service's port as
+ *   `npm start` reads it (3000), so `PORT=4000 npm start` and `PORT=4000 node .../server.mjs` agree.
+ * - EXAMPLE_PORT (5173): this example's port; PAGE_ORIGIN (http://127.0.0.1:<EXAMPLE_PORT>: the
+ *   origin written into each token); TOKEN_TTL_SECONDS (900).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -57,19 +61,34 @@ export function startLivePicksExample(options) {
   });
 }
 
+/** The demo's Enterprise key, as `npm start` keeps it in DATA_DIR/demo-keys.json; null without one. */
+function demoEnterpriseKey() {
+  const file = path.resolve(process.env.DATA_DIR ?? 'data', 'demo-keys.json');
+  if (!existsSync(file)) return null;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')).enterprise ?? null;
+  } catch {
+    return null;
+  }
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const apiKey = process.env.PICKS_API_KEY;
+  const apiKey = process.env.PICKS_API_KEY ?? demoEnterpriseKey();
   if (!apiKey) {
-    console.error('Set PICKS_API_KEY to an Enterprise API key (docs/API.md, "Frontends").');
+    console.error(
+      'Set PICKS_API_KEY to an Enterprise API key: the demo\'s is printed by `npm start` (demo API keys, enterprise) ' +
+        'and kept in data/demo-keys.json (docs/API.md, "Frontends").',
+    );
     process.exit(1);
   }
-  const port = Number(process.env.PORT ?? 5173);
+  const port = Number(process.env.EXAMPLE_PORT ?? 5173);
+  const apiUrl = (process.env.PICKS_API_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`).replace(/\/+$/, '');
   const { origin } = await startLivePicksExample({
-    apiUrl: (process.env.PICKS_API_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
+    apiUrl,
     apiKey,
     port,
     pageOrigin: process.env.PAGE_ORIGIN,
     ttlSeconds: process.env.TOKEN_TTL_SECONDS ? Number(process.env.TOKEN_TTL_SECONDS) : undefined,
   });
-  console.log(`live picks example: open ${origin}/`);
+  console.log(`live picks example: open ${origin}/ (picks from ${apiUrl}${process.env.PICKS_API_KEY ? '' : ', with the demo Enterprise key'})`);
 }

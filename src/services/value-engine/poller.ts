@@ -42,6 +42,11 @@ export interface FeedPollerOptions {
   oddsPollMs: number;
   scoresPollMs: number;
   log?: ServiceLog;
+  /**
+   * The level of the routine "poll processed" line (default info): debug in embedded mode, a
+   * developer's machine, where a line a minute per sport would bury the start banner (src/main.ts).
+   */
+  routineLogLevel?: 'info' | 'debug';
   /** p-retry: attempts after the first, and the first backoff (tests shorten it). */
   retries?: number;
   retryMinTimeoutMs?: number;
@@ -251,7 +256,9 @@ export class FeedPoller {
       }
       this.logSkipped(sportKey, kind, result.skipped);
       if (result.picksCreated > 0 || result.picksSettled > 0) {
-        this.options.log?.info({ sportKey, kind, events: result.events, picksCreated: result.picksCreated, picksSettled: result.picksSettled }, 'value engine: poll processed');
+        const fields = { sportKey, kind, events: result.events, picksCreated: result.picksCreated, picksSettled: result.picksSettled };
+        if (this.options.routineLogLevel === 'debug') this.options.log?.debug?.(fields, 'value engine: poll processed');
+        else this.options.log?.info(fields, 'value engine: poll processed');
       }
     } catch (error) {
       this.options.log?.error({ sportKey, kind, err: error }, 'value engine: processing a feed answer failed; trying again next poll');

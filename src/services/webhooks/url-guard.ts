@@ -2,12 +2,13 @@
  * SSRF guard for webhook targets: a URL is accepted only when it is https and every address
  * its host resolves to is public (domain/webhook-url.ts). The same guard answers the
  * connect-time DNS lookup of the sender, so a connection only ever goes to an address that
- * was judged in that very lookup.
+ * was judged in that very lookup. In the embedded demo only (`localReceivers`), a receiver on
+ * this machine's loopback is accepted too, pinned to its loopback address.
  */
 import { promises as dnsPromises, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { InvalidUrlError } from '../../domain/errors.js';
-import { isIpLiteral, isPublicUnicastAddress, judgeResolvedAddresses, parseWebhookUrl } from '../../domain/webhook-url.js';
+import { isIpLiteral, isPublicUnicastAddress, judgeResolvedAddresses, localReceiverAddress, parseWebhookUrl } from '../../domain/webhook-url.js';
 
 /** Host name -> its addresses; an empty list when the name does not resolve. */
 export type Resolver = (host: string) => Promise<string[]>;
@@ -17,7 +18,7 @@ export interface CheckedHost {
   host: string;
   /** The judged addresses: the only ones a connection to this host may use. */
   addresses: string[];
-  /** True when the address came from WEBHOOK_HOST_OVERRIDES (tests only). */
+  /** True when the address came from WEBHOOK_HOST_OVERRIDES (tests only) or the embedded demo's local-receiver rule. */
   overridden: boolean;
 }
 
@@ -29,6 +30,8 @@ export interface WebhookUrlGuardOptions {
   resolve?: Resolver;
   /** Test-only host name -> loopback address (config.webhookHostOverrides). */
   hostOverrides: Map<string, string>;
+  /** The embedded demo's local receivers on 127.0.0.1, [::1] or localhost (config.localWebhookReceivers). */
+  localReceivers?: boolean;
 }
 
 /**
@@ -56,9 +59,11 @@ function normaliseHost(host: string): string {
 export class WebhookUrlGuard {
   private readonly resolve: Resolver;
   private readonly hostOverrides: Map<string, string>;
+  private readonly localReceivers: boolean;
 
   constructor(options: WebhookUrlGuardOptions) {
     this.resolve = options.resolve ?? systemResolver;
+    this.localReceivers = options.localReceivers ?? false;
     this.hostOverrides = new Map();
     for (const [name, address] of options.hostOverrides) {
       // config.ts already enforces this; repeated here because the override is the one
@@ -70,7 +75,7 @@ export class WebhookUrlGuard {
 
   /** Parses and judges a webhook URL; throws InvalidUrlError saying why it is refused. */
   async check(rawUrl: unknown): Promise<CheckedTarget> {
-    const parsed = parseWebhookUrl(rawUrl);
+    const parsed = parseWebhookUrl(rawUrl, { localReceivers: this.localReceivers });
     if (!parsed.ok) throw new InvalidUrlError(parsed.reason);
     const checked = await this.checkHost(parsed.host);
     return { url: parsed.url, ...checked };
@@ -80,6 +85,9 @@ export class WebhookUrlGuard {
   async checkHost(rawHost: string): Promise<CheckedHost> {
     const host = normaliseHost(rawHost);
     if (host === '') throw new InvalidUrlError('url must have a host');
+    // The demo's local receiver: exactly these loopback hosts, never resolved.
+    const local = this.localReceivers ? localReceiverAddress(host) : null;
+    if (local !== null) return { host, addresses: [local], overridden: true };
     // IP literals first and without DNS, so an override keyed by an IP-looking name can
     // never turn a literal private address into an allowed one.
     if (isIpLiteral(host)) {
