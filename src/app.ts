@@ -12,8 +12,8 @@ import { registerRestRoutes } from '../adapters/rest/plugin.js';
 import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
 import { registerOpenApi } from '../adapters/common/openapi.js';
-import { registerApiReference } from '../adapters/docs/plugin.js';
-import { answerGraphiQLPage, GRAPHIQL_OPTIONS, registerGraphiQLAssets, renderGraphiQLPage } from '../adapters/home/graphiql.js';
+import { DOCS_SCRIPT_PATH, registerApiReference } from '../adapters/docs/plugin.js';
+import { answerGraphiQLPage, GRAPHIQL_OPTIONS, registerGraphiQLAssets, renderGraphiQL } from '../adapters/home/graphiql.js';
 import { registerHomePage } from '../adapters/home/plugin.js';
 import { getSchema } from './graphql/schema.js';
 import { createReadCache } from './graphql/read-cache.js';
@@ -24,6 +24,7 @@ import { registerGraphQLRoute } from './server/graphql-route.js';
 import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
 import { registerHealthRoutes } from './server/health.js';
 import { registerRateLimitHeaders } from './server/rate-limit-headers.js';
+import { registerStaticAssetEncoding } from './server/static-assets.js';
 import { ServiceLogs } from './server/logging.js';
 import {
   BODY_LIMIT_BYTES,
@@ -117,11 +118,14 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     services: runtime.services,
     readCache,
     // Its page and assets come from this app, not a CDN (adapters/home/graphiql.ts).
-    graphiql: graphiql ? { options: GRAPHIQL_OPTIONS, render: renderGraphiQLPage, answer: answerGraphiQLPage } : null,
+    graphiql: graphiql ? { options: GRAPHIQL_OPTIONS, render: renderGraphiQL, answer: answerGraphiQLPage } : null,
     introspection: runtime.config.graphqlIntrospection,
     corsOrigins: runtime.config.graphqlCorsOrigins,
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
   });
+  // Static assets answered compressed, with ETags (src/server/static-assets.ts): every route under
+  // an /assets/ path, and Scalar's bundle, whose path is the package's. Before the routes' scopes.
+  registerStaticAssetEncoding(app, (url) => url.includes('/assets/') || url === DOCS_SCRIPT_PATH);
   await registerOpenApi(app);
   registerRateLimitHeaders(
     app,

@@ -109,7 +109,7 @@ export const API_SCHEMAS = {
   TrackRecord: {
     type: 'object',
     description: 'Performance at flat 1-unit stakes of the picks settled in the window (docs/API.md, "Track record", gives every formula). Numbers are rounded to 2 decimals (p_value and brier_score to 4); an empty window gives zeros, and null for the statistics it leaves undefined.',
-    required: ['overall', 'per_sport', 'per_market', 'series', 'calibration', 'clv_distribution'],
+    required: ['overall', 'per_sport', 'per_market', 'series', 'calibration', 'clv_distribution', 'reference_coverage'],
     properties: {
       overall: {
         type: 'object',
@@ -125,6 +125,7 @@ export const API_SCHEMAS = {
           'roi_ci95',
           't_score',
           'p_value',
+          'max_drawdown_units',
           'max_drawdown_pct',
           'longest_losing_streak',
           'brier_score',
@@ -147,7 +148,8 @@ export const API_SCHEMAS = {
           },
           t_score: { type: ['number', 'null'], description: 'mean / (s / sqrt(n)); null when n < 2 or s = 0.' },
           p_value: { type: ['number', 'null'], description: 'One-sided p-value of no edge: 1 - T(n - 1)(t_score), 4 decimals; null when n < 2 or s = 0.' },
-          max_drawdown_pct: { type: 'number', minimum: 0, description: 'Largest fall of the cumulative profit from a running peak starting at 0, in units x 100.' },
+          max_drawdown_units: { type: 'number', minimum: 0, description: 'Largest fall of the cumulative profit from a running peak starting at 0, in units of stake.' },
+          max_drawdown_pct: { type: 'number', minimum: 0, description: 'max_drawdown_units x 100: the same drawdown in percent of one unit stake.' },
           longest_losing_streak: { type: 'integer', minimum: 0, description: 'Longest run of lost and half-lost picks; voids are skipped, any win ends it.' },
           brier_score: { type: ['number', 'null'], description: 'Mean (fair probability - outcome)^2 over won and lost picks, 4 decimals; null without any.' },
         },
@@ -180,8 +182,12 @@ export const API_SCHEMAS = {
         description: 'One row per UTC date of the window, oldest first, days without settlements included.',
         items: {
           type: 'object',
-          required: ['date', 'cumulative_pnl_pct'],
-          properties: { date: { type: 'string', format: 'date' }, cumulative_pnl_pct: { type: 'number', description: '100 x cumulative profit in units.' } },
+          required: ['date', 'cumulative_pnl_units', 'cumulative_pnl_pct'],
+          properties: {
+            date: { type: 'string', format: 'date' },
+            cumulative_pnl_units: { type: 'number', description: 'Cumulative profit at the end of the day, in units of stake.' },
+            cumulative_pnl_pct: { type: 'number', description: 'cumulative_pnl_units x 100: the same profit in percent of one unit stake.' },
+          },
         },
       },
       calibration: {
@@ -214,6 +220,19 @@ export const API_SCHEMAS = {
           },
         },
       },
+      reference_coverage: {
+        type: 'array',
+        description: 'Per sharp reference, the settled engine picks whose fair price it helped make, most first; a consensus pick counts for each of its references. Empty without engine picks.',
+        items: {
+          type: 'object',
+          required: ['bookmaker', 'picks', 'share_pct'],
+          properties: {
+            bookmaker: { type: 'string', description: 'Feed bookmaker key (pinnacle, betfair_ex_eu, ...).' },
+            picks: { type: 'integer', minimum: 1 },
+            share_pct: { type: 'number', description: 'Percent of the settled engine picks in the window (manual picks have no reference), 2 decimals.' },
+          },
+        },
+      },
     },
     examples: [
       {
@@ -229,6 +248,7 @@ export const API_SCHEMAS = {
           roi_ci95: [-24.1, 36.9],
           t_score: 0.42,
           p_value: 0.3383,
+          max_drawdown_units: 5.12,
           max_drawdown_pct: 512,
           longest_losing_streak: 6,
           brier_score: 0.2431,
@@ -239,8 +259,8 @@ export const API_SCHEMAS = {
           { market: 'totals', roi_pct: 10, total_settled: 16, clv_avg_pct: 2.6 },
         ],
         series: [
-          { date: '2026-11-21', cumulative_pnl_pct: 240 },
-          { date: '2026-11-22', cumulative_pnl_pct: 262 },
+          { date: '2026-11-21', cumulative_pnl_units: 2.4, cumulative_pnl_pct: 240 },
+          { date: '2026-11-22', cumulative_pnl_units: 2.62, cumulative_pnl_pct: 262 },
         ],
         calibration: Array.from({ length: 10 }, (_, row) => ({
           low: row / 10,
@@ -254,6 +274,10 @@ export const API_SCHEMAS = {
           high_pct: bin === 11 ? null : -10 + 2 * bin,
           picks: [0, 0, 0, 1, 3, 9, 14, 8, 3, 1, 0, 0][bin]!,
         })),
+        reference_coverage: [
+          { bookmaker: 'pinnacle', picks: 41, share_pct: 100 },
+          { bookmaker: 'betfair_ex_eu', picks: 25, share_pct: 60.98 },
+        ],
       },
     ],
   },

@@ -6,13 +6,21 @@
  * Content-Security-Policy allows no other host. The page's one inline script (Scalar's start-up
  * call) and the stylesheet the bundle injects carry a nonce that is fresh on every answer: the
  * plugin renders a fixed placeholder, which the onSend hook below replaces.
+ *
+ * The bundle (4.9 MB) is answered compressed with an ETag by the app's static asset hook
+ * (src/server/static-assets.ts). Its path is the plugin's own, without a content hash (the plugin
+ * offers no way to read the bundle to name it), so browsers keep it but revalidate it before each
+ * use: a 304 without a body while it is unchanged, the new bundle at once after an upgrade.
  */
 import { randomBytes } from 'node:crypto';
 import scalarApiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
+import { REVALIDATED_CACHE_CONTROL } from '../../src/server/static-assets.js';
 import { OPENAPI_PATH } from '../common/openapi.js';
 
 export const DOCS_PREFIX = '/docs';
+/** Where the plugin serves Scalar's standalone bundle (its page names it `js/scalar.js`). */
+export const DOCS_SCRIPT_PATH = `${DOCS_PREFIX}/js/scalar.js`;
 const NONCE_PLACEHOLDER = 'docs-csp-nonce-placeholder';
 
 /**
@@ -65,11 +73,12 @@ const PAGE_HEADERS = {
 
 export async function registerApiReference(app: FastifyInstance): Promise<void> {
   await app.register(async (scope) => {
-    scope.addHook('onSend', async (_req, reply, payload) => {
+    scope.addHook('onSend', async (req, reply, payload) => {
       reply.headers(PAGE_HEADERS);
       const contentType = String(reply.getHeader('content-type') ?? '');
       if (!contentType.startsWith('text/html') || typeof payload !== 'string') {
         reply.header('content-security-policy', docsContentSecurityPolicy(randomBytes(16).toString('base64')));
+        if (req.routeOptions.url === DOCS_SCRIPT_PATH) reply.header('cache-control', REVALIDATED_CACHE_CONTROL);
         return payload;
       }
       const nonce = randomBytes(16).toString('base64');

@@ -4,21 +4,21 @@
  * a small HTML shell whose scripts, stylesheet and Monaco workers are GraphiQL's build from the
  * package @graphql-yoga/render-graphiql (the version matching graphql-yoga), served by the app
  * under /graphql/assets/. The package's own renderer inlines all of it (9 MB of HTML on every
- * answer, in one inline script); served as files they are cached, and the page runs no inline
- * code: its options travel in a JSON data block that the start script reads.
+ * answer, in one inline script); served as files under names carrying their content's hash, they
+ * are compressed and kept by browsers, and the page runs no inline code: its options travel in a
+ * JSON data block that the start script reads.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { FAVICON_PATH } from '../dashboard/brand.js';
 import { html } from '../dashboard/html.js';
-import { notModified } from '../public/plugin.js';
+import { hashedFileName, IMMUTABLE_CACHE_CONTROL } from '../../src/server/static-assets.js';
 
 export const GRAPHQL_PATH = '/graphql';
 export const GRAPHIQL_ASSETS_PATH = '/graphql/assets';
-const ASSET_CACHE_CONTROL = 'public, max-age=300';
 const NONCE_PLACEHOLDER = 'graphiql-csp-nonce-placeholder';
 
 /**
@@ -92,35 +92,54 @@ export const GRAPHIQL_OPTIONS: GraphiQLOptions = {
   shouldPersistHeaders: false,
 };
 
-interface Asset {
-  path: string;
-  type: string;
-  /** The asset's text, from the package (loaded on first use: production never needs it). */
-  text: () => Promise<string>;
+/** GraphiQL's files as served: under names carrying their content's hash, so browsers keep them a year. */
+export interface GraphiQLFiles {
+  /** Each file by its hashed name (the last segment of its path). */
+  byName: ReadonlyMap<string, { body: Buffer; type: string }>;
+  start: string;
+  script: string;
+  stylesheet: string;
+  /** Monaco's workers by the label it asks for (the labels of yoga's own page). */
+  workers: { editorWorkerService: string; json: string; graphql: string };
 }
 
-const fromPackage = (name: 'js' | 'css' | 'editorWorkerService' | 'jsonWorker' | 'graphqlWorker') => async () =>
-  (await import('@graphql-yoga/render-graphiql/graphiql'))[name];
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
 
-const START_SCRIPT = { path: `${GRAPHIQL_ASSETS_PATH}/start.js`, type: 'text/javascript; charset=utf-8', text: async () => readFileSync(new URL('./assets/graphiql-start.js', import.meta.url), 'utf8') };
-const GRAPHIQL_SCRIPT = { path: `${GRAPHIQL_ASSETS_PATH}/graphiql.js`, type: 'text/javascript; charset=utf-8', text: fromPackage('js') };
-const GRAPHIQL_STYLESHEET = { path: `${GRAPHIQL_ASSETS_PATH}/graphiql.css`, type: 'text/css; charset=utf-8', text: fromPackage('css') };
+/**
+ * The files from the package @graphql-yoga/render-graphiql (strings of its module) and the start
+ * script of this adapter, loaded, hashed and named once per process, on first use: production,
+ * where GraphiQL is off, never loads the 9 MB module.
+ */
+async function loadGraphiQLFiles(): Promise<GraphiQLFiles> {
+  const graphiql = await import('@graphql-yoga/render-graphiql/graphiql');
+  const byName = new Map<string, { body: Buffer; type: string }>();
+  const add = (name: string, text: string, type: string) => {
+    const body = Buffer.from(text, 'utf8');
+    const hashed = hashedFileName(name, body);
+    byName.set(hashed, { body, type });
+    return `${GRAPHIQL_ASSETS_PATH}/${hashed}`;
+  };
+  return {
+    byName,
+    start: add('start.js', readFileSync(new URL('./assets/graphiql-start.js', import.meta.url), 'utf8'), JAVASCRIPT),
+    script: add('graphiql.js', graphiql.js, JAVASCRIPT),
+    stylesheet: add('graphiql.css', graphiql.css, 'text/css; charset=utf-8'),
+    workers: {
+      editorWorkerService: add('editor.worker.js', graphiql.editorWorkerService, JAVASCRIPT),
+      json: add('json.worker.js', graphiql.jsonWorker, JAVASCRIPT),
+      graphql: add('graphql.worker.js', graphiql.graphqlWorker, JAVASCRIPT),
+    },
+  };
+}
 
-/** Monaco's workers by the label it asks for (the labels of yoga's own page). */
-export const WORKER_PATHS = {
-  editorWorkerService: `${GRAPHIQL_ASSETS_PATH}/editor.worker.js`,
-  json: `${GRAPHIQL_ASSETS_PATH}/json.worker.js`,
-  graphql: `${GRAPHIQL_ASSETS_PATH}/graphql.worker.js`,
-} as const;
-
-export const GRAPHIQL_ASSETS: readonly Asset[] = [
-  START_SCRIPT,
-  GRAPHIQL_SCRIPT,
-  GRAPHIQL_STYLESHEET,
-  { path: WORKER_PATHS.editorWorkerService, type: 'text/javascript; charset=utf-8', text: fromPackage('editorWorkerService') },
-  { path: WORKER_PATHS.json, type: 'text/javascript; charset=utf-8', text: fromPackage('jsonWorker') },
-  { path: WORKER_PATHS.graphql, type: 'text/javascript; charset=utf-8', text: fromPackage('graphqlWorker') },
-];
+let files: Promise<GraphiQLFiles> | null = null;
+export function graphiqlFiles(): Promise<GraphiQLFiles> {
+  files ??= loadGraphiQLFiles().catch((error: unknown) => {
+    files = null;
+    throw error;
+  });
+  return files;
+}
 
 /** A JSON value inside <script type="application/json">: nothing in it can close the element. */
 function jsonForScriptElement(value: unknown): string {
@@ -129,13 +148,14 @@ function jsonForScriptElement(value: unknown): string {
 
 /**
  * The page yoga answers GET /graphql with (its renderGraphiQL option), the nonce still a
- * placeholder (answerGraphiQLPage). The start script, which carries the nonce, runs before
- * GraphiQL's bundle and renders GraphiQL with the page's options once the bundle has run.
+ * placeholder (answerGraphiQLPage), naming the files `files` serves. The start script, which
+ * carries the nonce, runs before GraphiQL's bundle and renders GraphiQL with the page's options
+ * once the bundle has run.
  */
-export function renderGraphiQLPage(options: GraphiQLOptions): string {
+export function renderGraphiQLPage(options: GraphiQLOptions, files: Pick<GraphiQLFiles, 'start' | 'script' | 'stylesheet' | 'workers'>): string {
   const title = options.title ?? 'GraphiQL';
   // Escaped for a script element, whose text is never HTML-decoded: so added after html``.
-  const startBlock = `<script type="application/json" id="graphiql-start">${jsonForScriptElement({ options, workers: WORKER_PATHS })}</script>`;
+  const startBlock = `<script type="application/json" id="graphiql-start">${jsonForScriptElement({ options, workers: files.workers })}</script>`;
   return `<!doctype html>${html`<html lang="en">
 <head>
 <meta charset="utf-8">
@@ -143,41 +163,44 @@ export function renderGraphiQLPage(options: GraphiQLOptions): string {
 <meta name="referrer" content="same-origin">
 <title>${title}</title>
 <link rel="icon" href="${options.favicon ?? FAVICON_PATH}" type="image/svg+xml">
-<link rel="stylesheet" href="${GRAPHIQL_STYLESHEET.path}">
+<link rel="stylesheet" href="${files.stylesheet}">
 </head>
 <body id="body" class="no-focus-outline">
 <noscript>GraphiQL needs JavaScript.</noscript>
 <div id="root">Loading ${title}...</div>
 `.value}${startBlock}
-<script nonce="${NONCE_PLACEHOLDER}" src="${START_SCRIPT.path}"></script>
-<script src="${GRAPHIQL_SCRIPT.path}"></script>
+<script nonce="${NONCE_PLACEHOLDER}" src="${files.start}"></script>
+<script src="${files.script}"></script>
 </body>
 </html>`;
 }
 
+/** yoga's renderGraphiQL: the page, once GraphiQL's files are loaded (on the first page asked for). */
+export async function renderGraphiQL(options: GraphiQLOptions): Promise<string> {
+  return renderGraphiQLPage(options, await graphiqlFiles());
+}
+
 /**
- * GET (and HEAD) for each asset, with an ETag (304 when unchanged) and a short public cache; other
- * methods 405. Registered only where GraphiQL is served.
+ * GET (and HEAD) /graphql/assets/<name>.<hash>.<ext>: GraphiQL's files, kept a year by browsers
+ * (the name changes with the content); compressed, with an ETag, by the app's static asset hook
+ * (src/server/static-assets.ts). Unknown names 404, other methods 405. Registered only where
+ * GraphiQL is served.
  */
 export function registerGraphiQLAssets(app: FastifyInstance): void {
-  for (const asset of GRAPHIQL_ASSETS) {
-    let loaded: Promise<{ body: Buffer; etag: string }> | null = null;
-    const load = () =>
-      (loaded ??= asset.text().then((text) => {
-        const body = Buffer.from(text, 'utf8');
-        return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
-      }));
-    app.route({
-      method: 'GET',
-      url: asset.path,
-      schema: { hide: true },
-      handler: async (req, reply) => {
-        const { body, etag } = await load();
-        const headers = { 'x-content-type-options': 'nosniff', 'cache-control': ASSET_CACHE_CONTROL, 'cross-origin-resource-policy': 'same-origin', etag };
-        if (notModified(req.headers['if-none-match'], etag)) return reply.status(304).headers(headers).send();
-        return reply.status(200).headers(headers).type(asset.type).send(body);
-      },
-    });
-    registerMethodNotAllowed(app, asset.path, ['GET']);
-  }
+  const url = `${GRAPHIQL_ASSETS_PATH}/:file`;
+  app.route({
+    method: 'GET',
+    url,
+    schema: { hide: true },
+    handler: async (req, reply) => {
+      const file = (await graphiqlFiles()).byName.get((req.params as { file: string }).file);
+      if (!file) return reply.callNotFound();
+      return reply
+        .status(200)
+        .headers({ 'cache-control': IMMUTABLE_CACHE_CONTROL, 'cross-origin-resource-policy': 'same-origin' })
+        .type(file.type)
+        .send(file.body);
+    },
+  });
+  registerMethodNotAllowed(app, url, ['GET']);
 }

@@ -58,7 +58,7 @@ const PNL_FRAME: Frame = { width: 720, height: 300, left: 66, right: 20, top: 18
 /** The cumulative profit in units, one point per day of the window (the API's series). */
 export function pnlChart(series: readonly SeriesPoint[]): SafeHtml {
   const frame = PNL_FRAME;
-  const units = series.map((point) => point.cumulativePnlPct / 100);
+  const units = series.map((point) => point.cumulativePnlUnits);
   const lowest = Math.min(0, ...units);
   const highest = Math.max(0, ...units);
   const ticks = highest - lowest < 1e-9 ? [-1, 0, 1] : niceTicks(lowest, highest, 4);
@@ -74,7 +74,7 @@ export function pnlChart(series: readonly SeriesPoint[]): SafeHtml {
   const end = units.at(-1) ?? 0;
   const description = first && last
     ? `Cumulative profit at flat 1-unit stakes, one point per day from ${formatDay(first.date)} to ${formatDay(last.date)}: ` +
-      `${formatUnits(end * 100)} at the end; highest ${formatUnits(highest * 100)}, lowest ${formatUnits(lowest * 100)}.`
+      `${formatUnits(end)} at the end; highest ${formatUnits(highest)}, lowest ${formatUnits(lowest)}.`
     : 'No days in the window.';
   return html`<svg id="chart-pnl" class="chart chart-pnl" viewBox="0 0 ${frame.width} ${frame.height}" role="img" aria-labelledby="chart-pnl-title chart-pnl-desc" data-points="${series.length}">
 <title id="chart-pnl-title">Cumulative profit (units)</title>
@@ -86,7 +86,7 @@ ${ticks.map(
 ${series.length > 0 ? html`<polygon class="pnl-area" points="${coordinate(x(0))},${zero} ${points} ${coordinate(x(series.length - 1))},${zero}"/>` : null}
 <line class="zero" x1="${frame.left}" x2="${frame.width - frame.right}" y1="${zero}" y2="${zero}"/>
 <polyline id="chart-pnl-line" class="pnl-line" points="${points}" data-points="${series.length}"/>
-${series.length > 0 ? html`<circle class="pnl-end" cx="${coordinate(x(series.length - 1))}" cy="${coordinate(y(end))}" r="4"><title>${formatDay(last!.date)}: ${formatUnits(end * 100)}</title></circle>` : null}
+${series.length > 0 ? html`<circle class="pnl-end" cx="${coordinate(x(series.length - 1))}" cy="${coordinate(y(end))}" r="4"><title>${formatDay(last!.date)}: ${formatUnits(end)}</title></circle>` : null}
 ${first ? html`<text class="tick tick-x" x="${frame.left}" y="${frame.height - 10}" text-anchor="start">${formatDay(first.date, { short: true })}</text>` : null}
 ${middle ? html`<text class="tick tick-x" x="${coordinate(x(Math.floor((series.length - 1) / 2)))}" y="${frame.height - 10}" text-anchor="middle">${formatDay(middle.date, { short: true })}</text>` : null}
 ${last && series.length > 1 ? html`<text class="tick tick-x" x="${frame.width - frame.right}" y="${frame.height - 10}" text-anchor="end">${formatDay(last.date, { short: true })}</text>` : null}

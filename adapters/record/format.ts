@@ -1,7 +1,7 @@
 /**
  * How the record page says its numbers: pure text helpers (no HTML), so they are tested alone.
- * Figures keep the API's rounding (2 decimals; p-values and the Brier score 4); profit is shown
- * in units (the API's `*_pct` profit figures are units x 100).
+ * Figures keep the API's rounding (2 decimals; p-values and the Brier score 4); profit and
+ * drawdown are in units of stake, as the API's `*_units` figures (docs/API.md, "Units").
  */
 
 /** The typographic minus sign (U+2212). */
@@ -42,9 +42,8 @@ export function formatPercent(value: number, options: { signed?: boolean; decima
   return `${options.signed ? formatSigned(value, decimals) : formatNumber(value, decimals)} %`;
 }
 
-/** Profit from a `*_pct` profit figure (units x 100) in units: 350 -> "+3.50 units". */
-export function formatUnits(pnlPct: number, options: { signed?: boolean } = { signed: true }): string {
-  const units = pnlPct / 100;
+/** An amount in units of stake: 3.5 -> "+3.50 units" (signed by default), -1 -> "−1.00 unit". */
+export function formatUnits(units: number, options: { signed?: boolean } = { signed: true }): string {
   const text = options.signed === false ? formatNumber(units) : formatSigned(units);
   return `${text} ${Math.abs(units) === 1 ? 'unit' : 'units'}`;
 }

@@ -28,9 +28,9 @@ import {
   windowName,
 } from './format.js';
 import { significanceSentence } from '../../src/domain/record-statistics.js';
+import { STYLESHEET_PATH } from './stylesheet.js';
 
 export const RECORD_PATH = '/record';
-export const STYLESHEET_PATH = '/record/record.css';
 const LEDGER_PATH = '/api/public/ledger';
 
 /** The windows the form offers; any other valid days_back is added to the list when asked for. */
@@ -131,10 +131,10 @@ interface Figure {
 
 function figures(record: TrackRecordView): Figure[] {
   const overall = record.overall;
-  const profit = record.series.at(-1)?.cumulativePnlPct ?? 0;
+  const profit = record.series.at(-1)?.cumulativePnlUnits ?? 0;
   return [
     { key: 'roi_pct', label: 'ROI', value: overall.roiPct, text: formatPercent(overall.roiPct, { signed: true }), note: 'Profit per unit staked, voids left out' },
-    { key: 'profit_units', label: 'Profit', value: profit / 100, text: formatUnits(profit), note: 'At 1 unit a pick' },
+    { key: 'profit_units', label: 'Profit', value: profit, text: formatUnits(profit), note: 'At 1 unit a pick' },
     { key: 'total_settled', label: 'Settled picks', value: overall.totalSettled, text: formatInteger(overall.totalSettled), note: 'Voids included' },
     { key: 'win_rate', label: 'Win rate', value: overall.winRate, text: formatPercent(overall.winRate), note: 'Half wins count, voids left out' },
     { key: 'avg_odds', label: 'Average odds', value: overall.avgOdds ?? null, text: orNotAvailable(overall.avgOdds, (odds) => formatNumber(odds)) },
@@ -155,7 +155,7 @@ function figures(record: TrackRecordView): Figure[] {
     },
     { key: 't_score', label: 't-score', value: overall.tScore ?? null, text: orNotAvailable(overall.tScore, (t) => formatNumber(t)) },
     { key: 'p_value', label: 'p-value', value: overall.pValue ?? null, text: orNotAvailable(overall.pValue, (p) => formatNumber(p, 4)), note: 'One-sided; no edge as the null hypothesis' },
-    { key: 'max_drawdown_pct', label: 'Largest drawdown', value: overall.maxDrawdownPct / 100, text: formatUnits(overall.maxDrawdownPct, { signed: false }), note: 'Fall from a running peak' },
+    { key: 'max_drawdown_units', label: 'Largest drawdown', value: overall.maxDrawdownUnits, text: formatUnits(overall.maxDrawdownUnits, { signed: false }), note: 'Fall from a running peak' },
     {
       key: 'longest_losing_streak',
       label: 'Longest losing run',
@@ -215,6 +215,20 @@ ${record.perMarket.map(
 }
 
 const tone = (value: number) => (value > 0 ? 'positive' : value < 0 ? 'negative' : '');
+
+/** Which sharp references made the fair prices: what the record rests on since Pinnacle left public feeds. */
+function referenceTable(record: TrackRecordView): SafeHtml {
+  if (record.referenceCoverage.length === 0) return html`<p class="empty-note">No settled engine picks.</p>`;
+  return html`<p class="muted small">The sharp prices our fair odds came from: a pick priced by several counts for each.</p>
+<div class="table-wrap"><table class="data-table" id="reference-coverage">
+<caption class="visually-hidden">Priced by</caption>
+<thead><tr><th scope="col">Reference</th><th scope="col" class="num">Engine picks</th><th scope="col" class="num">Share</th></tr></thead>
+<tbody>
+${record.referenceCoverage.map(
+  (row) => html`<tr data-reference="${row.bookmaker}"><th scope="row">${row.bookmaker}</th><td class="num">${formatInteger(row.picks)}</td><td class="num">${formatPercent(row.sharePct)}</td></tr>`,
+)}
+</tbody></table></div>`;
+}
 
 function clvTable(record: TrackRecordView): SafeHtml {
   return html`<details class="numbers"><summary>The numbers</summary><div class="table-wrap"><table class="data-table compact">
@@ -338,6 +352,10 @@ ${settled === 0 ? html`<p class="empty-note" id="no-settled">No pick was settled
     ${marketTable(record)}
   </section>
 </div>
+<section class="card" aria-labelledby="references-title">
+  <div class="card-head"><h2 id="references-title">Priced by</h2></div>
+  ${referenceTable(record)}
+</section>
 <section class="card" aria-labelledby="picks-title">
   <div class="card-head"><h2 id="picks-title">Latest revealed picks</h2><span class="muted small">Kicked off in ${windowName(filters.daysBack)}, newest first; ${formatInteger(data.picks.length)} shown</span></div>
   <p class="small muted">Straight from the public ledger: a pick appears here once its match has kicked off, with every entry the ledger holds for it. A pick withdrawn before kickoff stays on the record and is marked.</p>

@@ -7,7 +7,6 @@
  * messages, as an HTML page.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import { DAYS_BACK, REVEALED_PICKS_PAGE } from '../../src/domain/bounds.js';
@@ -22,11 +21,12 @@ import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openInternalOperation, prepareOperation } from '../common/operations.js';
 import { inRestNames, pageParam, parseParams, type ParamSpec } from '../common/params.js';
 import { notModified } from '../public/plugin.js';
-import { recordErrorPage, recordPage, RECORD_PATH, STYLESHEET_PATH, type RecordFilters } from './page.js';
+import { IMMUTABLE_CACHE_CONTROL } from '../../src/server/static-assets.js';
+import { recordErrorPage, recordPage, RECORD_PATH, type RecordFilters } from './page.js';
+import { STYLESHEET, STYLESHEET_PATH } from './stylesheet.js';
 
 /** Shared caches and browsers keep the page a minute: picks are revealed at kickoff, results come in hours later. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60';
-const STYLESHEET_CACHE_CONTROL = 'public, max-age=300';
 
 /** Nothing but this origin's stylesheet and favicon: no script at all, no other host, no inline style. */
 export const RECORD_CONTENT_SECURITY_POLICY = [
@@ -67,17 +67,11 @@ function filtersShown(query: Record<string, unknown>): RecordFilters {
   return { sport, market, daysBack: days >= 1 && days <= DAYS_BACK.max ? days : DAYS_BACK.default };
 }
 
-function loadStylesheet(): Buffer {
-  return readFileSync(new URL('./assets/record.css', import.meta.url));
-}
-
 export function registerRecordPage(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, internalContext: Context): void {
   // The very document of GET /api/v1/track-record: the page shows the API's figures.
   const trackRecord = prepareOperation(schema, TrackRecordDocument, { cached: true });
   // Not cached: what is revealed moves with the clock (at each kickoff), not with writes.
   const ledger = prepareOperation(schema, RecordLedgerDocument);
-  const stylesheet = loadStylesheet();
-  const stylesheetEtag = `"${createHash('sha256').update(stylesheet).digest('base64url').slice(0, 27)}"`;
 
   function sendErrorPage(req: FastifyRequest, reply: FastifyReply, error: HttpError, filters: RecordFilters): FastifyReply {
     if (error.status >= 500) req.log.error({ code: error.code, message: error.message }, 'record page failed');
@@ -130,15 +124,12 @@ export function registerRecordPage(app: FastifyInstance, yoga: Yoga, schema: Gra
   });
   registerMethodNotAllowed(app, RECORD_PATH, ['GET']);
 
+  // Compressed, with an ETag, by the app's static asset hook (src/server/static-assets.ts).
   app.route({
     method: 'GET',
     url: STYLESHEET_PATH,
     schema: { hide: true },
-    handler: async (req, reply) => {
-      const headers = { 'x-content-type-options': 'nosniff', 'cache-control': STYLESHEET_CACHE_CONTROL, etag: stylesheetEtag };
-      if (notModified(req.headers['if-none-match'], stylesheetEtag)) return reply.status(304).headers(headers).send();
-      return reply.status(200).headers(headers).type('text/css; charset=utf-8').send(stylesheet);
-    },
+    handler: async (_req, reply) => reply.status(200).header('cache-control', IMMUTABLE_CACHE_CONTROL).type('text/css; charset=utf-8').send(STYLESHEET),
   });
   registerMethodNotAllowed(app, STYLESHEET_PATH, ['GET']);
 }

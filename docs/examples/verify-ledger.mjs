@@ -3,8 +3,13 @@
  * Verifies the public ledger of a picks service (docs/API.md, "Verifying the record"), as a
  * customer would: this file uses nothing but Node (>= 20) itself, so you can read all of it.
  *
- *   node docs/examples/verify-ledger.mjs <base_url> [--anchor <seq>:<hash>]... [--received <file.jsonl>]
+ *   node docs/examples/verify-ledger.mjs <base_url> [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]
  *   npm run verify-ledger -- <base_url> ...
+ *
+ * It prints a summary first (the result, or the first check that fails; entries; picks, imported
+ * and withdrawn; settlements and their mean CLV), then every failure. --verbose also lists the ids
+ * of the imported and withdrawn picks, every settled pick with its recomputed result and CLV, and
+ * the notes.
  *
  * It downloads the whole chain (GET <base_url>/api/public/ledger, 500 entries a page) and checks,
  * reporting each failure with the entry's seq and the check's name:
@@ -26,7 +31,8 @@
  *  8. pick_fields  a pick's revealed entries agree on every field but status, settled_at, result,
  *     closing_odds, final_score, warnings and kickoff_at, and kickoff_at changes only at a
  *     pick.rescheduled entry; a revealed pick has its entry's pick_id, and its kickoff is its
- *     entry's reveal_after;
+ *     entry's reveal_after. A field the earlier entry lacks is no change: the Pick gains fields
+ *     (docs/API.md, "Versioning"), and an entry commits the Pick as it was shown then;
  *  9. settlement  a settled pick with a final score has the result the rules of docs/API.md
  *     ("Settlement of lines") give for that score; the closing-line value (CLV) is printed;
  *  and head, checkpoint: the service's head and daily checkpoints are entries of the chain.
@@ -258,6 +264,8 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
       if (before !== null) {
         for (const field of new Set([...Object.keys(before.pick), ...Object.keys(pick)])) {
           if (CHANGING_FIELDS.has(field) || (field === 'kickoff_at' && entry.type === 'pick.rescheduled')) continue;
+          // Added to the Pick after the earlier entry was committed; a field that disappears is still a change.
+          if (!Object.hasOwn(before.pick, field)) continue;
           const [was, is] = [canonicalJson(before.pick[field] ?? null), canonicalJson(pick[field] ?? null)];
           if (was !== is) fail(entry.seq, 'pick_fields', `${field} changed from ${was} (seq ${before.seq}) to ${is}`);
         }
@@ -340,10 +348,12 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
 // ---- The command line
 
 function parseArguments(args) {
-  const options = { baseUrl: null, anchors: [], received: [] };
+  const options = { baseUrl: null, anchors: [], received: [], verbose: false };
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i];
-    if (arg === '--anchor') {
+    if (arg === '--verbose' || arg === '-v') {
+      options.verbose = true;
+    } else if (arg === '--anchor') {
       const match = /^(\d+):([0-9a-f]{64})$/.exec(args[++i] ?? '');
       if (!match) throw new Error('--anchor takes <seq>:<hash>, the hash in 64 lower-case hex digits');
       options.anchors.push({ seq: Number(match[1]), hash: match[2] });
@@ -375,43 +385,74 @@ function readReceived(file) {
     });
 }
 
-function printReport(baseUrl, report) {
-  const out = (line = '') => process.stdout.write(`${line}\n`);
+/** Failures listed without --verbose: enough to act on; a rewritten chain can fail at every entry. */
+const FAILURES_SHOWN = 20;
+
+const signedPercent = (value) => `${value >= 0 ? '+' : ''}${value.toFixed(2)} %`;
+const plural = (count, one, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+
+/** The summary, then every failure; with `verbose` the ids of imported and withdrawn picks, the settlements and the notes. */
+export function formatReport(baseUrl, report, { verbose = false } = {}) {
+  const lines = [];
+  const out = (line = '') => lines.push(line);
   const last = report.entries.at(-1);
-  out(`Ledger of ${baseUrl}: ${report.entries.length} entries${last ? ` (seq 1 to ${last.seq}, last hash ${last.hash})` : ''}`);
-  for (const [type, count] of Object.entries(report.counts)) out(`  ${type.padEnd(18)} ${count}`);
-  out(`Picks: ${report.picks}`);
+  const first = report.failures[0];
+  const settlements = report.settlements;
+  const recomputed = settlements.filter((s) => s.recomputed !== null).length;
+  const byHand = settlements.filter((s) => s.byHand).length;
+  const withClv = settlements.filter((s) => s.clv !== null).length;
+
+  out(`Ledger of ${baseUrl}`);
+  out(
+    report.ok
+      ? '  Result       OK: every check holds.'
+      : `  Result       FAILED: ${plural(report.failures.length, 'check')} do${report.failures.length === 1 ? 'es' : ''} not hold; the first at seq ${first.seq} (${first.check}): ${first.message}`,
+  );
+  out(`  Entries      ${report.entries.length}${last ? ` (seq 1 to ${last.seq}; last hash ${last.hash})` : ''}`);
+  out(`  Picks        ${report.picks}: ${report.imported.length} imported, ${report.withdrawn.length} withdrawn`);
+  out(
+    `  Settlements  ${settlements.length}: ${recomputed} recomputed from the final score, ${byHand} settled by hand, ${settlements.length - recomputed - byHand} not covered by the rules` +
+      (report.meanClv === null ? '' : `; mean CLV ${signedPercent(report.meanClv)} over ${withClv} with closing odds`),
+  );
+  if (report.anchors > 0) out(`  Anchors      ${report.anchors} checked`);
+  const { checked, skipped, unrevealed } = report.received;
+  if (checked + skipped > 0) out(`  Webhooks     ${checked} bodies checked (${unrevealed} not revealed yet: hash only), ${skipped} skipped without ledger_seq/ledger_hash`);
+  if (report.notes.length > 0) out(`  Notes        ${report.notes.length}${verbose ? '' : ' (--verbose lists them)'}`);
+  out(`  By type      ${Object.entries(report.counts).map(([type, count]) => `${type} ${count}`).join(', ') || 'none'}`);
+  if (report.imported.length > 0) out('Imported picks were published at or after their kickoff, before the ledger existed: the ledger says nothing about their timing.');
+  if (report.withdrawn.length > 0) out('Withdrawn picks were held before kickoff and not shown again; they are revealed like the others.');
+  if (!verbose && report.imported.length + report.withdrawn.length + settlements.length > 0) out('--verbose lists the imported and withdrawn picks by id, and every settled pick.');
+
+  if (!report.ok) {
+    const shown = verbose ? report.failures : report.failures.slice(0, FAILURES_SHOWN);
+    out(`FAILED: ${plural(report.failures.length, 'check')} do${report.failures.length === 1 ? 'es' : ''} not hold:`);
+    for (const failure of shown) out(`  seq ${failure.seq}  ${failure.check}: ${failure.message}`);
+    if (shown.length < report.failures.length) out(`  ... and ${report.failures.length - shown.length} more (--verbose lists them all)`);
+  }
+  if (!verbose) return `${lines.join('\n')}\n`;
+
   if (report.imported.length > 0) {
-    out(`Imported picks (published at or after kickoff, before the ledger existed: the ledger says nothing about their timing): ${report.imported.length}`);
+    out(`Imported picks: ${report.imported.length}`);
     for (const id of report.imported) out(`  ${id}`);
   }
   if (report.withdrawn.length > 0) {
-    out(`Withdrawn picks (held before kickoff and not shown again; revealed like the others): ${report.withdrawn.length}`);
+    out(`Withdrawn picks: ${report.withdrawn.length}`);
     for (const id of report.withdrawn) out(`  ${id}`);
   }
-  if (report.settlements.length > 0) {
-    out('Settled picks:');
-    for (const s of report.settlements) {
+  if (settlements.length > 0) {
+    out(`Settled picks: ${settlements.length}`);
+    for (const s of [...settlements].sort((a, b) => a.seq - b.seq)) {
       const score = s.byHand
         ? 'settled by hand, not recomputable'
         : s.recomputed === null
           ? 'not covered by the settlement rules'
           : `final ${s.pick.final_score.home}-${s.pick.final_score.away} gives ${s.recomputed}`;
-      const clv = s.clv === null ? 'no closing odds' : `CLV ${s.clv >= 0 ? '+' : ''}${s.clv.toFixed(2)} % (${s.pick.odds} vs close ${s.pick.closing_odds})`;
+      const clv = s.clv === null ? 'no closing odds' : `CLV ${signedPercent(s.clv)} (odds ${s.pick.odds}, closing odds ${s.pick.closing_odds})`;
       out(`  seq ${s.seq}  ${s.pick.home_team} v ${s.pick.away_team}: ${s.pick.pick}  ${s.result}  (${score}; ${clv})`);
     }
-    if (report.meanClv !== null) out(`Mean CLV: ${report.meanClv >= 0 ? '+' : ''}${report.meanClv.toFixed(2)} %`);
   }
   for (const note of report.notes) out(`Note: ${note}`);
-  if (report.anchors > 0) out(`Anchors checked: ${report.anchors}`);
-  const { checked, skipped, unrevealed } = report.received;
-  if (checked + skipped > 0) out(`Webhook bodies: ${checked} checked (${unrevealed} not revealed yet: hash only), ${skipped} skipped without ledger_seq/ledger_hash`);
-  if (report.ok) {
-    out('OK: every check holds.');
-    return;
-  }
-  out(`FAILED: ${report.failures.length} check(s) do not hold:`);
-  for (const failure of report.failures) out(`  seq ${failure.seq}  ${failure.check}: ${failure.message}`);
+  return `${lines.join('\n')}\n`;
 }
 
 async function main(args) {
@@ -419,7 +460,7 @@ async function main(args) {
   try {
     options = parseArguments(args);
   } catch (error) {
-    process.stderr.write(`${error.message}\nUsage: node verify-ledger.mjs <base_url> [--anchor <seq>:<hash>]... [--received <file.jsonl>]\n`);
+    process.stderr.write(`${error.message}\nUsage: node verify-ledger.mjs <base_url> [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]\n`);
     return 2;
   }
   let report;
@@ -429,7 +470,7 @@ async function main(args) {
     process.stderr.write(`Could not read the ledger: ${error.message}\n`);
     return 2;
   }
-  printReport(options.baseUrl, report);
+  process.stdout.write(formatReport(options.baseUrl, report, { verbose: options.verbose }));
   return report.ok ? 0 : 1;
 }
 

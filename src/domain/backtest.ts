@@ -30,7 +30,7 @@ import { asStored } from './pick-shape.js';
 import { recordStatistics, summarizePicks, type RecordPick } from './record-statistics.js';
 import { finalScoreFor, judgeFinal, pickResult, FINAL_REFUSAL_TEXT, type FinalScore, type SettlementOptions } from './settlement.js';
 import type { SportSlug } from './sports.js';
-import { aggregateTrackRecord, clvPct, trackRecordReport, type TrackRecordBucket, type TrackRecordReport } from './track-record.js';
+import { aggregateTrackRecord, clvPct, referenceCoverageOfPicks, trackRecordReport, type TrackRecordBucket, type TrackRecordReport } from './track-record.js';
 import { detectValue, referenceObservations, type DetectionOptions, type ValueCandidate } from './value-detection.js';
 import { utcDateString } from './time.js';
 
@@ -76,6 +76,8 @@ export interface BacktestPick {
   publishedAt: Date | null;
   /** Outcomes of the reference market (a level score voids an h2h pick of a two-way market). */
   referenceOutcomes: number;
+  /** The references whose consensus priced it (the track record's referenceCoverage). */
+  references: string[];
   closingOdds: number | null;
   result: PickResult | null;
   settledAt: Date | null;
@@ -163,6 +165,7 @@ export function runBacktest(polls: readonly BacktestPoll[], options: BacktestOpt
       // The backtest never holds a published pick: visible once is visible now.
       everVisible: !held,
       referenceOutcomes: candidate.provenance.referencePrices.length,
+      references: candidate.provenance.references.map((reference) => reference.bookmaker),
       closingOdds: null,
       result: null,
       settledAt: null,
@@ -344,7 +347,7 @@ export function backtestReport(run: BacktestRun): BacktestReport {
   const window = first && last ? { from: first, to: last } : { from: new Date(0), to: new Date(0) };
   const record = aggregateTrackRecord(bucketsOfPicks(settled), window);
   return {
-    trackRecord: trackRecordReport(first ? record : { ...record, series: [] }, recordStatistics(summarizePicks(settled.map(recordPickOf)))),
+    trackRecord: trackRecordReport(first ? record : { ...record, series: [] }, recordStatistics(summarizePicks(settled.map(recordPickOf))), referenceCoverageOfPicks(settled)),
     window: first && last ? { from: first.toISOString(), to: last.toISOString() } : null,
     picks: run.picks.length,
     held: run.picks.filter((pick) => pick.status === 'admin_review').length,

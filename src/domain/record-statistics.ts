@@ -228,6 +228,8 @@ export interface RecordStatistics {
   roiCi95: [number, number] | null;
   tScore: number | null;
   pValue: number | null;
+  /** The largest drawdown in units of stake; maxDrawdownPct is the same x 100 (the API's older field). */
+  maxDrawdownUnits: number;
   maxDrawdownPct: number;
   longestLosingStreak: number;
   brierScore: number | null;
@@ -265,6 +267,7 @@ export function recordStatistics(summary: RecordSummary): RecordStatistics {
     roiCi95,
     tScore,
     pValue,
+    maxDrawdownUnits: roundTo(summary.maxDrawdown, 2),
     maxDrawdownPct: roundTo(100 * summary.maxDrawdown, 2),
     longestLosingStreak: summary.longestLosing,
     brierScore: calibrated === 0 ? null : roundTo(squaredError / calibrated, 4),

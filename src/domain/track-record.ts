@@ -45,7 +45,8 @@ export interface TrackRecord {
   };
   perSport: { sport: string; roiPct: number; totalSettled: number }[];
   perMarket: { market: string; roiPct: number; totalSettled: number; clvAvgPct: number }[];
-  series: { date: string; cumulativePnlPct: number }[];
+  /** Cumulative profit in units of stake, and the same x 100 (the API's older field). */
+  series: { date: string; cumulativePnlUnits: number; cumulativePnlPct: number }[];
 }
 
 /** Closing-line value of one pick in percent: how much better our odds were than the close. */
@@ -176,7 +177,7 @@ export function aggregateTrackRecord(
     const date = utcDateString(day);
     if (date > lastDate) break;
     cumulative += profitByDate.get(date) ?? 0;
-    series.push({ date, cumulativePnlPct: roundTo(100 * cumulative, 2) });
+    series.push({ date, cumulativePnlUnits: roundTo(cumulative, 2), cumulativePnlPct: roundTo(100 * cumulative, 2) });
   }
 
   return {
@@ -200,6 +201,33 @@ export function aggregateTrackRecord(
 }
 
 /** The track record with its statistics (docs/API.md, "Track record"): what every surface publishes. */
+/** One sharp reference and the settled engine picks whose fair price it helped make. */
+export interface ReferenceCoverageRow {
+  bookmaker: string;
+  picks: number;
+  /** Percent of the window's settled engine picks (manual picks have no reference), 2 decimals. */
+  sharePct: number;
+}
+
+/**
+ * Per reference, how many settled engine picks it helped price and their share of all settled
+ * engine picks; most picks first, then by key. A consensus pick counts for each of its references,
+ * so the shares may add up to more than 100.
+ */
+export function referenceCoverage(counts: readonly { bookmaker: string; picks: number }[], enginePicks: number): ReferenceCoverageRow[] {
+  return counts
+    .filter((row) => row.picks > 0)
+    .map((row) => ({ bookmaker: row.bookmaker, picks: row.picks, sharePct: enginePicks === 0 ? 0 : roundTo((100 * row.picks) / enginePicks, 2) }))
+    .sort((a, b) => b.picks - a.picks || (a.bookmaker < b.bookmaker ? -1 : a.bookmaker > b.bookmaker ? 1 : 0));
+}
+
+/** referenceCoverage from each settled engine pick's references. */
+export function referenceCoverageOfPicks(picks: readonly { references: readonly string[] }[]): ReferenceCoverageRow[] {
+  const counts = new Map<string, number>();
+  for (const pick of picks) for (const bookmaker of new Set(pick.references)) counts.set(bookmaker, (counts.get(bookmaker) ?? 0) + 1);
+  return referenceCoverage([...counts].map(([bookmaker, n]) => ({ bookmaker, picks: n })), picks.length);
+}
+
 export interface TrackRecordReport {
   overall: TrackRecord['overall'] & Omit<RecordStatistics, 'calibration' | 'clvDistribution'>;
   perSport: TrackRecord['perSport'];
@@ -207,9 +235,10 @@ export interface TrackRecordReport {
   series: TrackRecord['series'];
   calibration: RecordStatistics['calibration'];
   clvDistribution: RecordStatistics['clvDistribution'];
+  referenceCoverage: ReferenceCoverageRow[];
 }
 
-export function trackRecordReport(record: TrackRecord, statistics: RecordStatistics): TrackRecordReport {
+export function trackRecordReport(record: TrackRecord, statistics: RecordStatistics, coverage: ReferenceCoverageRow[]): TrackRecordReport {
   const { calibration, clvDistribution, ...overall } = statistics;
-  return { ...record, overall: { ...record.overall, ...overall }, calibration, clvDistribution };
+  return { ...record, overall: { ...record.overall, ...overall }, calibration, clvDistribution, referenceCoverage: coverage };
 }

@@ -174,7 +174,7 @@ export interface GraphiQLPage {
   /** What GraphiQL starts with (title, endpoint, default query). */
   options: GraphiQLOptions;
   /** The page's HTML (yoga's renderGraphiQL). */
-  render: (options: GraphiQLOptions) => string;
+  render: (options: GraphiQLOptions) => string | Promise<string>;
   /** One answer from the rendered page: its body and its own headers (a fresh nonce in both, say). */
   answer: (page: string) => { body: string; headers: Readonly<Record<string, string>> };
 }

@@ -261,3 +261,34 @@ export async function daySummaries(em: Em, fromDay: string, toDay: string, scope
   );
   return rows.map((row) => parseSummary(typeof row.summary === 'string' ? JSON.parse(row.summary) : row.summary));
 }
+
+/**
+ * Per reference bookmaker, the settled engine picks of the window and scope it helped price (each
+ * reference in provenance.references; a pick found before several references, its
+ * referenceBookmaker), and how many settled engine picks the window holds.
+ */
+export async function settledReferenceCounts(
+  em: Em,
+  window: { from: Date; to: Date },
+  scope: TrackRecordScope,
+): Promise<{ counts: { bookmaker: string; picks: number }[]; enginePicks: number }> {
+  const { condition, params } = settledIn(window, scope, {});
+  const rows = await em.execute<{ bookmaker: string | null; picks: string | number }[]>(
+    `with engine as (select id, provenance from picks where ${condition} and provenance is not null)
+     select r.bookmaker, count(distinct e.id) as picks
+       from engine e
+       cross join lateral (
+         select elem->>'bookmaker' as bookmaker from jsonb_array_elements(case when jsonb_typeof(e.provenance->'references') = 'array' then e.provenance->'references' else '[]'::jsonb end) elem
+          union
+         select e.provenance->>'referenceBookmaker' where e.provenance->'references' is null
+       ) r
+      group by rollup (r.bookmaker)`,
+    params,
+  );
+  // The rollup's total row (bookmaker null) counts the distinct picks.
+  const total = rows.find((row) => row.bookmaker === null);
+  return {
+    counts: rows.filter((row) => row.bookmaker !== null).map((row) => ({ bookmaker: row.bookmaker!, picks: Number(row.picks) })),
+    enginePicks: total === undefined ? 0 : Number(total.picks),
+  };
+}

@@ -5,6 +5,7 @@ import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { mergeAll, recordStatistics, summarizePicks, type RecordSummary } from '../domain/record-statistics.js';
 import {
   aggregateTrackRecord,
+  referenceCoverage,
   trackRecordReport,
   trackRecordWindow,
   type TrackRecordBucket,
@@ -18,6 +19,7 @@ import {
   refreshDaySummaries,
   settledBuckets,
   settledRecordPicks,
+  settledReferenceCounts,
   type TrackRecordScope,
 } from '../persistence/track-record-repository.js';
 
@@ -64,7 +66,8 @@ export class TrackRecordService {
         summarizePicks(await settledRecordPicks(em, { from: lastDayStart, to: window.to }, scope)),
       ];
     }
-    return trackRecordReport(aggregateTrackRecord(buckets, window), recordStatistics(mergeAll(summaries)));
+    const references = await settledReferenceCounts(em, window, scope);
+    return trackRecordReport(aggregateTrackRecord(buckets, window), recordStatistics(mergeAll(summaries)), referenceCoverage(references.counts, references.enginePicks));
   }
 
   /** Days settled before the record summaries existed get theirs, one transaction a day; returns how many. */

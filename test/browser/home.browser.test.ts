@@ -179,12 +179,16 @@ describe('the landing page in Chromium', () => {
 describe('GraphiQL in Chromium, offline', () => {
   it('starts from the app\'s own assets, linked from the landing page', async () => {
     await page.goto(`${base}/`);
-    const [response] = await Promise.all([
+    const [response, bundle] = await Promise.all([
       page.waitForResponse((candidate) => candidate.url() === `${base}/graphql`),
+      page.waitForResponse((candidate) => /\/graphql\/assets\/graphiql\.[0-9a-f]{16}\.js$/.test(candidate.url())),
       page.getByRole('link', { name: 'GraphiQL', exact: true }).click(),
     ]);
     expect(response.status()).toBe(200);
     expect(response.headers()['content-security-policy']).toMatch(/^default-src 'none'; script-src 'self';/);
+    // GraphiQL's 5.3 MB bundle, under its hashed name: brotli (about 1.3 MB) and kept a year.
+    expect(bundle.headers()).toMatchObject({ 'content-encoding': 'br', vary: 'Accept-Encoding', 'cache-control': 'public, max-age=31536000, immutable' });
+    expect(Number(bundle.headers()['content-length'])).toBeLessThan(2_000_000);
     await page.getByRole('button', { name: /^Execute query/ }).waitFor({ timeout: 60_000 });
     await expect(page.title()).resolves.toBe('Picks Service GraphiQL');
     await expect(page.locator('#root').textContent()).resolves.not.toMatch(/^Loading/);

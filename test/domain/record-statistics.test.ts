@@ -43,6 +43,7 @@ describe('record statistics', () => {
       roiCi95: null,
       tScore: null,
       pValue: null,
+      maxDrawdownUnits: 0,
       maxDrawdownPct: 0,
       longestLosingStreak: 0,
       brierScore: null,
@@ -103,6 +104,8 @@ describe('record statistics', () => {
       pick('won', 4),
     ];
     const stats = statisticsOf(picks);
+    // From 1 to -1.5: 2.5 units, which the older field gives x 100.
+    expect(stats.maxDrawdownUnits).toBe(2.5);
     expect(stats.maxDrawdownPct).toBe(250);
     expect(stats.longestLosingStreak).toBe(3);
     expect(stats.avgOdds).toBe(Number((17 / 7).toFixed(2)));
@@ -118,7 +121,15 @@ describe('record statistics', () => {
   });
 
   it('a peak before any win counts from 0: losing from the start is a drawdown', () => {
-    expect(statisticsOf([pick('lost', 2), pick('lost', 2), pick('won', 5)]).maxDrawdownPct).toBe(200);
+    expect(statisticsOf([pick('lost', 2), pick('lost', 2), pick('won', 5)])).toMatchObject({ maxDrawdownUnits: 2, maxDrawdownPct: 200 });
+  });
+
+  it('drawdown in units of stake, 2 decimals; the older field is the same x 100', () => {
+    // Won at 1.333 (+0.333), three half losses (-0.5 each), a loss: from 0.333 down to -2.167, 2.5 units.
+    expect(statisticsOf([pick('won', 1.333), pick('half_lost', 2), pick('half_lost', 2), pick('half_lost', 2), pick('lost', 2)])).toMatchObject({ maxDrawdownUnits: 2.5, maxDrawdownPct: 250 });
+    // Won at 2.2 (+1.2: the peak), lost, half lost, won at 1.125 (+0.125), lost: down to -1.175, a fall of
+    // 2.375 units, rounded once to 2.38 (the older field keeps 237.5).
+    expect(statisticsOf([pick('won', 2.2), pick('lost', 3), pick('half_lost', 2), pick('won', 1.125), pick('lost', 2)])).toMatchObject({ maxDrawdownUnits: 2.38, maxDrawdownPct: 237.5 });
   });
 
   it('no spread: every pick lost, or every pick won at the same odds', () => {

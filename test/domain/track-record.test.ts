@@ -89,7 +89,7 @@ function referenceTrackRecord(picks: SettledPickFacts[], window: { from: Date; t
     const date = utcDateString(new Date(t));
     const upTo = inWindow.filter((p) => utcDateString(p.settledAt) <= date);
     const profit = upTo.reduce((s, p) => s + settlementProfit(p.result, p.odds), 0);
-    series.push({ date, cumulativePnlPct: roundTo(100 * profit, 2) });
+    series.push({ date, cumulativePnlUnits: roundTo(profit, 2), cumulativePnlPct: roundTo(100 * profit, 2) });
   }
   return {
     overall: {
@@ -194,10 +194,10 @@ describe('aggregateTrackRecord', () => {
         { market: 'totals', roiPct: 100, totalSettled: 1, clvAvgPct: 0 },
       ],
       series: [
-        { date: '2026-11-19', cumulativePnlPct: 200 },
-        { date: '2026-11-20', cumulativePnlPct: 200 },
-        { date: '2026-11-21', cumulativePnlPct: 100 },
-        { date: '2026-11-22', cumulativePnlPct: 50 },
+        { date: '2026-11-19', cumulativePnlUnits: 2, cumulativePnlPct: 200 },
+        { date: '2026-11-20', cumulativePnlUnits: 2, cumulativePnlPct: 200 },
+        { date: '2026-11-21', cumulativePnlUnits: 1, cumulativePnlPct: 100 },
+        { date: '2026-11-22', cumulativePnlUnits: 0.5, cumulativePnlPct: 50 },
       ],
     });
   });
@@ -209,7 +209,7 @@ describe('aggregateTrackRecord', () => {
     ];
     const record = aggregateTrackRecord(bucketsInWindow(onBounds, window), window);
     expect(record.overall.totalSettled).toBe(2);
-    expect(record.series.at(-1)).toEqual({ date: '2026-11-22', cumulativePnlPct: 200 });
+    expect(record.series.at(-1)).toEqual({ date: '2026-11-22', cumulativePnlUnits: 2, cumulativePnlPct: 200 });
   });
 
   it('returns zeros and a flat series for an empty window', () => {
@@ -219,9 +219,9 @@ describe('aggregateTrackRecord', () => {
       perSport: [],
       perMarket: [],
       series: [
-        { date: '2026-11-20', cumulativePnlPct: 0 },
-        { date: '2026-11-21', cumulativePnlPct: 0 },
-        { date: '2026-11-22', cumulativePnlPct: 0 },
+        { date: '2026-11-20', cumulativePnlUnits: 0, cumulativePnlPct: 0 },
+        { date: '2026-11-21', cumulativePnlUnits: 0, cumulativePnlPct: 0 },
+        { date: '2026-11-22', cumulativePnlUnits: 0, cumulativePnlPct: 0 },
       ],
     });
   });
@@ -242,6 +242,8 @@ describe('aggregateTrackRecord', () => {
     const record = aggregateTrackRecord(bucketsInWindow(wins, window), window);
     expect(record.overall.roiPct).toBe(33.3);
     expect(record.series.at(-1)?.cumulativePnlPct).toBe(99.9);
+    // 0.999 units, rounded once to 2 decimals.
+    expect(record.series.at(-1)?.cumulativePnlUnits).toBe(1);
     expect(record.overall.edgeAvgPct).toBe(1.01);
   });
 
@@ -316,6 +318,7 @@ describe('aggregateTrackRecord', () => {
     actual.perSport.forEach((row, i) => close(row.roiPct, expected.perSport[i]!.roiPct));
     expect(actual.series.map((point) => point.date)).toEqual(expected.series.map((point) => point.date));
     actual.series.forEach((point, i) => close(point.cumulativePnlPct, expected.series[i]!.cumulativePnlPct));
+    actual.series.forEach((point, i) => close(point.cumulativePnlUnits, expected.series[i]!.cumulativePnlUnits));
   }
 
   it('agrees with a per-pick reference implementation', () => {

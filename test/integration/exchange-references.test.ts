@@ -165,4 +165,32 @@ describe('references that come and go (pinnacle and betfair_ex_eu configured)', 
     const silent = logs.filter((entry) => /quoted none of the events polled in the last hour/.test(entry.msg));
     expect(silent.map((entry) => [entry.level, entry.fields.reference])).toEqual([['warn', 'betfair_ex_eu']]);
   });
+
+  it('counts in the track record, per reference, the settled engine picks it helped price (REST reference_coverage, GraphQL referenceCoverage)', async () => {
+    // c3 (the same teams, another fixture): both references quote it; Chelsea at 4.9 beats their consensus too.
+    const at = new Date(clock.now().getTime() - 30_000);
+    feed.set('odds', 'soccer_epl', [
+      match('c3', [v4Bookmaker('pinnacle', 'Pinnacle', { Arsenal: 1.95, Draw: 3.5, Chelsea: 4.1 }, at), exchange(BACK, LAY, at), v4Bookmaker('tipico', 'Tipico', { Arsenal: 1.8, Draw: 3.3, Chelsea: 4.9 }, at)]),
+    ]);
+    await poll();
+    const nodes = (await t.graphql<{ picks: { nodes: { id: string; homeTeam: string }[] } }>(`query { picks(first: 5) { nodes { id homeTeam } } }`)).data!.picks.nodes;
+    expect(nodes).toHaveLength(2);
+    clock.set(new Date(KICKOFF.getTime() + 3 * 3_600_000));
+    for (const node of nodes) {
+      const settled = await t.graphql(`mutation($input: SettlePickInput!) { settlePick(input: $input) { id } }`, { input: { id: node.id, result: 'LOST', closingOdds: 4.2 } });
+      expect(settled.errors).toBeUndefined();
+    }
+    const record = await t.graphql<{ trackRecord: { referenceCoverage: unknown[] } }>(`query { trackRecord(daysBack: 7) { referenceCoverage { bookmaker picks sharePct } } }`);
+    // Two settled engine picks: Pinnacle priced both, the exchange one of them.
+    expect(record.data!.trackRecord.referenceCoverage).toEqual([
+      { bookmaker: 'pinnacle', picks: 2, sharePct: 100 },
+      { bookmaker: 'betfair_ex_eu', picks: 1, sharePct: 50 },
+    ]);
+    const key = (await t.graphql<{ createApiKey: { key: string } }>(`mutation { createApiKey(input: { tier: GROWTH }) { key } }`)).data!.createApiKey.key;
+    const rest = await t.app.inject({ method: 'GET', url: '/api/v1/track-record?days_back=7', headers: { authorization: `Bearer ${key}` } });
+    expect(rest.json().reference_coverage).toEqual([
+      { bookmaker: 'pinnacle', picks: 2, share_pct: 100 },
+      { bookmaker: 'betfair_ex_eu', picks: 1, share_pct: 50 },
+    ]);
+  });
 });

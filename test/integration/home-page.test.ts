@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderGraphiQLPage } from '../../adapters/home/graphiql.js';
+import { graphiqlFiles, renderGraphiQLPage } from '../../adapters/home/graphiql.js';
 import { prefersJson } from '../../adapters/home/plugin.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -167,16 +167,20 @@ describe('GraphiQL at /graphql', () => {
     // Two scripts from the app, one data block; no inline code. The start script carries the answer's nonce.
     expect(scripts.map((script) => script.attributes.trim())).toEqual([
       'type="application/json" id="graphiql-start"',
-      expect.stringMatching(/^nonce="[A-Za-z0-9+/]{22}==" src="\/graphql\/assets\/start\.js"$/),
-      'src="/graphql/assets/graphiql.js"',
+      expect.stringMatching(/^nonce="[A-Za-z0-9+/]{22}==" src="\/graphql\/assets\/start\.[0-9a-f]{16}\.js"$/),
+      expect.stringMatching(/^src="\/graphql\/assets\/graphiql\.[0-9a-f]{16}\.js"$/),
     ]);
     expect(scripts.slice(1).map((script) => script.body)).toEqual(['', '']);
     const start = JSON.parse(scripts[0]!.body);
     expect(start.options).toMatchObject({ endpoint: '/graphql', title: 'Picks Service GraphiQL', shouldPersistHeaders: false });
     expect(start.options.defaultQuery).toContain('todayPicks');
-    expect(start.workers).toEqual({ editorWorkerService: '/graphql/assets/editor.worker.js', json: '/graphql/assets/json.worker.js', graphql: '/graphql/assets/graphql.worker.js' });
-    const references = [...page.matchAll(/(?:src|href)="([^"]*)"/g)].map((match) => match[1]!);
-    expect(references).toEqual(['/dashboard/assets/favicon.svg', '/graphql/assets/graphiql.css', '/graphql/assets/start.js', '/graphql/assets/graphiql.js']);
+    expect(start.workers).toEqual({
+      editorWorkerService: expect.stringMatching(/^\/graphql\/assets\/editor\.worker\.[0-9a-f]{16}\.js$/),
+      json: expect.stringMatching(/^\/graphql\/assets\/json\.worker\.[0-9a-f]{16}\.js$/),
+      graphql: expect.stringMatching(/^\/graphql\/assets\/graphql\.worker\.[0-9a-f]{16}\.js$/),
+    });
+    const references = [...page.matchAll(/(?:src|href)="([^"]*)"/g)].map((match) => match[1]!.replace(/\.[0-9a-f]{16}\./, '.<hash>.'));
+    expect(references).toEqual(['/dashboard/assets/favicon.svg', '/graphql/assets/graphiql.<hash>.css', '/graphql/assets/start.<hash>.js', '/graphql/assets/graphiql.<hash>.js']);
   });
 
   it('answers under a Content-Security-Policy allowing scripts and workers from this origin only, no eval, no other host, and a fresh nonce for styles', async () => {
@@ -206,22 +210,21 @@ describe('GraphiQL at /graphql', () => {
     expect(first!.body).not.toContain('placeholder');
   });
 
-  it('serves the assets the page names, with their content types, an ETag and HEAD; other methods 405', async () => {
-    const assets = {
-      '/graphql/assets/start.js': 'text/javascript; charset=utf-8',
-      '/graphql/assets/graphiql.js': 'text/javascript; charset=utf-8',
-      '/graphql/assets/graphiql.css': 'text/css; charset=utf-8',
-      '/graphql/assets/editor.worker.js': 'text/javascript; charset=utf-8',
-      '/graphql/assets/json.worker.js': 'text/javascript; charset=utf-8',
-      '/graphql/assets/graphql.worker.js': 'text/javascript; charset=utf-8',
-    };
-    for (const [url, type] of Object.entries(assets)) {
+  it('serves the assets the page names, with their content types, an ETag and HEAD, kept a year under hashed names; other methods 405', async () => {
+    const page = (await t.app.inject({ method: 'GET', url: '/graphql', headers: { accept: BROWSER_ACCEPT } })).body;
+    const start = JSON.parse(/<script type="application\/json" id="graphiql-start">([\s\S]*?)<\/script>/.exec(page)![1]!);
+    const named = [...page.matchAll(/(?:src|href)="(\/graphql\/assets\/[^"]*)"/g)].map((match) => match[1]!);
+    const urls = [...named, ...Object.values(start.workers as Record<string, string>)];
+    expect(urls).toHaveLength(6);
+    for (const url of urls) {
       const res = await t.app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(200);
-      expect(res.headers['content-type'], url).toBe(type);
+      expect(res.headers['content-type'], url).toBe(url.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8');
       expect(res.headers['x-content-type-options'], url).toBe('nosniff');
-      expect(res.headers['cache-control'], url).toBe('public, max-age=300');
+      expect(res.headers['cache-control'], url).toBe('public, max-age=31536000, immutable');
       expect(res.body.length, url).toBeGreaterThan(300);
+      // The name carries the first 16 hex digits of the content's SHA-256.
+      expect(url, url).toContain(`.${createHash('sha256').update(res.rawPayload).digest('hex').slice(0, 16)}.`);
       // Nothing the assets load by themselves comes from a CDN.
       expect(res.body, url).not.toMatch(/unpkg\.com|cdn\.jsdelivr|fonts\.googleapis|raw\.githubusercontent/);
       const unchanged = await t.app.inject({ method: 'GET', url, headers: { 'if-none-match': String(res.headers.etag) } });
@@ -233,13 +236,20 @@ describe('GraphiQL at /graphql', () => {
       expect(post.statusCode, url).toBe(405);
     }
     // GraphiQL's bundle defines the entry point the start script calls.
-    expect((await t.app.inject({ method: 'GET', url: '/graphql/assets/graphiql.js' })).body).toContain('renderYogaGraphiQL');
-    expect((await t.app.inject({ method: 'GET', url: '/graphql/assets/start.js' })).body).toContain('YogaGraphiQL.renderYogaGraphiQL');
+    const [stylesheet, startScript, bundle] = named;
+    expect(stylesheet).toMatch(/\.css$/);
+    expect((await t.app.inject({ method: 'GET', url: bundle! })).body).toContain('renderYogaGraphiQL');
+    expect((await t.app.inject({ method: 'GET', url: startScript! })).body).toContain('YogaGraphiQL.renderYogaGraphiQL');
+    // A name that is not one of them (an old, unhashed one, say) is not found.
+    for (const url of ['/graphql/assets/graphiql.js', '/graphql/assets/graphiql.0000000000000000.js']) {
+      expect((await t.app.inject({ method: 'GET', url })).statusCode, url).toBe(404);
+    }
   });
 
   it('keeps option text inert: the title escaped as HTML, the options escaped for their script element', () => {
     const hostile = '</script><script>alert(1)</script><!--';
-    const page = renderGraphiQLPage({ title: hostile, defaultQuery: hostile });
+    const files = { start: '/s.js', script: '/g.js', stylesheet: '/g.css', workers: { editorWorkerService: '/e.js', json: '/j.js', graphql: '/q.js' } };
+    const page = renderGraphiQLPage({ title: hostile, defaultQuery: hostile }, files);
     expect(page.match(/<script/g)).toHaveLength(3);
     expect(page.match(/<\/script>/g)).toHaveLength(3);
     expect(page).toContain('<title>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;!--</title>');
@@ -260,7 +270,8 @@ describe('GraphiQL at /graphql', () => {
     const res = await production.app.inject({ method: 'GET', url: '/graphql', headers: { accept: BROWSER_ACCEPT } });
     expect(res.headers['content-type'] ?? '').not.toContain('text/html');
     expect(res.headers['content-security-policy']).toBeUndefined();
-    for (const url of ['/graphql/assets/graphiql.js', '/graphql/assets/start.js', '/graphql/assets/graphiql.css']) {
+    const files = await graphiqlFiles();
+    for (const url of [files.script, files.start, files.stylesheet]) {
       const asset = await production.app.inject({ method: 'GET', url });
       expect(asset.statusCode, url).toBe(404);
       expect(asset.json()).toMatchObject({ error: 'not_found' });

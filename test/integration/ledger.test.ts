@@ -272,6 +272,45 @@ describe('tampering with the stored ledger', () => {
   });
 });
 
+/** Rewrites every entry's committed pick with `edit` (fresh commitments, the same salts) and re-forges the chain: a self-consistent ledger. */
+async function reforge(t: TestApp, edit: (seq: number, pick: CommittedPick) => CommittedPick): Promise<void> {
+  const rows = await sql(t, 'select seq, type, at, pick_id, reveal_after, pick, salt from ledger_entries order by seq');
+  let prevHash = '0'.repeat(64);
+  for (const row of rows) {
+    const seq = Number(row.seq);
+    const pick = edit(seq, jsonOf<CommittedPick>(row.pick));
+    const commitment = commitmentOf(pick, String(row.salt));
+    const clear = {
+      seq,
+      type: row.type as LedgerEntryType,
+      at: dateOf(row.at).toISOString(),
+      pick_id: String(row.pick_id),
+      reveal_after: dateOf(row.reveal_after).toISOString(),
+      commitment,
+      prev_hash: prevHash,
+    };
+    prevHash = entryHash(clear);
+    await sql(t, 'update ledger_entries set pick = $1::jsonb, commitment = $2, prev_hash = $3, hash = $4 where seq = $5', [JSON.stringify(pick), commitment, clear.prev_hash, prevHash, seq]);
+  }
+}
+
+describe('a Pick that gained fields', () => {
+  it('verifies a pick published before the fields existed and settled after; a field that disappears still fails pick_fields', async () => {
+    const { t, clock, base } = await boot('2026-11-22T12:00:00Z');
+    const id = await publish(t, { kickoffAt: '2026-11-23T15:00:00Z' });
+    clock.set('2026-11-23T18:00:00Z');
+    await t.runtime.services.picks.settle({ id, result: 'won', closingOdds: 2.1, finalScore: { home: 2, away: 1 } });
+    const added = ['bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at'];
+    const without = (pick: CommittedPick) => Object.fromEntries(Object.entries(pick).filter(([key]) => !added.includes(key))) as CommittedPick;
+    // The pick.published entry as the Pick was before those fields.
+    await reforge(t, (seq, pick) => (seq === 1 ? without(pick) : pick));
+    expect((await verify(base, { now: clock.now() })).failures).toEqual([]);
+    // The settlement's entry dropping a field the publication had is a change.
+    await reforge(t, (seq, pick) => (seq === 2 ? without(pick) : { ...pick, bookmaker: { name: 'Bet365', slug: 'bet365' } } as CommittedPick));
+    expect(checks(await verify(base, { now: clock.now() }))).toEqual([{ seq: 2, check: 'pick_fields' }]);
+  });
+});
+
 /** Runs the verifier as a customer does, in its own process (asynchronously: the server answers from this one). */
 function cli(...args: string[]): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
@@ -335,6 +374,65 @@ describe('history rewritten consistently', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the command line: a summary first, ids only with --verbose', () => {
+  it('summarises an honest ledger with an imported and a withdrawn pick in a few lines, and lists them with --verbose', async () => {
+    const { t, clock, base } = await boot('2026-11-22T12:00:00Z');
+    const imported = await publish(t, { kickoffAt: '2026-11-20T15:00:00Z', publishedAt: '2026-11-19T10:00:00Z' });
+    const withdrawn = await publish(t, { kickoffAt: '2026-11-23T15:00:00Z', homeTeam: 'Wolves', awayTeam: 'Spurs', selection: 'Wolves', odds: 2.6, referenceFairOdds: 2.4 });
+    const settled = await publish(t, { kickoffAt: '2026-11-23T15:00:00Z', homeTeam: 'Leeds', awayTeam: 'Burnley', selection: 'Draw', odds: 3.4, referenceFairOdds: 3.2 });
+    clock.advance(3_600_000);
+    await mutate(t, HOLD, { id: withdrawn });
+    clock.set('2026-11-23T18:00:00Z');
+    await settle(t, settled, 'WON', 3.0);
+    await settle(t, imported, 'LOST', 2.0);
+
+    const plain = await cli(base);
+    expect(plain.code).toBe(0);
+    const lines = plain.stdout.trimEnd().split('\n');
+    const head = (await (await fetch(`${base}/api/public/ledger/head`)).json()) as { seq: number; hash: string };
+    expect(head.seq).toBe(6);
+    // Entries: 3 published, 1 held, 2 settled. CLV: 100 x (3.4 / 3 - 1) = 13.33 and 100 x (2.2 / 2 - 1) = 10: mean 11.67.
+    expect(lines.slice(0, 5)).toEqual([
+      `Ledger of ${base}`,
+      '  Result       OK: every check holds.',
+      `  Entries      6 (seq 1 to 6; last hash ${head.hash})`,
+      '  Picks        3: 1 imported, 1 withdrawn',
+      '  Settlements  2: 0 recomputed from the final score, 2 settled by hand, 0 not covered by the rules; mean CLV +11.67 % over 2 with closing odds',
+    ]);
+    expect(lines.length).toBeLessThanOrEqual(10);
+    for (const id of [imported, withdrawn, settled]) expect(plain.stdout).not.toContain(id);
+    expect(plain.stdout).toContain('--verbose lists');
+
+    const verbose = await cli(base, '--verbose');
+    expect(verbose.code).toBe(0);
+    expect(verbose.stdout.split('\n').slice(0, 5)).toEqual(lines.slice(0, 5));
+    expect(verbose.stdout).toContain(`Imported picks: 1\n  ${imported}\n`);
+    expect(verbose.stdout).toContain(`Withdrawn picks: 1\n  ${withdrawn}\n`);
+    expect(verbose.stdout).toMatch(/Settled picks: 2\n {2}seq 5 {2}Leeds v Burnley: .* {2}won {2}\(settled by hand, not recomputable; CLV \+13\.33 % \(odds 3\.4, closing odds 3\)\)\n/);
+  });
+
+  it('names the first failure in the summary, lists 20 failures (all with --verbose), and keeps the exit codes', async () => {
+    const { t, clock, base } = await boot('2026-11-22T12:00:00Z');
+    for (let i = 0; i < 22; i += 1) await publish(t, { kickoffAt: '2026-11-23T15:00:00Z', homeTeam: `Home ${i}`, awayTeam: `Away ${i}`, selection: `Home ${i}` });
+    clock.set('2026-11-23T18:00:00Z'); // every pick revealed: no reveal check depends on today's date
+    // Every hash overwritten (64 hex digits, unique): each entry fails its hash, and every entry after the first its link: 22 + 21 failures.
+    await sql(t, `update ledger_entries set hash = md5(seq::text) || md5(seq::text)`);
+    const plain = await cli(base);
+    expect(plain.code).toBe(1);
+    const lines = plain.stdout.trimEnd().split('\n');
+    expect(lines[1]).toBe("  Result       FAILED: 43 checks do not hold; the first at seq 1 (hash): the hash is not the hash of the entry's fields: the entry was changed");
+    expect(plain.stdout.match(/^ {2}seq \d+ {2}(?:hash|prev_hash): /gm)).toHaveLength(20);
+    expect(plain.stdout).toContain('  ... and 23 more (--verbose lists them all)');
+    const verbose = await cli(base, '--verbose');
+    expect(verbose.code).toBe(1);
+    expect(verbose.stdout.match(/^ {2}seq \d+ {2}(?:hash|prev_hash): /gm)).toHaveLength(43);
+
+    // 2: the ledger could not be read, or the arguments are wrong.
+    expect((await cli('http://127.0.0.1:1')).code).toBe(2);
+    expect((await cli(base, '--anchor', 'nonsense')).code).toBe(2);
   });
 });
 

@@ -6,6 +6,8 @@
  * filters, the headers (CSP, cache, nothing from another host), HEAD and 405. Also the GraphQL
  * field behind the list and the page's pure text helpers.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrationBandLabel, clvBinLabel, niceTicks } from '../../adapters/record/charts.js';
 import { formatPercent, formatSigned, formatUnits, selectionText, significanceVerdict } from '../../adapters/record/format.js';
@@ -147,9 +149,13 @@ describe('GET /record with a settled history', () => {
     }
     // As people read them.
     expect(body).toContain(`<dd>${formatPercent(expected.roi_pct, { signed: true })}</dd>`);
-    expect(body).toContain(`<dd>${formatUnits(expected.profit_units * 100)}</dd>`);
+    expect(body).toContain(`<dd>${formatUnits(expected.profit_units)}</dd>`);
     expect(body).toContain('<dd>+23.33 %</dd>');
     expect(body).toContain('<dd>66.67 %</dd>');
+    // A (+1.2) and B (-1) settle at the same moment, C (+0.5) later: either order of A and B falls 1 unit
+    // (1.2 to 0.2, or 0 to -1). In units of stake, as the API's max_drawdown_units.
+    expect(figure(body, 'max_drawdown_units')).toBe('1');
+    expect(body).toMatch(/data-figure="max_drawdown_units" data-value="1">\s*<dt>Largest drawdown<\/dt>\s*<dd>1\.00 unit<\/dd>/);
   });
 
   it('says the significance in plain words', () => {
@@ -249,12 +255,17 @@ describe('GET /record with a settled history', () => {
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.body).not.toMatch(/https?:\/\/|\/\/cdn|src="\/\/|href="\/\//);
     expect(res.body).not.toMatch(/<script|<iframe|<img|@import|style="/);
-    // Its stylesheet comes from here too.
-    expect(res.body).toContain('<link rel="stylesheet" href="/record/record.css">');
-    const css = await get('/record/record.css');
+    // Its stylesheet comes from here too, under a name carrying its content's hash, kept a year.
+    const original = readFileSync(new URL('../../adapters/record/assets/record.css', import.meta.url));
+    const stylesheet = `/record/assets/record.${createHash('sha256').update(original).digest('hex').slice(0, 16)}.css`;
+    expect(res.body).toContain(`<link rel="stylesheet" href="${stylesheet}">`);
+    const css = await get(stylesheet);
     expect(css.statusCode).toBe(200);
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(css.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(css.rawPayload.equals(original)).toBe(true);
     expect(css.body).not.toMatch(/https?:|url\(|@import|@font-face/);
+    expect((await get('/record/record.css')).statusCode).toBe(404);
     // Revalidation: the same page, the same ETag, 304 without a body.
     const etag = String(res.headers.etag);
     const again = await get('/record', { 'if-none-match': etag });
@@ -413,9 +424,9 @@ describe('the page’s words and numbers', () => {
     expect(formatSigned(-1)).toBe('\u22121.00');
     expect(formatSigned(-0.001)).toBe('0.00');
     expect(formatPercent(1234.5, { signed: true })).toBe('+1,234.50 %');
-    expect(formatUnits(350)).toBe('+3.50 units');
-    expect(formatUnits(-100)).toBe('\u22121.00 unit');
-    expect(formatUnits(320, { signed: false })).toBe('3.20 units');
+    expect(formatUnits(3.5)).toBe('+3.50 units');
+    expect(formatUnits(-1)).toBe('\u22121.00 unit');
+    expect(formatUnits(3.2, { signed: false })).toBe('3.20 units');
     expect(selectionText('spreads', 'Chelsea', 0.75)).toBe('Chelsea +0.75');
     expect(selectionText('spreads', 'Chelsea', -1.5)).toBe('Chelsea \u22121.5');
     expect(selectionText('totals', 'Under', 2.5)).toBe('Under 2.5');

@@ -223,6 +223,7 @@ describe('GET /api/v1/track-record', () => {
       roi_ci95: null,
       t_score: null,
       p_value: null,
+      max_drawdown_units: 0,
       max_drawdown_pct: 0,
       longest_losing_streak: 0,
       brier_score: 0.25,
@@ -235,7 +236,7 @@ describe('GET /api/v1/track-record', () => {
     expectMatchesOpenApi('/api/v1/track-record', 200, body);
     expect(body.per_sport).toEqual([{ sport: 'soccer', roi_pct: 120, total_settled: 1 }]);
     expect(body.series).toHaveLength(8);
-    expect(body.series.at(-1)).toEqual({ date: '2026-11-22', cumulative_pnl_pct: 120 });
+    expect(body.series.at(-1)).toEqual({ date: '2026-11-22', cumulative_pnl_units: 1.2, cumulative_pnl_pct: 120 });
   });
 
   it.each(['days_back=0', 'days_back=366', 'days_back=-1', 'days_back=abc', 'days_back=7.5', 'sport=chess'])('400 for %s', async (query) => {

@@ -76,7 +76,8 @@ describe('track record from day sums', () => {
     const em = t.runtime.orm.em.fork();
     const rows = await em.execute<BucketRow[]>(sql, params);
     const picks = await settledRecordPicks(em, window, { sport, market });
-    return trackRecordReport(aggregateTrackRecord(rows.map(toBucket), window), recordStatistics(summarizePicks(picks)));
+    // Manual picks have no provenance, so no reference priced any of them.
+    return trackRecordReport(aggregateTrackRecord(rows.map(toBucket), window), recordStatistics(summarizePicks(picks)), []);
   }
 
   it('equals the aggregation of every settled pick, for any window length, sport, market and time of day', async () => {

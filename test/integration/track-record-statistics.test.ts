@@ -100,6 +100,7 @@ describe('track record statistics through the API', () => {
       roi_ci95: [Number((100 * (mean - half)).toFixed(2)), Number((100 * (mean + half)).toFixed(2))],
       t_score: Number(tScore.toFixed(2)),
       p_value: Number((1 - studentCdf6(tScore)).toFixed(4)),
+      max_drawdown_units: 2.5,
       max_drawdown_pct: 250,
       longest_losing_streak: 3,
       brier_score: Number(brier.toFixed(4)),
@@ -122,7 +123,7 @@ describe('track record statistics through the API', () => {
     const window = await get('days_back=1&sport=soccer');
     expect(window.overall.total_settled).toBe(3);
     // The last 24 hours: half_won at 3 (+1), lost (-1), won at 4 (+3): peak 1, then 0, drawdown 1.
-    expect(window.overall.max_drawdown_pct).toBe(100);
+    expect(window.overall).toMatchObject({ max_drawdown_units: 1, max_drawdown_pct: 100 });
     expect(window.overall.longest_losing_streak).toBe(1);
   });
 
@@ -134,7 +135,7 @@ describe('track record statistics through the API', () => {
     // The 24 hours before that moment: half_lost (50 h before NOW) and the void (40 h): n = 1.
     const one = await get('days_back=1');
     clock.set(NOW);
-    expect(one.overall).toMatchObject({ total_settled: 2, avg_odds: 2, roi_ci95: null, t_score: null, p_value: null, longest_losing_streak: 1, max_drawdown_pct: 50 });
+    expect(one.overall).toMatchObject({ total_settled: 2, avg_odds: 2, roi_ci95: null, t_score: null, p_value: null, longest_losing_streak: 1, max_drawdown_units: 0.5, max_drawdown_pct: 50 });
     const voidOnly = await t.graphql<{ trackRecord: { overall: Record<string, unknown> } }>(
       '{ trackRecord(daysBack: 7, sport: "tennis") { overall { totalSettled avgOdds roiCi95 tScore pValue brierScore clvPositivePct maxDrawdownPct } } }',
     );

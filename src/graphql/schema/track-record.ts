@@ -33,7 +33,8 @@ const OverallRef = builder.objectRef<Overall>('TrackRecordOverall').implement({
       nullable: true,
       description: 'One-sided, no edge as the null hypothesis: 1 - T(n - 1)(tScore), 4 decimals; null when n < 2 or s = 0.',
     }),
-    maxDrawdownPct: t.exposeFloat('maxDrawdownPct', { description: 'Largest fall of the cumulative profit from a running peak (starting at 0), units x 100.' }),
+    maxDrawdownUnits: t.exposeFloat('maxDrawdownUnits', { description: 'Largest fall of the cumulative profit from a running peak (starting at 0), in units of stake.' }),
+    maxDrawdownPct: t.exposeFloat('maxDrawdownPct', { description: 'maxDrawdownUnits x 100: the same drawdown in percent of one unit stake.' }),
     longestLosingStreak: t.exposeInt('longestLosingStreak', { description: 'Longest run of lost and half-lost picks (voids skipped, any win ends it).' }),
     brierScore: t.exposeFloat('brierScore', { nullable: true, description: 'Mean (fair probability - outcome)^2 over won and lost picks, 4 decimals; null without any.' }),
   }),
@@ -79,7 +80,17 @@ const MarketRowRef = builder.objectRef<MarketRow>('TrackRecordMarket').implement
 const SeriesPointRef = builder.objectRef<SeriesPoint>('TrackRecordPoint').implement({
   fields: (t) => ({
     date: t.exposeString('date', { description: 'UTC date, YYYY-MM-DD.' }),
-    cumulativePnlPct: t.exposeFloat('cumulativePnlPct'),
+    cumulativePnlUnits: t.exposeFloat('cumulativePnlUnits', { description: 'Cumulative profit at the end of the day, in units of stake.' }),
+    cumulativePnlPct: t.exposeFloat('cumulativePnlPct', { description: 'cumulativePnlUnits x 100: the same profit in percent of one unit stake.' }),
+  }),
+});
+
+const ReferenceCoverageRef = builder.objectRef<TrackRecord['referenceCoverage'][number]>('TrackRecordReferenceCoverage').implement({
+  description: 'A sharp reference and the settled engine picks whose fair price it helped make.',
+  fields: (t) => ({
+    bookmaker: t.exposeString('bookmaker', { description: 'Feed bookmaker key.' }),
+    picks: t.exposeInt('picks'),
+    sharePct: t.exposeFloat('sharePct', { description: 'Percent of the settled engine picks in the window (manual picks have no reference), 2 decimals.' }),
   }),
 });
 
@@ -102,6 +113,13 @@ const TrackRecordRef = builder.objectRef<TrackRecord>('TrackRecord').implement({
       description: 'Always twelve bins of CLV in percent: below -10, 2-point bins up to 10, 10 and above.',
       complexity: { field: 1, multiplier: CLV_BIN_EDGES.length + 1 },
       resolve: (record) => record.clvDistribution,
+    }),
+    referenceCoverage: t.field({
+      type: [ReferenceCoverageRef],
+      description: 'Per reference, most picks first; a consensus pick counts for each of its references, so the shares may add up to more than 100.',
+      // A handful of references: the cost of a list of them.
+      complexity: { field: 1, multiplier: 10 },
+      resolve: (record) => record.referenceCoverage,
     }),
   }),
 });
