@@ -272,14 +272,17 @@ describe('tampering with the stored ledger', () => {
   });
 });
 
-/** Rewrites every entry's committed pick with `edit` (fresh commitments, the same salts) and re-forges the chain: a self-consistent ledger. */
-async function reforge(t: TestApp, edit: (seq: number, pick: CommittedPick) => CommittedPick): Promise<void> {
+/**
+ * Rewrites every entry's committed pick (and salt) with `edit`, recomputes the commitments and
+ * re-forges the chain: a self-consistent ledger, as an operator rewriting history would make it.
+ */
+async function reforge(t: TestApp, edit: (seq: number, pick: CommittedPick, salt: string) => { pick: CommittedPick; salt: string }): Promise<void> {
   const rows = await sql(t, 'select seq, type, at, pick_id, reveal_after, pick, salt from ledger_entries order by seq');
   let prevHash = '0'.repeat(64);
   for (const row of rows) {
     const seq = Number(row.seq);
-    const pick = edit(seq, jsonOf<CommittedPick>(row.pick));
-    const commitment = commitmentOf(pick, String(row.salt));
+    const { pick, salt } = edit(seq, jsonOf<CommittedPick>(row.pick), String(row.salt));
+    const commitment = commitmentOf(pick, salt);
     const clear = {
       seq,
       type: row.type as LedgerEntryType,
@@ -290,7 +293,14 @@ async function reforge(t: TestApp, edit: (seq: number, pick: CommittedPick) => C
       prev_hash: prevHash,
     };
     prevHash = entryHash(clear);
-    await sql(t, 'update ledger_entries set pick = $1::jsonb, commitment = $2, prev_hash = $3, hash = $4 where seq = $5', [JSON.stringify(pick), commitment, clear.prev_hash, prevHash, seq]);
+    await sql(t, 'update ledger_entries set pick = $1::jsonb, salt = $2, commitment = $3, prev_hash = $4, hash = $5 where seq = $6', [
+      JSON.stringify(pick),
+      salt,
+      commitment,
+      clear.prev_hash,
+      prevHash,
+      seq,
+    ]);
   }
 }
 
@@ -303,10 +313,10 @@ describe('a Pick that gained fields', () => {
     const added = ['bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at'];
     const without = (pick: CommittedPick) => Object.fromEntries(Object.entries(pick).filter(([key]) => !added.includes(key))) as CommittedPick;
     // The pick.published entry as the Pick was before those fields.
-    await reforge(t, (seq, pick) => (seq === 1 ? without(pick) : pick));
+    await reforge(t, (seq, pick, salt) => ({ pick: seq === 1 ? without(pick) : pick, salt }));
     expect((await verify(base, { now: clock.now() })).failures).toEqual([]);
     // The settlement's entry dropping a field the publication had is a change.
-    await reforge(t, (seq, pick) => (seq === 2 ? without(pick) : { ...pick, bookmaker: { name: 'Bet365', slug: 'bet365' } } as CommittedPick));
+    await reforge(t, (seq, pick, salt) => ({ pick: seq === 2 ? without(pick) : ({ ...pick, bookmaker: { name: 'Bet365', slug: 'bet365' } } as CommittedPick), salt }));
     expect(checks(await verify(base, { now: clock.now() }))).toEqual([{ seq: 2, check: 'pick_fields' }]);
   });
 });
@@ -334,28 +344,7 @@ describe('history rewritten consistently', () => {
 
       // The operator raises the odds of the revealed Liverpool pick, with a fresh salt, and re-forges
       // every hash from there on: a self-consistent chain.
-      const rows = await sql(t, 'select seq, type, at, pick_id, reveal_after, commitment, pick from ledger_entries order by seq');
-      let prevHash = '0'.repeat(64);
-      for (const row of rows) {
-        const seq = Number(row.seq);
-        let commitment = String(row.commitment);
-        if (seq === 2) {
-          const pick = { ...jsonOf<CommittedPick>(row.pick), odds: 2.5 };
-          commitment = commitmentOf(pick, 'cd'.repeat(32));
-          await sql(t, 'update ledger_entries set pick = $1::jsonb, salt = $2, commitment = $3 where seq = 2', [JSON.stringify(pick), 'cd'.repeat(32), commitment]);
-        }
-        const clear = {
-          seq,
-          type: row.type as LedgerEntryType,
-          at: dateOf(row.at).toISOString(),
-          pick_id: String(row.pick_id),
-          reveal_after: dateOf(row.reveal_after).toISOString(),
-          commitment,
-          prev_hash: prevHash,
-        };
-        prevHash = entryHash(clear);
-        if (seq >= 2) await sql(t, 'update ledger_entries set prev_hash = $1, hash = $2 where seq = $3', [clear.prev_hash, prevHash, seq]);
-      }
+      await reforge(t, (seq, pick, salt) => (seq === 2 ? { pick: { ...pick, odds: 2.5 }, salt: 'cd'.repeat(32) } : { pick, salt }));
 
       const plain = await verify(base, { now: clock.now() });
       expect(plain.failures).toEqual([]);
