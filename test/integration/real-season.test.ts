@@ -349,9 +349,10 @@ describe('a real season (Premier League 2018/19) replayed through the value engi
 
   /** The live record's figures that both replays compute (the series depends on each one's window). */
   const STATISTICS = `query { trackRecord(daysBack: 365) {
-    overall { roiPct winRate totalSettled clvAvgPct clvCount edgeAvgPct avgOdds clvPositivePct roiCi95 tScore pValue maxDrawdownPct longestLosingStreak brierScore }
+    overall { roiPct winRate totalSettled clvAvgPct clvCount edgeAvgPct avgOdds clvPositivePct roiCi95 tScore pValue maxDrawdownUnits maxDrawdownPct longestLosingStreak brierScore }
     perSport { sport roiPct totalSettled } perMarket { market roiPct totalSettled clvAvgPct }
-    calibration { low high picks expectedWinRate actualWinRate } clvDistribution { lowPct highPct picks } } }`;
+    calibration { low high picks expectedWinRate actualWinRate } clvDistribution { lowPct highPct picks }
+    referenceCoverage { bookmaker picks sharePct } } }`;
 
   it('the backtest of the same file on the same timeline makes the same picks and the same record as the live engine', async () => {
     const { snapshots, skipped: rows } = footballDataSnapshots(CSV, {
