@@ -142,6 +142,11 @@ describe('GET /record with a settled history', () => {
     body = res.body;
   });
 
+  it('says which references priced the engine picks, and that manual picks have none', () => {
+    // Every pick of this history was published by hand: no reference made its price.
+    expect(body).toMatch(/<h2 id="references-title">Priced by<\/h2><\/div>\s*<p class="empty-note">No settled engine picks.<\/p>/);
+  });
+
   it('shows the overall figures this test computes', () => {
     const expected = expectedFigures(['A', 'B', 'C', 'D']);
     for (const key of ['roi_pct', 'profit_units', 'total_settled', 'win_rate', 'avg_odds', 'clv_avg_pct', 'clv_positive_pct', 't_score', 'p_value'] as const) {
