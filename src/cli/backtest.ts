@@ -4,7 +4,9 @@
  * directory of saved v4 odds and scores responses through the live engine's pure rules
  * (src/domain/backtest.ts) with the engine's configuration variables, flags overriding them, and
  * prints the track record with its statistics, picks per market and per book; `--json [file]`
- * writes the report as JSON (to stdout without a file).
+ * writes the report as JSON (to stdout without a file). `--calibration` adds how well each book's
+ * closing 1X2 prices, and the references' consensus, foretold the results by each devig method.
+ * A reference or book that no match of the input quotes is a usage error naming it.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +15,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { backtestReport, runBacktest, type BacktestReport, type BacktestRun } from '../domain/backtest.js';
 import { CSV_BOOKS, DEFAULT_CSV_OPTIONS, footballDataSnapshots, pollsOfSnapshots, type FeedSnapshot } from '../domain/football-data.js';
 import type { FeedSkip } from '../domain/odds-feed.js';
+import { bookQuotes, closingMatches, CONSENSUS_REFERENCE, referenceCalibration, type CalibrationRow } from '../domain/reference-calibration.js';
 import { significanceSentence } from '../domain/record-statistics.js';
 
 /** Flags that set one engine variable (any other is set with --set NAME=VALUE). */
@@ -36,20 +39,24 @@ export const BACKTEST_USAGE = `Usage: npm run backtest -- (--csv <file>... | --v
   --references <list>    REFERENCE_BOOKMAKERS --markets <list>          ODDS_FEED_MARKETS
   --tax-rates <json>     BOOKMAKER_TAX_RATES  --set NAME=VALUE          any other engine variable
   --json [file]          the report as JSON, to the file (and the text to stdout) or to stdout alone
-The engine's variables in the environment apply too; flags override them.`;
+  --calibration          also score each book's and the references' closing 1X2 prices against the
+                         results by every devig method (log loss, Brier, RPS)
+The engine's variables in the environment apply too; flags override them. A reference or a book
+that no match of the input quotes is refused, naming the books the input carries.`;
 
 export interface BacktestArgs {
   csv: string[];
   v4: string | null;
   books: string[] | null;
   json: { file: string | null } | null;
+  calibration: boolean;
   variables: Record<string, string>;
 }
 
 export class UsageError extends Error {}
 
 export function parseBacktestArgs(argv: readonly string[]): BacktestArgs {
-  const args: BacktestArgs = { csv: [], v4: null, books: null, json: null, variables: {} };
+  const args: BacktestArgs = { csv: [], v4: null, books: null, json: null, calibration: false, variables: {} };
   const valueAfter = (index: number, flag: string) => {
     const value = argv[index + 1];
     if (value === undefined || value.startsWith('--')) throw new UsageError(`${flag} needs a value`);
@@ -69,6 +76,8 @@ export function parseBacktestArgs(argv: readonly string[]): BacktestArgs {
     } else if (flag === '--json') {
       const next = argv[index + 1];
       args.json = { file: next !== undefined && !next.startsWith('--') ? argv[++index]! : null };
+    } else if (flag === '--calibration') {
+      args.calibration = true;
     } else if (flag === '--set') {
       const assignment = valueAfter(index++, flag);
       const equals = assignment.indexOf('=');
@@ -131,12 +140,42 @@ export function backtestConfig(env: NodeJS.ProcessEnv, variables: Record<string,
   };
 }
 
+/** A configured reference and how many matches (events, with --v4) of the input it quoted. */
+export interface ReferenceQuotes {
+  bookmaker: string;
+  weight: number;
+  matches: number;
+}
+
 export interface BacktestOutcome {
   run: BacktestRun;
   report: BacktestReport;
   matches: number | null;
   skipped: FeedSkip[];
   elapsedMs: number;
+  /** Per configured reference, the matches it quoted, out of `events`. */
+  references?: { events: number; quoted: ReferenceQuotes[] };
+  /** With --calibration. */
+  calibration?: CalibrationRow[];
+}
+
+/**
+ * A reference or a book the input never quotes would make an empty report that says nothing of
+ * why: refused, naming it and the books the input does carry.
+ */
+function checkQuoted(args: BacktestArgs, references: readonly string[], read: ReadonlyMap<string, number>, carried: readonly string[]) {
+  const named: [string, readonly string[]][] = [
+    ['--books', args.books ?? []],
+    [args.variables.REFERENCE_BOOKMAKERS !== undefined ? '--references' : 'REFERENCE_BOOKMAKERS', references],
+  ];
+  for (const [source, keys] of named) {
+    for (const key of keys) {
+      if ((read.get(key) ?? 0) > 0) continue;
+      const input = args.v4 !== null ? 'the saved responses' : 'the given files';
+      if (carried.includes(key)) throw new UsageError(`${source}: ${key} is in ${input} but not among the books read (--books ${args.books?.join(',')}): add it to --books`);
+      throw new UsageError(`${source}: ${key} quotes no match of ${input}, which carry ${carried.length === 0 ? 'no bookmaker' : carried.join(', ')}`);
+    }
+  }
 }
 
 export function backtest(args: BacktestArgs, env: NodeJS.ProcessEnv = process.env): BacktestOutcome {
@@ -145,6 +184,7 @@ export function backtest(args: BacktestArgs, env: NodeJS.ProcessEnv = process.en
   const skipped: FeedSkip[] = [];
   let snapshots: FeedSnapshot[] = [];
   let matches: number | null = null;
+  const carried = new Set<string>();
   if (args.v4 !== null) {
     const read = readSnapshotDirectory(args.v4);
     snapshots = read.snapshots;
@@ -154,23 +194,67 @@ export function backtest(args: BacktestArgs, env: NodeJS.ProcessEnv = process.en
     for (const file of args.csv) {
       const csv = footballDataSnapshots(readFileSync(file, 'utf8'), { ...DEFAULT_CSV_OPTIONS, books: args.books ?? DEFAULT_CSV_OPTIONS.books });
       snapshots.push(...csv.snapshots);
+      for (const key of Object.keys(csv.carried)) carried.add(key);
       skipped.push(...csv.skipped.map((skip) => ({ ...skip, reason: `${path.basename(file)}: ${skip.reason}` })));
       matches += csv.matches;
     }
   }
   const { polls, skipped: refused } = pollsOfSnapshots(snapshots);
+  const quotes = bookQuotes(polls);
+  const { references, maxExchangeSpread } = options.detection;
+  const carriedBooks = args.v4 !== null ? [...quotes.quoted.keys()] : CSV_BOOKS.map((book) => book.key).filter((key) => carried.has(key));
+  checkQuoted(args, references.map((reference) => reference.key), quotes.quoted, carriedBooks);
   const run = runBacktest(polls, options);
   skipped.push(...refused, ...run.skipped);
-  return { run, report: backtestReport(run), matches, skipped, elapsedMs: performance.now() - started };
+  const calibration = args.calibration
+    ? referenceCalibration(closingMatches(polls, options.settlement), [...quotes.quoted.keys()], references, maxExchangeSpread)
+    : undefined;
+  return {
+    run,
+    report: backtestReport(run),
+    matches,
+    skipped,
+    references: { events: quotes.events, quoted: references.map(({ key, weight }) => ({ bookmaker: key, weight, matches: quotes.quoted.get(key) ?? 0 })) },
+    ...(calibration ? { calibration } : {}),
+    elapsedMs: performance.now() - started,
+  };
 }
 
 const percent = (value: number | null) => (value === null ? 'n/a' : `${value.toFixed(2)} %`);
 const number = (value: number | null, digits = 2) => (value === null ? 'n/a' : value.toFixed(digits));
+/** An amount in units of stake, in the record page's words: "+3.50 units", "1.00 unit" (docs/API.md, "Units"). */
+export function unitsText(units: number, { signed = false } = {}): string {
+  const text = units.toFixed(2);
+  const shown = text.replace(/^-(0\.00)$/, '$1');
+  return `${signed && units > 0 && shown !== '0.00' ? '+' : ''}${shown} ${Math.abs(units) === 1 ? 'unit' : 'units'}`;
+}
 
 function table(header: string[], rows: (string | number)[][]): string {
   const cells = [header, ...rows.map((row) => row.map(String))];
   const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
   return cells.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')).join('\n');
+}
+
+function referencesLine(references: NonNullable<BacktestOutcome['references']>, unit: string): string {
+  const each = references.quoted.map((reference) => `${reference.bookmaker}${references.quoted.length > 1 ? ` (weight ${reference.weight})` : ''} quoted ${reference.matches} of ${references.events} ${unit}`);
+  return `References: ${each.join('; ')}`;
+}
+
+/** The table by RPS, best first, and the best of the rows over the most matches (rows over fewer are scored on other matches). */
+function calibrationLines(rows: readonly CalibrationRow[]): string[] {
+  const heading = 'Reference calibration (closing 1X2 fair probabilities against the results; lower is better; by RPS):';
+  if (rows.length === 0) return [heading, 'no match has both a closing 1X2 market and a result'];
+  const sorted = [...rows].sort((a, b) => a.rps - b.rps || a.logLoss - b.logLoss);
+  const most = Math.max(...rows.map((row) => row.matches));
+  const best = sorted.find((row) => row.matches === most)!;
+  return [
+    heading,
+    table(
+      ['reference', 'method', 'matches', 'log loss', 'Brier', 'RPS'],
+      sorted.map((row) => [row.reference, row.method, row.matches, row.logLoss.toFixed(6), row.brier.toFixed(6), row.rps.toFixed(6)]),
+    ),
+    `Best over the most matches (${most}): ${best.reference === CONSENSUS_REFERENCE ? 'the consensus of the references' : best.reference} by ${best.method} (RPS ${best.rps.toFixed(6)}).`,
+  ];
 }
 
 export function formatBacktest(outcome: BacktestOutcome): string {
@@ -179,11 +263,13 @@ export function formatBacktest(outcome: BacktestOutcome): string {
   const lines = [
     `Backtest: ${outcome.matches === null ? `${outcome.run.events} events` : `${outcome.matches} matches`}, ${outcome.run.polls} polls, settled ${report.window ? `${report.window.from.slice(0, 10)} .. ${report.window.to.slice(0, 10)}` : 'none'}`,
     `Picks: ${report.picks} (${overall.totalSettled} settled, ${report.held} held for review, ${report.unsettled} unsettled); ${outcome.skipped.length} feed notes`,
+    ...(outcome.references ? [referencesLine(outcome.references, outcome.matches === null ? 'events' : 'matches')] : []),
     '',
     `ROI ${percent(overall.roiPct)} over ${overall.totalSettled} settled picks (95 % interval ${overall.roiCi95 ? `${percent(overall.roiCi95[0])} to ${percent(overall.roiCi95[1])}` : 'n/a'}), win rate ${percent(overall.winRate)}, average odds ${number(overall.avgOdds)}`,
     `t = ${number(overall.tScore)}, p = ${number(overall.pValue, 4)} (one-sided). ${significanceSentence(overall.pValue)}`,
     `CLV: mean ${percent(overall.clvAvgPct)} over ${overall.clvCount} picks, positive on ${percent(overall.clvPositivePct)}; mean edge ${percent(overall.edgeAvgPct)}`,
-    `Max drawdown ${number(overall.maxDrawdownPct)} % of a unit stake; longest losing streak ${overall.longestLosingStreak}; Brier score ${number(overall.brierScore, 4)}`,
+    `Profit ${unitsText(report.trackRecord.series.at(-1)?.cumulativePnlUnits ?? 0, { signed: true })} at 1 unit a pick; largest drawdown ${unitsText(overall.maxDrawdownUnits)} (fall from a running peak)`,
+    `Longest losing run ${overall.longestLosingStreak} ${overall.longestLosingStreak === 1 ? 'pick' : 'picks'}; Brier score ${number(overall.brierScore, 4)}`,
     '',
     'Calibration (won and lost picks by fair probability at publication):',
     table(
@@ -197,6 +283,7 @@ export function formatBacktest(outcome: BacktestOutcome): string {
     'Per book:',
     table(['book', 'picks', 'held', 'settled', 'ROI %', 'CLV %'], report.perBook.map((row) => [row.bookmaker, row.picks, row.held, row.settled, number(row.roiPct), number(row.clvAvgPct)])),
     '',
+    ...(outcome.calibration ? [...calibrationLines(outcome.calibration), ''] : []),
     `Replayed in ${Math.round(outcome.elapsedMs)} ms.`,
   ];
   return `${lines.join('\n')}\n`;
@@ -208,7 +295,8 @@ export function main(argv: readonly string[], io: { out: (text: string) => void;
   try {
     args = parseBacktestArgs(argv);
     const outcome = backtest(args);
-    const json = `${JSON.stringify({ ...outcome.report, matches: outcome.matches, notes: outcome.skipped.length, elapsedMs: Math.round(outcome.elapsedMs) }, null, 2)}\n`;
+    const extra = { references: outcome.references?.quoted, ...(outcome.calibration ? { calibration: outcome.calibration } : {}) };
+    const json = `${JSON.stringify({ ...outcome.report, ...extra, matches: outcome.matches, notes: outcome.skipped.length, elapsedMs: Math.round(outcome.elapsedMs) }, null, 2)}\n`;
     if (args.json && args.json.file === null) io.out(json);
     else io.out(formatBacktest(outcome));
     if (args.json?.file) writeFileSync(args.json.file, json);

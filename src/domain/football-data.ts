@@ -42,27 +42,49 @@ export const DEFAULT_CSV_TIMELINE: Readonly<CsvTimeline> = Object.freeze({
 
 type Phase = 'opening' | 'closing';
 
-/** A book's columns: the prefix of its 1X2, over/under and handicap prices, opening and closing (null: the file has none). */
+/**
+ * A book's columns: per phase, the prefixes of its 1X2 prices (`<prefix>H`, `D`, `A`) and of its
+ * over/under 2.5 and Asian handicap prices (`<prefix>>2.5`, `<prefix>AHH`, ...), in order of
+ * preference: a book renamed between layouts has both (BetVictor's `BV`, older files' `VC`), and
+ * a row is read at the first prefix whose cells it fills. [] where the format has none.
+ */
 export interface CsvBook {
   key: string;
   title: string;
-  h2h: Record<Phase, string | null>;
-  lines: Record<Phase, string | null>;
+  h2h: Record<Phase, readonly string[]>;
+  lines: Record<Phase, readonly string[]>;
 }
 
+/** A book whose over/under and handicap columns share its 1X2 prefix (`BFE>2.5`, `BFECAHH`, ...). */
+const book = (key: string, title: string, prefixes: readonly string[]): CsvBook => {
+  const phases = { opening: prefixes, closing: prefixes.map((prefix) => `${prefix}C`) };
+  return { key, title, h2h: phases, lines: phases };
+};
+
 /**
- * The books of the format. `market_max` and `market_avg` are the market's best and average
- * prices across books: nobody can bet at them, so they are read only when asked for (--books).
+ * The books of the format, in the order a snapshot lists them (the feed order that breaks ties
+ * between equal prices). Keys are The Odds API's. `betfair_ex_eu` is the Betfair Exchange's back
+ * prices (no lay prices in the files): a reference devigs them, an offer pays them net of the
+ * exchange's commission. `market_max` and `market_avg` are the market's best and average prices
+ * across books: nobody can bet at them, so they are read only when asked for (--books). Blank
+ * cells are a book that did not quote the match; a market is read only when all its cells are there.
  */
 export const CSV_BOOKS: readonly CsvBook[] = Object.freeze([
-  { key: 'pinnacle', title: 'Pinnacle', h2h: { opening: 'PS', closing: 'PSC' }, lines: { opening: 'P', closing: 'PC' } },
-  { key: 'bet365', title: 'Bet365', h2h: { opening: 'B365', closing: 'B365C' }, lines: { opening: 'B365', closing: 'B365C' } },
-  { key: 'bwin', title: 'Bwin', h2h: { opening: 'BW', closing: 'BWC' }, lines: { opening: null, closing: null } },
-  { key: 'interwetten', title: 'Interwetten', h2h: { opening: 'IW', closing: 'IWC' }, lines: { opening: null, closing: null } },
-  { key: 'williamhill', title: 'William Hill', h2h: { opening: 'WH', closing: 'WHC' }, lines: { opening: null, closing: null } },
-  { key: 'betvictor', title: 'BetVictor', h2h: { opening: 'VC', closing: 'VCC' }, lines: { opening: null, closing: null } },
-  { key: 'market_max', title: 'Market best price', h2h: { opening: 'Max', closing: 'MaxC' }, lines: { opening: 'Max', closing: 'MaxC' } },
-  { key: 'market_avg', title: 'Market average', h2h: { opening: 'Avg', closing: 'AvgC' }, lines: { opening: 'Avg', closing: 'AvgC' } },
+  { key: 'pinnacle', title: 'Pinnacle', h2h: { opening: ['PS'], closing: ['PSC'] }, lines: { opening: ['P'], closing: ['PC'] } },
+  book('bet365', 'Bet365', ['B365']),
+  book('bwin', 'Bwin', ['BW']),
+  book('interwetten', 'Interwetten', ['IW']),
+  book('williamhill', 'William Hill', ['WH']),
+  book('betvictor', 'BetVictor', ['BV', 'VC']),
+  book('betfair_ex_eu', 'Betfair Exchange', ['BFE']),
+  book('betfair_sb_uk', 'Betfair Sportsbook', ['BF']),
+  book('onexbet', '1xBet', ['1XB']),
+  book('betfred', 'Betfred', ['BFD']),
+  book('betmgm', 'BetMGM', ['BMGM']),
+  book('coral', 'Coral', ['CL']),
+  book('ladbrokes', 'Ladbrokes', ['LB']),
+  book('market_max', 'Market best price', ['Max']),
+  book('market_avg', 'Market average', ['Avg']),
 ]);
 
 /** The books read when none are named: every real bookmaker of the format. */
@@ -130,6 +152,11 @@ const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').re
 export interface CsvSnapshots {
   snapshots: FeedSnapshot[];
   matches: number;
+  /**
+   * Per book of the format that quotes any complete market of a kept row (opening or closing),
+   * read or not (--books): how many matches it quotes, in CSV_BOOKS order.
+   */
+  carried: Record<string, number>;
   /** Rows left out, with the reason. Prices that are not numbers are left to the feed parser's checks. */
   skipped: FeedSkip[];
 }
@@ -143,15 +170,15 @@ export interface CsvSnapshots {
 export function footballDataSnapshots(text: string, options: CsvOptions = DEFAULT_CSV_OPTIONS): CsvSnapshots {
   const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
   const skipped: FeedSkip[] = [];
-  if (lines.length === 0) return { snapshots: [], matches: 0, skipped: [{ eventId: null, reason: 'the file is empty' }] };
-  if (text.includes('"')) return { snapshots: [], matches: 0, skipped: [{ eventId: null, reason: 'quoted CSV cells are not part of the format' }] };
+  if (lines.length === 0) return { snapshots: [], matches: 0, carried: {}, skipped: [{ eventId: null, reason: 'the file is empty' }] };
+  if (text.includes('"')) return { snapshots: [], matches: 0, carried: {}, skipped: [{ eventId: null, reason: 'quoted CSV cells are not part of the format' }] };
   const header = lines[0]!.replace(/^\uFEFF/, '').split(',').map((name) => name.trim());
   const column = new Map(header.map((name, index) => [name, index]));
   for (const required of ['Date', 'HomeTeam', 'AwayTeam']) {
-    if (!column.has(required)) return { snapshots: [], matches: 0, skipped: [{ eventId: null, reason: `the header has no ${required} column` }] };
+    if (!column.has(required)) return { snapshots: [], matches: 0, carried: {}, skipped: [{ eventId: null, reason: `the header has no ${required} column` }] };
   }
-  const books = CSV_BOOKS.filter((book) => options.books.includes(book.key));
   const { timeline } = options;
+  const quoted = new Map<string, number>();
   const snapshots = new Map<string, FeedSnapshot>();
   const add = (at: Date, kind: FeedSnapshot['kind'], item: unknown) => {
     const key = `${at.toISOString()} ${kind}`;
@@ -191,41 +218,50 @@ export function footballDataSnapshots(text: string, options: CsvOptions = DEFAUL
       const value = Number(raw);
       return Number.isFinite(value) ? value : raw;
     };
-    const complete = (outcomes: { name: string; price: number | string | undefined; point?: number }[]) =>
-      outcomes.every((outcome) => outcome.price !== undefined) ? [outcomes] : [];
+    type Outcome = { name: string; price: number | string | undefined; point?: number };
+    /** The outcomes at the first prefix whose cells the row fills; none when it fills no prefix's (the book did not quote it). */
+    const quote = (prefixes: readonly string[], outcomesAt: (prefix: string) => Outcome[]): Outcome[][] => {
+      for (const prefix of prefixes) {
+        const outcomes = outcomesAt(prefix);
+        if (outcomes.every((outcome) => outcome.price !== undefined)) return [outcomes];
+      }
+      return [];
+    };
+    const quoting = new Set<string>();
 
     for (const phase of ['opening', 'closing'] as const) {
       const pollAt = new Date(kickoff.getTime() - (phase === 'opening' ? timeline.openingBeforeKickoffMs : timeline.closingBeforeKickoffMs));
       const quotedAt = new Date(pollAt.getTime() - (phase === 'opening' ? timeline.openingQuoteAgeMs : timeline.closingQuoteAgeMs)).toISOString();
       const handicapCell = cell(phase === 'opening' ? 'AHh' : 'AHCh');
       const handicap = handicapCell === '' ? undefined : Number(handicapCell);
-      const bookmakers = books.flatMap((book) => {
+      // Every book of the format is looked at, so the command can name the books a file carries; only the read ones are polled.
+      const bookmakers = CSV_BOOKS.flatMap((book) => {
         const markets: { key: string; last_update: string; outcomes: unknown[] }[] = [];
-        const h2h = book.h2h[phase];
-        if (h2h !== null) {
-          for (const outcomes of complete([
-            { name: home, price: price(`${h2h}H`) },
-            { name: away, price: price(`${h2h}A`) },
-            { name: 'Draw', price: price(`${h2h}D`) },
-          ])) markets.push({ key: 'h2h', last_update: quotedAt, outcomes });
+        const h2h = (prefix: string) => [
+          { name: home, price: price(`${prefix}H`) },
+          { name: away, price: price(`${prefix}A`) },
+          { name: 'Draw', price: price(`${prefix}D`) },
+        ];
+        for (const outcomes of quote(book.h2h[phase], h2h)) markets.push({ key: 'h2h', last_update: quotedAt, outcomes });
+        const totals = (prefix: string) => [
+          { name: 'Over', price: price(`${prefix}>2.5`), point: 2.5 },
+          { name: 'Under', price: price(`${prefix}<2.5`), point: 2.5 },
+        ];
+        for (const outcomes of quote(book.lines[phase], totals)) markets.push({ key: 'totals', last_update: quotedAt, outcomes });
+        if (handicap !== undefined && Number.isFinite(handicap)) {
+          const spreads = (prefix: string) => [
+            { name: home, price: price(`${prefix}AHH`), point: handicap },
+            { name: away, price: price(`${prefix}AHA`), point: handicap === 0 ? 0 : -handicap },
+          ];
+          for (const outcomes of quote(book.lines[phase], spreads)) markets.push({ key: 'spreads', last_update: quotedAt, outcomes });
         }
-        const lines = book.lines[phase];
-        if (lines !== null) {
-          for (const outcomes of complete([
-            { name: 'Over', price: price(`${lines}>2.5`), point: 2.5 },
-            { name: 'Under', price: price(`${lines}<2.5`), point: 2.5 },
-          ])) markets.push({ key: 'totals', last_update: quotedAt, outcomes });
-          if (handicap !== undefined && Number.isFinite(handicap)) {
-            for (const outcomes of complete([
-              { name: home, price: price(`${lines}AHH`), point: handicap },
-              { name: away, price: price(`${lines}AHA`), point: handicap === 0 ? 0 : -handicap },
-            ])) markets.push({ key: 'spreads', last_update: quotedAt, outcomes });
-          }
-        }
-        return markets.length === 0 ? [] : [{ key: book.key, title: book.title, last_update: quotedAt, markets }];
+        if (markets.length === 0) return [];
+        quoting.add(book.key);
+        return options.books.includes(book.key) ? [{ key: book.key, title: book.title, last_update: quotedAt, markets }] : [];
       });
       if (bookmakers.length > 0) add(pollAt, 'odds', { ...event, bookmakers });
     }
+    for (const key of quoting) quoted.set(key, (quoted.get(key) ?? 0) + 1);
 
     const homeGoals = cell('FTHG');
     const awayGoals = cell('FTAG');
@@ -241,7 +277,8 @@ export function footballDataSnapshots(text: string, options: CsvOptions = DEFAUL
     });
   });
 
-  return { snapshots: [...snapshots.values()].sort((a, b) => a.at.getTime() - b.at.getTime() || (a.kind === b.kind ? 0 : a.kind === 'odds' ? -1 : 1)), matches, skipped };
+  const carried = Object.fromEntries(CSV_BOOKS.flatMap((book) => (quoted.has(book.key) ? [[book.key, quoted.get(book.key)!]] : [])));
+  return { snapshots: [...snapshots.values()].sort((a, b) => a.at.getTime() - b.at.getTime() || (a.kind === b.kind ? 0 : a.kind === 'odds' ? -1 : 1)), matches, carried, skipped };
 }
 
 /** Snapshots through the live feed's parser: what it refuses is skipped with its reason, as a live poll logs it. */
