@@ -493,6 +493,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   const redisUrl = redisUrlRaw === undefined ? null : parseUrl('REDIS_URL', redisUrlRaw, ['redis:', 'rediss:']);
   const embedded = databaseUrl === null;
   const production = value(env, 'NODE_ENV') === 'production';
+  const trustProxy = parseTrustProxy(value(env, 'TRUST_PROXY'));
 
   const adminTokenRaw = value(env, 'ADMIN_TOKEN');
   if (adminTokenRaw !== undefined && adminTokenRaw.length < 16) {
@@ -541,7 +542,10 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     },
     streamTokenMaxStreams: optionalInteger(env, 'STREAM_TOKEN_MAX_STREAMS', 1, 100_000, DEFAULT_STREAM_TOKEN_MAX_STREAMS),
     webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
-    localWebhookReceivers: embedded && demoSeed && !production && isLoopbackListenHost(host),
+    // Behind a trusted proxy loopback is reachable from elsewhere, and NODE_ENV spelt "Production"
+    // is someone meaning production: either turns the demo's local receivers off.
+    localWebhookReceivers:
+      embedded && demoSeed && !production && !/^production$/i.test(value(env, 'NODE_ENV') ?? '') && trustProxy.length === 0 && isLoopbackListenHost(host),
     webhookSecretKey: secretKeyRaw === undefined ? null : parseSecretKey('WEBHOOK_SECRET_KEY', secretKeyRaw),
     webhookSecretKeysPrevious:
       previousKeysRaw === undefined ? [] : previousKeysRaw.split(',').map((part) => parseSecretKey('WEBHOOK_SECRET_KEY_PREVIOUS', part.trim())),
@@ -553,7 +557,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     },
     production,
     graphqlIntrospection: introspectionRaw === undefined ? !production : parseBoolean('GRAPHQL_INTROSPECTION', introspectionRaw),
-    trustProxy: parseTrustProxy(value(env, 'TRUST_PROXY')),
+    trustProxy,
     anonymousGraphqlLimit: anonymousLimitRaw === undefined ? 120 : parseInteger('ANONYMOUS_GRAPHQL_LIMIT', anonymousLimitRaw, 1, 1_000_000),
     graphqlCorsOrigins: parseCorsOrigins(value(env, 'GRAPHQL_CORS_ORIGINS')),
     valueEngine: loadValueEngine(env, embedded, demoSeed),

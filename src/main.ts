@@ -19,7 +19,7 @@ import {
 import { dataSummary } from './persistence/data-summary.js';
 import { createRuntime } from './runtime.js';
 import { seedDemo } from './seed/demo.js';
-import { attachDemoKeys, ensureDemoAccount, ownedDemoKeyTiers } from './seed/demo-account.js';
+import { attachDemoKeys, ensureDemoAccount, offeredDemoKeys, ownedDemoKeyTiers } from './seed/demo-account.js';
 import { hostOverridesWarning, startBanner, type DataDirState, type DemoSignIn } from './server/banner.js';
 import { DebugRequestLogs, listeningText, serviceLoggerOptions } from './server/logging.js';
 
@@ -67,7 +67,9 @@ async function main(): Promise<void> {
     if (embedded) {
       const account = embeddedDemoAccount(config.dataDir);
       await ensureDemoAccount(runtime.services, account);
-      const keyTiers = demoKeys ? ownedDemoKeyTiers(await attachDemoKeys(runtime.services, account.email, demoKeys)) : [];
+      const outcomes = demoKeys ? await attachDemoKeys(runtime.services, account.email, demoKeys) : {};
+      if (demoKeys) demoKeys = offeredDemoKeys(demoKeys, outcomes);
+      const keyTiers = ownedDemoKeyTiers(outcomes);
       demoAccount = { email: account.email, password: account.password, keyTiers };
     }
   }

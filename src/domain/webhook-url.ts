@@ -79,6 +79,8 @@ export function parseWebhookUrl(raw: unknown, rules: WebhookUrlRules = {}): Pars
   // href, not hash: "https://x/#" has an empty hash but still carries a fragment.
   if (url.href.includes('#')) return { ok: false, reason: 'url must not contain a fragment' };
   if (host === '') return { ok: false, reason: 'url must have a host' };
+  // Port 0 names no listening port: nothing could ever receive there.
+  if (url.port === '0') return { ok: false, reason: 'url must not use port 0' };
   return { ok: true, url, host };
 }
 

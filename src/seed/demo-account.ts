@@ -46,3 +46,8 @@ export function ownedDemoKeyTiers(outcomes: Record<string, AttachOutcome>): stri
     .filter(([, outcome]) => outcome === 'attached' || outcome === 'owned')
     .map(([tier]) => tier);
 }
+
+/** The demo keys without those attachDemoKeys found revoked or unknown: the banner offers none of them. */
+export function offeredDemoKeys(keys: DemoKeys, outcomes: Record<string, AttachOutcome>): DemoKeys {
+  return Object.fromEntries(Object.entries(keys).filter(([tier]) => outcomes[tier] !== 'revoked' && outcomes[tier] !== 'unknown_key')) as DemoKeys;
+}

@@ -82,7 +82,8 @@ export function startBanner(
   lines.push(`  dashboard: ${url}/dashboard/`);
   if (config.production) {
     if (config.adminToken === null) lines.push(`  admin token: kept in ${adminTokenFile} (not printed in production)`);
-    if (demoKeys) lines.push(`  demo API keys: kept in ${demoKeysFile} (not printed in production)`);
+    // Only embedded mode keeps them in a file; on PostgreSQL they are shown nowhere, so say so.
+    if (demoKeys) lines.push(config.databaseUrl ? '  demo API keys: seeded, not kept and not printed in production (mint keys with createApiKey)' : `  demo API keys: kept in ${demoKeysFile} (not printed in production)`);
     if (demoAccount) lines.push(`  demo dashboard sign-in: ${demoAccount.email}, password kept in ${demoAccountFile} (not printed in production)`);
   } else {
     if (config.adminToken === null) lines.push(`  admin token (kept in ${adminTokenFile}): ${adminToken}`);

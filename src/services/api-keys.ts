@@ -90,9 +90,10 @@ export class ApiKeyService {
       if (!account) throw new NotFoundError(`No account with id ${accountId}.`);
       const apiKey = await findApiKeyByHash(em, hashApiKey(key));
       if (!apiKey) return 'unknown_key';
-      if (apiKey.accountId === accountId) return 'owned';
-      if (apiKey.accountId != null) return 'other_account';
+      if (apiKey.accountId != null && apiKey.accountId !== accountId) return 'other_account';
+      // A revoked key is no demo key to offer, owned or not.
       if (apiKey.revokedAt) return 'revoked';
+      if (apiKey.accountId === accountId) return 'owned';
       if (apiKey.tier !== account.tier) return 'other_tier';
       if ((await countActiveKeysOfAccount(em, accountId)) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) return 'key_limit';
       apiKey.accountId = accountId;

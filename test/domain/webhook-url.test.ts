@@ -97,6 +97,7 @@ describe('parseWebhookUrl', () => {
     ['https://:pass@hooks.example.com/', 'url must not contain a username or password'],
     ['https://hooks.example.com/#frag', 'url must not contain a fragment'],
     ['https://hooks.example.com/#', 'url must not contain a fragment'],
+    ['https://hooks.example.com:0/in', 'url must not use port 0'],
     ['https://', 'url is not a valid absolute URL'],
     ['https://:443/', 'url is not a valid absolute URL'],
     ['https://@/', 'url is not a valid absolute URL'],

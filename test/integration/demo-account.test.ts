@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedDemoAccount } from '../../src/embedded.js';
-import { attachDemoKeys, ensureDemoAccount } from '../../src/seed/demo-account.js';
+import { attachDemoKeys, offeredDemoKeys, ensureDemoAccount } from '../../src/seed/demo-account.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { DashboardClient } from '../helpers/dashboard.js';
 
@@ -120,5 +120,16 @@ describe('the demo account\'s keys', () => {
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
     }
+  });
+
+  it('a revoked demo key is no longer owned nor offered in the banner', async () => {
+    const account = embeddedDemoAccount(keysDir);
+    const keys = JSON.parse(readFileSync(path.join(keysDir, 'demo-keys.json'), 'utf8')) as Record<string, string>;
+    const accountId = (await demo.runtime.services.accounts.findByEmail(account.email))!.id;
+    const [owned] = await demo.runtime.services.apiKeys.listForAccount(accountId);
+    await demo.runtime.services.apiKeys.revoke(owned!.id);
+    const outcomes = await attachDemoKeys(demo.runtime.services, account.email, keys);
+    expect(outcomes).toEqual({ starter: 'other_tier', growth: 'other_tier', enterprise: 'revoked' });
+    expect(Object.keys(offeredDemoKeys(keys as never, outcomes))).toEqual(['starter', 'growth']);
   });
 });

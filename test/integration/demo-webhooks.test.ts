@@ -105,6 +105,10 @@ describe('which starts accept local receivers', () => {
     expect(loadConfig({ HOST: 'localhost' }).localWebhookReceivers).toBe(true);
     expect(loadConfig({ DEMO_SEED: 'false' }).localWebhookReceivers).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production' }).localWebhookReceivers).toBe(false);
+    // Spelt with a capital, production is still meant; behind a trusted proxy loopback is reachable from elsewhere.
+    expect(loadConfig({ NODE_ENV: 'Production' }).localWebhookReceivers).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'loopback' }).localWebhookReceivers).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).localWebhookReceivers).toBe(false);
     expect(loadConfig({ HOST: '0.0.0.0' }).localWebhookReceivers).toBe(false);
     expect(loadConfig({ HOST: '192.168.1.10' }).localWebhookReceivers).toBe(false);
     expect(loadConfig(postgres).localWebhookReceivers).toBe(false);

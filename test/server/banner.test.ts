@@ -52,6 +52,11 @@ describe('start banner', () => {
     expect(production).toContain('  demo dashboard sign-in: demo@example.com, password kept in /srv/picks/demo-account.json (not printed in production)');
     expect(production).toContain(`  dashboard: ${url}/dashboard/`);
     expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys)).not.toContain('demo dashboard sign-in');
+    // On PostgreSQL the seeded demo keys are kept nowhere: the banner says so rather than name a file.
+    const postgres = { DATABASE_URL: 'postgres://picks@127.0.0.1:5432/picks', ADMIN_TOKEN: 'a'.repeat(32), WEBHOOK_SECRET_KEY: 'b'.repeat(64), NODE_ENV: 'production', DEMO_SEED: 'true' };
+    const seededOnPostgres = startBanner(loadConfig(postgres), url, adminToken, demoKeys);
+    expect(seededOnPostgres).toContain('  demo API keys: seeded, not kept and not printed in production (mint keys with createApiKey)');
+    expect(seededOnPostgres).not.toContain('demo-keys.json');
   });
 
   it('says on a restart that the demo data were reused: since when (UTC, to the minute) and how many picks', () => {
