@@ -195,3 +195,13 @@ export function watchReferences(
   for (const event of events) for (const bookmaker of event.bookmakers) if (referenceKeys.includes(bookmaker.key)) quoted.add(bookmaker.key);
   return { watch: { startMs: current.startMs, events: current.events + events.length, quoted }, quiet };
 }
+
+/** Whether `shown` (picks customers saw) holds another side of `pick`'s market: the one-side rule's check at the write. */
+export function showsOtherSide(
+  pick: { market: string; selection: string; line: number | null },
+  shown: readonly { market: string; selection: string; line: number | null }[],
+  homeTeam: string,
+): boolean {
+  const line = marketLineOf(pick.market, pick.selection, pick.line, homeTeam);
+  return shown.some((other) => other.market === pick.market && other.selection !== pick.selection && marketLineOf(other.market, other.selection, other.line, homeTeam) === line);
+}

@@ -367,3 +367,23 @@ export async function readPicks(em: Em, query: SqlQuery): Promise<PickRecord[]> 
   const rows = await em.execute<{ page: unknown }[]>(query.sql, query.params);
   return jsonOf<PickArray[]>(rows[0]?.page).map(pickRecordFromArray);
 }
+
+/**
+ * Serialises, until `em`'s transaction ends, the engine's writes of these event generations: the
+ * one-side rule's check and the insert it guards run as one step whatever else publishes
+ * (another poll, an operator's ingestOdds, another instance). Locked in a fixed order, so two
+ * writers of several events cannot wait on each other.
+ */
+export async function lockEngineEvents(em: Em, events: readonly { eventId: string; generation: number }[]): Promise<void> {
+  const keys = [...new Map(events.map((event) => [engineEventKey(event.eventId, event.generation), event])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [, event] of keys) await em.execute('select pg_advisory_xact_lock(hashtext(?), ?)', [event.eventId, event.generation]);
+}
+
+/** The sides an event generation's engine picks have shown (published once, whatever their status now). */
+export async function shownEngineSides(em: Em, eventId: string, generation: number): Promise<{ id: string; market: string; selection: string; line: number | null }[]> {
+  const rows = await em.execute<Row[]>(
+    `select id, market, selection, line from picks where event_id = ? and event_generation = ? and published_at is not null`,
+    [eventId, generation],
+  );
+  return rows.map((row) => ({ id: String(row.id), market: String(row.market), selection: String(row.selection), line: row.line == null ? null : numberOf(row.line) }));
+}

@@ -39,12 +39,15 @@ import {
   insertPick,
   type NewPick,
   listPicksSql,
+  lockEngineEvents,
   pickRecordFromEntity,
   readPicks,
   readReviewQueue,
   reviewQueueSql,
+  shownEngineSides,
   todayPicksSql,
 } from '../persistence/picks-repository.js';
+import { showsOtherSide } from '../domain/engine-rules.js';
 import { createMatchAnalysis, upsertMatchAnalysis } from '../persistence/match-analyses-repository.js';
 import { normalizeAnalysis } from './analyses.js';
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
@@ -307,6 +310,7 @@ export class PickService {
    * the caller's transaction: one flush for the picks and one for the rest, whatever the count.
    */
   private async write(em: Em, prepared: readonly PreparedPick[]): Promise<PickEntity[]> {
+    await this.holdOtherSides(em, prepared);
     const created = prepared.map(({ fields }) => insertPick(em, fields));
     // The picks exist before their analyses, and both before their events leave the outbox.
     await em.flush();
@@ -319,6 +323,36 @@ export class PickService {
     return created;
   }
 
+
+  /**
+   * One side per market, checked where it is written (docs/VALUE_ENGINE.md, "One side per
+   * market"): the engine plans from a read taken before this transaction, so another writer may
+   * have published another side since. Under the event's lock, an engine pick to be published
+   * whose market already shows another side (or one published earlier in this batch) is held
+   * instead, with the reason opposite_side.
+   */
+  private async holdOtherSides(em: Em, prepared: readonly PreparedPick[]): Promise<void> {
+    const engine = prepared.filter(({ fields }) => fields.eventId !== null && fields.status === 'published');
+    if (engine.length === 0) return;
+    const eventOf = (fields: NewPick) => ({ eventId: fields.eventId!, generation: fields.eventGeneration ?? 0 });
+    await lockEngineEvents(em, engine.map(({ fields }) => eventOf(fields)));
+    const shown = new Map<string, { market: string; selection: string; line: number | null }[]>();
+    for (const { fields } of engine) {
+      const { eventId, generation } = eventOf(fields);
+      const key = `${eventId}\u0000${generation}`;
+      const sides = shown.get(key) ?? (await shownEngineSides(em, eventId, generation));
+      shown.set(key, sides);
+      const side = { market: fields.market, selection: fields.selection, line: fields.line ?? null };
+      if (showsOtherSide(side, sides, fields.homeTeam)) {
+        const provenance = (fields.provenance ?? {}) as { holdReasons?: string[] };
+        fields.status = 'admin_review';
+        fields.publishedAt = null;
+        fields.provenance = { ...provenance, holdReasons: [...new Set([...(provenance.holdReasons ?? []), 'opposite_side'])] };
+      } else {
+        sides.push(side);
+      }
+    }
+  }
 
   /**
    * ADMIN_REVIEW -> PUBLISHED, while the kickoff is ahead (a pick published after kickoff
@@ -356,6 +390,12 @@ export class PickService {
       const pick = await findPickForUpdate(em, id);
       const now = this.clock.now();
       if (!pick || pick.status !== 'admin_review' || pick.publishedAt != null || pick.kickoffAt.getTime() <= now.getTime()) return;
+      // One side per market: another side published since the engine planned keeps this one held.
+      if (pick.eventId != null) {
+        await lockEngineEvents(em, [{ eventId: pick.eventId, generation: pick.eventGeneration }]);
+        const side = { market: pick.market, selection: pick.selection, line: pick.line ?? null };
+        if (showsOtherSide(side, await shownEngineSides(em, pick.eventId, pick.eventGeneration), pick.homeTeam)) return;
+      }
       const { fields } = prepared;
       Object.assign(pick, {
         bookmakerName: fields.bookmakerName,

@@ -276,6 +276,21 @@ describe('value engine against a local v4 feed', () => {
     expect(kept.data!.pick.provenance.holdReasons).toEqual(['OPPOSITE_SIDE']);
   });
 
+  it('one side per market holds at the write too: a writer that planned before another side was published holds its pick', async () => {
+    feed.set('odds', 'soccer_epl', [match('r1', books('r1', { tipico: { Arsenal: 1.9, Chelsea: 4.6, Draw: 3.8 } }))]);
+    await poll();
+    expect((await visiblePicks()).map((p) => p.selection)).toEqual(['Chelsea r1']);
+    // A second writer (an operator's ingestOdds, another instance) read the event before that
+    // publication, so its plan publishes Arsenal r1 as a first side: the write holds it instead.
+    const input = { sport: 'soccer', league: 'EPL', homeTeam: 'Arsenal r1', awayTeam: 'Chelsea r1', kickoffAt: KICKOFF.toISOString(), selection: 'Arsenal r1', bookmaker: { name: 'Unibet', slug: 'unibet', taxRate: 0.053 }, odds: 2.3, referenceFairOdds: 2, confidence: 60 };
+    const extras = { eventId: 'r1', eventGeneration: 0, analysis: 'Arsenal r1 at 2.3.', warnings: [], provenance: { eventId: 'r1', holdReasons: [] } };
+    const [written] = await t.runtime.services.picks.publishFromEngine([{ input, extras }]);
+    expect(written).toMatchObject({ selection: 'Arsenal r1', status: 'admin_review', publishedAt: null });
+    const held = await t.graphql<{ pick: { provenance: { holdReasons: string[] } } }>(`query($id: ID!) { pick(id: $id) { provenance { holdReasons } } }`, { id: (written as { id: string }).id });
+    expect(held.data!.pick.provenance.holdReasons).toEqual(['OPPOSITE_SIDE']);
+    expect((await visiblePicks()).map((p) => p.selection)).toEqual(['Chelsea r1']);
+  });
+
   it('refuses to approve a held pick after kickoff and to discard a pick that was visible', async () => {
     feed.set('odds', 'soccer_epl', [match('k1', books('k1', { tipico: { Arsenal: 1.7, Chelsea: 6.0, Draw: 3.8 } }))]);
     await poll();

@@ -431,7 +431,9 @@ export class ValueEngine {
         this.options.log?.warn({ eventId: event.id, selection: candidate.selection, err: result.message }, 'value engine: a detected pick was refused');
       } else if (result !== null) {
         created += 1;
-        if (holdReasons.includes('opposite_side')) {
+        // Planned as a first side, but another writer published one before this write (PickService's check).
+        const heldAtWrite = holdReasons.length === 0 && result.status === 'admin_review';
+        if (holdReasons.includes('opposite_side') || heldAtWrite) {
           this.options.log?.info(
             { eventId: event.id, pickId: result.id, market: candidate.market, line: candidate.line, selection: candidate.selection },
             'value engine: a candidate on another side of a market the engine already published is held for review (opposite_side)',
