@@ -91,6 +91,12 @@ describe('publishPick', () => {
       final_score: { home: null, away: null },
       ledger_seq: expect.any(Number),
       ledger_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      bookmaker: { name: 'Bet365', slug: 'bet365' },
+      reference_fair_odds: 2,
+      // 2.2 x 0.947 / 2 - 1 = 4.17 %.
+      edge_pct_post_tax: 4.17,
+      kelly_fraction: pick.kellyFraction,
+      published_at: pick.publishedAt,
     });
     // The event carries the pick's public ledger entry: the chain's head, appended with it.
     const head = (await t.app.inject({ method: 'GET', url: '/api/public/ledger/head' })).json();
