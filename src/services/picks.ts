@@ -266,6 +266,11 @@ export class PickService {
       publishedAt = requireTimestamp('publishedAt', input.publishedAt);
       if (publishedAt.getTime() > now.getTime()) throw new InvalidParameterError('publishedAt', 'publishedAt cannot be in the future');
     } else if (status === 'published') {
+      // Published now after its kickoff, nobody could have bet it, and the ledger would have to
+      // call it imported: a past pick is imported with its own publishedAt, and says so.
+      if (kickoffAt.getTime() <= now.getTime()) {
+        throw new InvalidParameterError('kickoffAt', 'kickoffAt has passed: a pick published now must kick off later (import a past pick with its publishedAt)');
+      }
       publishedAt = now;
     }
     let description = describePick({ market, selection, odds, line, sport });

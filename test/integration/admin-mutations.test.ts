@@ -103,6 +103,22 @@ describe('publishPick', () => {
     expect(v1PickJson(written[0]!.payload.pick as PickSnapshot)).toMatchObject({ ledger_seq: head.seq, ledger_hash: head.hash });
   });
 
+  it('refuses to publish now a pick whose kickoff has passed (it would count as imported); an import names its publishedAt', async () => {
+    // The clock is 2026-11-22T12:00Z.
+    for (const kickoffAt of ['2026-11-22T12:00:00Z', '2026-11-21T15:00:00Z']) {
+      const refused = await t.graphql(PUBLISH, { input: pickInput({ kickoffAt, homeTeam: 'Late FC', selection: 'Late FC' }) });
+      expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_parameter', parameter: 'kickoffAt' });
+    }
+    const imported = await t.graphql<{ publishPick: { status: string; publishedAt: string } }>(PUBLISH, {
+      input: pickInput({ kickoffAt: '2026-11-21T15:00:00Z', publishedAt: '2026-11-21T09:00:00Z', homeTeam: 'Late FC', selection: 'Late FC' }),
+    });
+    expect(imported.errors).toBeUndefined();
+    expect(imported.data!.publishPick).toMatchObject({ status: 'PUBLISHED', publishedAt: '2026-11-21T09:00:00.000Z' });
+    // Held for review, a past kickoff is no publication: the operator cannot approve it anyway.
+    const held = await t.graphql(PUBLISH, { input: pickInput({ kickoffAt: '2026-11-21T15:00:00Z', status: 'ADMIN_REVIEW', homeTeam: 'Later FC', selection: 'Later FC' }) });
+    expect(held.errors).toBeUndefined();
+  });
+
   it('accepts a description, a bookmaker tax rate, a draw selection and a history import time', async () => {
     const pick = await publish({
       selection: 'Draw',
