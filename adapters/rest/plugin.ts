@@ -124,6 +124,11 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           const result = await runner.execute(operation, form.variables);
           const firstError = result.errors?.[0];
           if (firstError || !result.data) return sendGraphQLError(reply, firstError ? inRestNames(firstError, route.params) : { message: 'No data', extensions: {} });
+          // The success answer's declared constant headers (Cache-Control: no-store on a secret).
+          for (const [name, spec] of Object.entries(route.successHeaders ?? {})) {
+            const value = (spec.schema as { const?: unknown }).const;
+            if (typeof value === 'string') reply.header(name, value);
+          }
           if (operation.cached) return sendCachedBody(reply.status(route.successStatus ?? 200), bodies, result, () => route.toBody(result.data));
           const body = route.toBody(result.data);
           if (route.successStatus === 204) return reply.status(204).send();

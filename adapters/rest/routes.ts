@@ -11,6 +11,7 @@ import type { Tier } from '../../src/domain/api-key.js';
 import { NotFoundError, type ErrorCode } from '../../src/domain/errors.js';
 import { MARKETS } from '../../src/domain/market.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
+import type { HeaderSpec } from '../common/openapi.js';
 import { pageParam, type ParamSpec } from '../common/params.js';
 import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../common/schemas.js';
 import { ListPicksDocument, MatchAnalysisDocument, TrackRecordDocument } from '../common/generated/graphql.js';
@@ -64,8 +65,18 @@ export interface RestRoute<TData = unknown> {
    * codes; the ones every route can answer are added by adapters/common/openapi.ts.
    */
   errors: readonly (ErrorCode | number)[];
+  /**
+   * Headers of the success answer beside the usual ones: documented in OpenAPI, and one whose
+   * schema is a `const` is sent with that value (SECRET_ANSWER_HEADERS).
+   */
+  successHeaders?: Readonly<Record<string, HeaderSpec>>;
   toBody(data: TData): unknown;
 }
+
+/** An answer that shows a secret once (a stream token, a signing secret): no cache may keep it. */
+export const SECRET_ANSWER_HEADERS: Readonly<Record<string, HeaderSpec>> = Object.freeze({
+  'Cache-Control': { description: 'The answer holds a secret shown only here: never stored by a cache.', schema: { type: 'string', const: 'no-store' }, required: true },
+});
 
 /** Declares a route: toBody receives the result type generated for its document. */
 export function restRoute<TData>(route: RestRoute<TData>): RestRoute<TData> {

@@ -7,7 +7,7 @@ import { MINIMUM_TIER } from '../../src/domain/access.js';
 import { InvalidParameterError } from '../../src/domain/errors.js';
 import { CreateStreamTokenDocument } from '../common/generated/graphql.js';
 import { createStreamTokenBodySchema, streamTokenSchema } from '../common/schemas.js';
-import { restRoute, type RestRoute } from './routes.js';
+import { restRoute, SECRET_ANSWER_HEADERS, type RestRoute } from './routes.js';
 
 export const STREAM_TOKENS_PATH = '/api/v1/stream-tokens';
 
@@ -40,6 +40,7 @@ export const STREAM_TOKEN_ROUTES: readonly RestRoute[] = [
       },
     },
     successStatus: 201,
+    successHeaders: SECRET_ANSWER_HEADERS,
     responseSchema: streamTokenSchema,
     errors: [400, 401, 403, 413, 429, 'stream_token_limit'],
     toBody: ({ createStreamToken: token }) => ({ token: token.token, expires_at: token.expiresAt, origins: token.origins }),

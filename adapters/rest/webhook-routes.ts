@@ -35,7 +35,7 @@ import {
   webhookSubscriptionSchema,
   webhookSubscriptionWithSecretSchema,
 } from '../common/schemas.js';
-import { restRoute, type RestRoute } from './routes.js';
+import { restRoute, SECRET_ANSWER_HEADERS, type RestRoute } from './routes.js';
 
 /** REST `pick.published` <-> GraphQL PICK_PUBLISHED. */
 const ENUM_OF_EVENT = Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, type.toUpperCase().replace('.', '_')])) as Record<WebhookEventType, WebhookEventEnum>;
@@ -190,6 +190,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     },
     successStatus: 201,
     responseSchema: webhookSubscriptionWithSecretSchema,
+    successHeaders: SECRET_ANSWER_HEADERS,
     errors: [400, 'invalid_url', 401, 403, 409, 413, 429, 'subscription_limit'],
     toBody: ({ createWebhookSubscription: created }) => v1Subscription(created.subscription, created.secret),
   }),
@@ -276,6 +277,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     document: RotateWebhookSecretDocument,
     params: [idParam],
     responseSchema: webhookSubscriptionWithSecretSchema,
+    successHeaders: SECRET_ANSWER_HEADERS,
     errors: [401, 403, 404, 429],
     toBody: ({ rotateWebhookSecret: rotated }) => v1Subscription(rotated.subscription, rotated.secret),
   }),

@@ -23,6 +23,9 @@ export function registerGraphQLRoute(app: FastifyInstance, yoga: Yoga): void {
       response.headers.forEach((value, key) => {
         reply.header(key, value);
       });
+      // A GraphQL answer is one caller's, and some carry a secret shown once (createApiKey,
+      // createStreamToken, a webhook's signing secret): no cache stores any of them.
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
       reply.status(response.status);
       const isEventStream = response.body !== null && (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
       reply.send(isEventStream ? endable(response.body!, openStreams) : response.body);

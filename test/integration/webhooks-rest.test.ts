@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { BODY_LIMIT_BYTES } from '../../src/server/http-limits.js';
 import { openApiValidator, type OpenApiValidator } from '../helpers/openapi.js';
 import { CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
@@ -147,6 +147,39 @@ describe('POST /api/v1/webhooks', () => {
     const res = await call('POST', BASE, { key, body: { url: 'HTTPS://HOOKS.TEST:9/norm', events: ['pick.published'] } });
     expect(res.statusCode).toBe(409);
     expect(res.json().error).toBe('duplicate_url');
+  });
+});
+
+describe('secrets are never cached', () => {
+  it('every answer that shows a secret says Cache-Control: no-store (REST create, rotate-secret, stream token; GraphQL); others do not', async () => {
+    const key = await createKey();
+    const created = await call('POST', BASE, { key, body: { url: 'https://hooks.test:9/no-store', events: ['pick.published'] } });
+    expect(created.statusCode).toBe(201);
+    expect(created.headers['cache-control']).toBe('no-store');
+    const id = created.json().subscription_id as string;
+    const rotated = await call('POST', `${BASE}/${id}/rotate-secret`, { key });
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.headers['cache-control']).toBe('no-store');
+    // A read shows no secret, and says nothing of caching (as before).
+    expect((await call('GET', `${BASE}/${id}`, { key })).headers['cache-control']).toBeUndefined();
+    const enterprise = await createKey('ENTERPRISE');
+    const minted = await t.app.inject({ method: 'POST', url: '/api/v1/stream-tokens', headers: { authorization: `Bearer ${enterprise}` } });
+    expect(minted.statusCode).toBe(201);
+    expect(minted.headers['cache-control']).toBe('no-store');
+    // GraphQL: createApiKey shows a key once, and no GraphQL answer is cached.
+    const graphql = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      payload: { query: 'mutation { createApiKey(input: { tier: STARTER }) { key } }' },
+    });
+    expect(graphql.json().data.createApiKey.key).toEqual(expect.any(String));
+    expect(graphql.headers['cache-control']).toBe('no-store');
+    // The documented answers say so too.
+    const openapi = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    for (const [path, method, status] of [[BASE, 'post', '201'], [`${BASE}/{id}/rotate-secret`, 'post', '200'], ['/api/v1/stream-tokens', 'post', '201']] as const) {
+      expect(openapi.paths[path][method].responses[status].headers['Cache-Control'], `${method} ${path}`).toMatchObject({ schema: { const: 'no-store' } });
+    }
   });
 });
 
