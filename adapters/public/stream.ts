@@ -7,6 +7,7 @@
  * withdrawn before then is never sent. Frames carry the event's sequence as `id`; a reconnect
  * with Last-Event-ID (or `last_event_id`) replays this instance's recent frames after it.
  */
+import { clientAddressKey } from '../../src/domain/client-address.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { Clock } from '../../src/domain/clock.js';
@@ -172,7 +173,8 @@ export function registerPublicStream(app: FastifyInstance, yoga: Yoga, schema: G
       if (closers.size >= options.maxStreams) {
         return sendPublic(ErrorCode.serviceUnavailable, 'The public live feed is at capacity on this server; retry shortly.');
       }
-      const address = req.ip;
+      // One client per IPv6 /64, as every per-address allowance counts.
+      const address = clientAddressKey(req.ip);
       const held = byAddress.get(address) ?? 0;
       if (held >= options.perAddress) {
         return sendPublic(ErrorCode.tooManyStreams, `At most ${options.perAddress} public live feeds per client address; close one first.`);

@@ -22,7 +22,7 @@ import type { ApiKeyService } from './api-keys.js';
 import { STREAM_TOKEN_PREFIX } from '../domain/stream-token.js';
 import type { StreamTokenService } from './stream-tokens.js';
 import { BusChannel, type EventBus } from './events/event-bus.js';
-import { anonymousClientKey } from './limits/anonymous-window.js';
+import { clientAddressKey } from '../domain/client-address.js';
 import type { Admission, AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter, UsageReadDecision } from './limits/rate-limiter.js';
 
 export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
@@ -189,7 +189,7 @@ export class AuthService {
 
   /** Counts one request without credentials from this client address (req.ip, as TRUST_PROXY decides it). */
   consumeAnonymous(address: string): Promise<AnonymousDecision> {
-    return this.limiter.consumeAnonymous(anonymousClientKey(address));
+    return this.limiter.consumeAnonymous(clientAddressKey(address));
   }
 
   /**

@@ -9,6 +9,7 @@
  * - Sessions: a random token in the cookie, its SHA-256 in the database; idle and absolute
  *   expiry; the tier is read with the session, so a tier change shows at once.
  */
+import { clientAddressKey } from '../domain/client-address.js';
 import { randomBytes } from 'node:crypto';
 import { normalizeEmail, PASSWORD_MAX_LENGTH } from '../domain/account.js';
 import type { Clock } from '../domain/clock.js';
@@ -70,7 +71,7 @@ export class DashboardAuthService {
   async signIn(input: { email: unknown; password: unknown; ip: string }): Promise<SignInResult> {
     const typedEmail = typeof input.email === 'string' ? input.email.trim().toLowerCase() : '';
     const password = typeof input.password === 'string' ? input.password : '';
-    const subjects: Record<ThrottleScope, string> = { account: throttleSubject('account', typedEmail), ip: throttleSubject('ip', input.ip) };
+    const subjects: Record<ThrottleScope, string> = { account: throttleSubject('account', typedEmail), ip: throttleSubject('ip', clientAddressKey(input.ip)) };
     const now = this.clock.now();
     const em = this.orm.em.fork();
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
-import { anonymousClientKey } from '../../src/services/limits/anonymous-window.js';
+import { clientAddressKey } from '../../src/domain/client-address.js';
 import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
 
@@ -139,7 +139,7 @@ describe('the anonymous GraphQL limit', () => {
   });
 });
 
-describe('anonymousClientKey', () => {
+describe('clientAddressKey', () => {
   it.each([
     ['203.0.113.7', '203.0.113.7'],
     ['::ffff:203.0.113.7', '203.0.113.7'],
@@ -150,6 +150,6 @@ describe('anonymousClientKey', () => {
     ['fe80::1%eth0', 'fe80:0:0:0::/64'],
     ['64:ff9b::192.0.2.1', '64:ff9b:0:0::/64'],
   ])('%s is counted as %s', (address, key) => {
-    expect(anonymousClientKey(address)).toBe(key);
+    expect(clientAddressKey(address)).toBe(key);
   });
 });

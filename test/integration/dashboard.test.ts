@@ -245,6 +245,14 @@ describe('sign-in', () => {
     clock.advance(15 * 60_000 + 1_000);
     expect((await new DashboardClient(t.app, '10.2.0.1').signIn(account.email)).statusCode).toBe(303);
   });
+
+  it('counts an IPv6 client by its /64: another address of the same /64 is throttled, another /64 is not', async () => {
+    const account = await createAccount();
+    await seedFailures('ip', '2001:db8:5:6::/64', 19);
+    expect((await new DashboardClient(t.app, '2001:db8:5:6::1').signIn('guess@example.com', 'wrong password!')).statusCode).toBe(401);
+    expect((await new DashboardClient(t.app, '2001:db8:5:6:ffff::9').signIn(account.email)).statusCode).toBe(429);
+    expect((await new DashboardClient(t.app, '2001:db8:5:7::1').signIn(account.email)).statusCode).toBe(303);
+  });
 });
 
 describe('CSRF', () => {

@@ -126,6 +126,18 @@ describe('the public live feed', () => {
     expect(JSON.parse(await full.body())).toMatchObject({ error: 'service_unavailable' });
   });
 
+  it('counts an IPv6 client by its /64 for the streams per address', async () => {
+    await closeAll();
+    const from = (address: string) => connect({ 'x-forwarded-for': address });
+    const same64 = [await from('2001:db8:9:9::1'), await from('2001:db8:9:9::2'), await from('2001:db8:9:9:abcd::3')];
+    expect(same64.map((s) => s.status)).toEqual([200, 200, 200]);
+    const fourth = await from('2001:db8:9:9:ffff:ffff:ffff:ffff');
+    expect(fourth.status).toBe(429);
+    expect(JSON.parse(await fourth.body())).toMatchObject({ error: 'too_many_streams' });
+    expect((await from('2001:db8:9:a::1')).status).toBe(200);
+    await closeAll();
+  });
+
   it('answers the preflight with 204 to any origin', async () => {
     const response = await t.app.inject({ method: 'OPTIONS', url: PATH, headers: { origin: 'https://embed.example', 'access-control-request-method': 'GET' } });
     expect(response.statusCode).toBe(204);

@@ -29,7 +29,7 @@ export interface RateLimiter {
   /** The current state without counting anything (dashboards). */
   peek(apiKeyId: string, policy: TierLimit): Promise<{ hourly: HourlyState; monthly: MonthlyState }>;
   /**
-   * Counts one request without credentials from a client (anonymousClientKey of its address)
+   * Counts one request without credentials from a client (clientAddressKey of its address)
    * against the per-minute anonymous limit (anonymous-window.ts).
    */
   consumeAnonymous(clientKey: string): Promise<AnonymousDecision>;
