@@ -47,7 +47,7 @@ import {
   shownEngineSides,
   todayPicksSql,
 } from '../persistence/picks-repository.js';
-import { showsOtherSide } from '../domain/engine-rules.js';
+import { engineEventKey, showsOtherSide } from '../domain/engine-rules.js';
 import { createMatchAnalysis, upsertMatchAnalysis } from '../persistence/match-analyses-repository.js';
 import { normalizeAnalysis } from './analyses.js';
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
@@ -344,7 +344,7 @@ export class PickService {
     const shown = new Map<string, { market: string; selection: string; line: number | null }[]>();
     for (const { fields } of engine) {
       const { eventId, generation } = eventOf(fields);
-      const key = `${eventId}\u0000${generation}`;
+      const key = engineEventKey(eventId, generation);
       const sides = shown.get(key) ?? (await shownEngineSides(em, eventId, generation));
       shown.set(key, sides);
       const side = { market: fields.market, selection: fields.selection, line: fields.line ?? null };
