@@ -130,7 +130,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   registerRateLimitHeaders(
     app,
     () => runtime.clock.now().getTime(),
-    (admission) => void runtime.services.auth.release(admission).catch((error: unknown) => app.log.warn({ err: error }, 'rate limiter: taking back a request answered 5xx failed; it stays counted')),
+    (admission) => void runtime.services.auth.release(admission).catch((error: unknown) => app.log.warn({ err: error }, 'rate limiter: taking back a request answered 429 or 5xx failed; it stays counted')),
   );
   registerGraphQLRoute(app, yoga);
   registerGraphQLSseRoute(app, runtime.services, {

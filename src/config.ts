@@ -13,7 +13,7 @@ import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
 import { REFERENCE_WEIGHT_MAX, type ReferenceBook } from './domain/reference-consensus.js';
 import { BOOKMAKER_KEY, sportSlugOfKey } from './domain/odds-feed.js';
 import { MARKETS, type Market } from './domain/market.js';
-import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from './domain/stream-token.js';
+import { DEFAULT_STREAM_TOKEN_MAX_STREAMS, STREAM_TOKEN_OPENS_PER_MINUTE } from './domain/stream-token.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from './domain/value-detection.js';
 import { DEFAULT_MATCH_MIN_MINUTES, DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from './domain/settlement.js';
 import { SIMULATED_MATCH_MIN_MINUTES, SIMULATED_REFERENCE_BOOKMAKERS } from './services/value-engine/simulated-feed.js';
@@ -56,6 +56,8 @@ export interface Config {
   streamHeartbeatSeconds: number;
   /** STREAM_TOKEN_MAX_STREAMS: streams one key's stream tokens may hold open on an instance. */
   streamTokenMaxStreams: number;
+  /** STREAM_TOKEN_OPENS_PER_MINUTE: streams one stream token may open in a rolling minute. */
+  streamTokenOpensPerMinute: number;
   /** The public live feed (GET /api/public/picks/stream). */
   publicStream: { delaySeconds: number; perAddress: number; maxStreams: number };
   /** Test-only: host name -> loopback address. */
@@ -541,6 +543,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       maxStreams: optionalInteger(env, 'PUBLIC_STREAMS_MAX', 1, 1_000_000, 10_000),
     },
     streamTokenMaxStreams: optionalInteger(env, 'STREAM_TOKEN_MAX_STREAMS', 1, 100_000, DEFAULT_STREAM_TOKEN_MAX_STREAMS),
+    streamTokenOpensPerMinute: optionalInteger(env, 'STREAM_TOKEN_OPENS_PER_MINUTE', STREAM_TOKEN_OPENS_PER_MINUTE.min, STREAM_TOKEN_OPENS_PER_MINUTE.max, STREAM_TOKEN_OPENS_PER_MINUTE.default),
     webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
     // Behind a trusted proxy loopback is reachable from elsewhere, and NODE_ENV spelt "Production"
     // is someone meaning production: either turns the demo's local receivers off.

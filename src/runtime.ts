@@ -159,6 +159,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       settlement: config.valueEngine.settlement,
       markets: config.valueEngine.markets,
       streamTokenMaxStreams: config.streamTokenMaxStreams,
+      streamTokenOpensPerMinute: config.streamTokenOpensPerMinute,
       log: options.log,
       // Every instance drops its public cache when any instance changes what is visible.
       onVisibleChange: () => {

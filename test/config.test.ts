@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       demoSeed: true,
       streamHeartbeatSeconds: 30,
       streamTokenMaxStreams: 1000,
+      streamTokenOpensPerMinute: 30,
       logLevel: 'info',
       webhookRetryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000],
       webhookLeaseMs: 30_000,

@@ -9,8 +9,10 @@ import {
   layoutJson,
   layoutPaths,
   factsOf,
+  graphqlSelectionOf,
   PUBLIC_PICK,
   V1_PICK,
+  type GraphqlSelection,
   type Layout,
   type PickField,
   type PublicPickJson,
@@ -44,20 +46,13 @@ export function publicPick(node: PublicPickFragment): PublicPickJson {
   return layoutJson(PUBLIC_PICK, (name) => valueInResult(node, name));
 }
 
-/** The GraphQL selection of the fields a layout shows, nested as the GraphQL Pick nests them. */
+/** The GraphQL selection of the fields a layout shows, nested as the GraphQL Pick nests them (graphqlSelectionOf). */
 function selectionOf(layout: Layout): string {
-  const tree: Record<string, unknown> = {};
-  for (const name of layoutPaths(layout).keys()) {
-    const path = graphqlPathOf(name);
-    let node = tree;
-    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
-    node[path.at(-1)!] = true;
-  }
-  const print = (node: Record<string, unknown>): string =>
+  const print = (node: GraphqlSelection): string =>
     Object.entries(node)
-      .map(([key, child]) => (child === true ? key : `${key} { ${print(child as Record<string, unknown>)} }`))
+      .map(([key, child]) => (child === true ? key : `${key} { ${print(child)} }`))
       .join(' ');
-  return print(tree);
+  return print(graphqlSelectionOf(layout));
 }
 
 /** The fragments the adapters' documents spread (`...V1Pick`, `...PublicPick`), for GraphQL Code Generator. */

@@ -160,7 +160,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       successHeaders: {
         'Cache-Control': { description: 'The stream is never cached.', schema: { type: 'string', const: 'no-cache' }, required: true },
       },
-      errors: ['tier_upgrade_required', 'too_many_streams'],
+      errors: ['tier_upgrade_required', 'too_many_streams', 'stream_token_rate_limited'],
     }),
     handler: async (req, reply) => {
       const query = req.query as Record<string, unknown>;

@@ -48,6 +48,7 @@ export const ERRORS = {
   invalid_api_key: row(401, 'The API key is missing, malformed, unknown or revoked.'),
   admin_required: row(403, 'This operation requires the admin token.'),
   tier_upgrade_required: row(403, 'This endpoint requires a higher tier.', ['minimum_tier']),
+  field_not_allowed: row(403, "A stream token may select only the fields of the stream's frame."),
   not_found: row(404, 'The requested resource does not exist.'),
   method_not_allowed: row(405, 'This method is not allowed here.'),
   invalid_transition: row(409, 'The pick cannot change to this status.', ['from', 'to']),
@@ -61,6 +62,7 @@ export const ERRORS = {
   subscription_limit: row(429, 'The API key has the maximum number of webhook subscriptions; delete one first.', ['limit']),
   too_many_streams: row(429, 'Too many concurrent streams for this API key; close one first.'),
   stream_token_limit: row(429, 'The API key has minted the most stream tokens allowed in an hour; reuse one or retry later.', ['retry_after_seconds']),
+  stream_token_rate_limited: row(429, 'This stream token has opened the most streams allowed in a minute; retry later.', ['retry_after_seconds']),
   internal_error: row(500, 'Unexpected server error; retry with exponential backoff.'),
   service_unavailable: row(503, 'The service is temporarily unavailable; retry with exponential backoff.', [], { retryAfterSeconds: 1 }),
   // Customer accounts and the dashboard (docs/DASHBOARD.md).

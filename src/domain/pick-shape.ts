@@ -322,6 +322,29 @@ export function layoutPaths(layout: Layout, prefix: readonly string[] = []): Map
   return paths;
 }
 
+/** A GraphQL selection without aliases or arguments: each field selected, and the selection under it. */
+export interface GraphqlSelection {
+  readonly [field: string]: true | GraphqlSelection;
+}
+
+/**
+ * The fields of the GraphQL Pick (GRAPHQL_PICK) that a layout reads, nested as the GraphQL Pick
+ * nests them, in the layout's order: what the adapters' fragments select (adapters/common/v1-json.ts)
+ * and, for the V1 Pick, the most a stream token may select of a pick (src/graphql/stream-frame.ts).
+ */
+export function graphqlSelectionOf(layout: Layout): GraphqlSelection {
+  const graphqlPaths = layoutPaths(GRAPHQL_PICK);
+  const tree: Record<string, true | Record<string, unknown>> = {};
+  for (const name of layoutPaths(layout).keys()) {
+    const path = graphqlPaths.get(name);
+    if (path === undefined) throw new Error(`the GraphQL Pick does not show ${name}`);
+    let node: Record<string, unknown> = tree;
+    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+    node[path.at(-1)!] = true;
+  }
+  return tree as GraphqlSelection;
+}
+
 /** The JSON Schema of a field's value as JSON (null included when nullable). */
 export function fieldJsonSchema(name: PickField, narrowed: Record<string, unknown> = {}): Record<string, unknown> {
   const facts = factsOf(name);

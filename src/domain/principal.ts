@@ -13,6 +13,8 @@ export type Principal =
    */
   | {
       kind: 'streamToken';
+      /** The token's stored hash: what its own allowances (opens per minute) are counted by. */
+      tokenHash: string;
       apiKeyId: string;
       tier: Tier;
       origins: readonly string[];

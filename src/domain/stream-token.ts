@@ -17,6 +17,8 @@ export const STREAM_TOKEN_MAX_ORIGINS = 10;
 /** Tokens one key may mint per rolling hour. */
 export const STREAM_TOKENS_PER_HOUR = 60;
 export const DEFAULT_STREAM_TOKEN_MAX_STREAMS = 1000;
+/** Streams one token may open in a rolling minute (STREAM_TOKEN_OPENS_PER_MINUTE): a page reconnects, a leaked token cannot flood. */
+export const STREAM_TOKEN_OPENS_PER_MINUTE = Object.freeze({ min: 1, max: 600, default: 30 });
 
 /** A new token: `sst_` + 256 random bits in base64url. Shown once; only its hash is stored. */
 export function generateStreamToken(randomBytes: (n: number) => Buffer = cryptoRandomBytes): string {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { GraphQLError } from 'graphql';
+import { getOperationAST, GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga, shouldRenderGraphiQL, type CORSOptions, type GraphiQLOptions, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import {
@@ -33,6 +33,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set while building the GraphQL context; the HTTP layer turns it into rate-limit headers. */
     rateLimit: LimitDecision | null;
+    /**
+     * Set when a GraphQL answer sent with HTTP 200 was a refusal that counts nothing (a 429 or
+     * 5xx code, and no root field answered): the HTTP layer takes the request back as it does a
+     * 429 or 5xx status.
+     */
+    refusedAfterAdmission: boolean;
   }
 }
 
@@ -130,9 +136,20 @@ export async function buildContext(services: Services, req: FastifyRequest, opti
         new AppError(ErrorCode.rateLimitExceeded, `At most ${read.limit} usage reads per API key per hour; retry in ${seconds} s.`, { retry_after_seconds: seconds }),
       );
     }
-  } else if (principal.kind === 'apiKey' || principal.kind === 'streamToken') {
-    // A stream token's connection counts against the key that minted it.
-    limits = await services.auth.consume({ kind: 'apiKey', apiKeyId: principal.apiKeyId, tier: principal.tier });
+  } else if (principal.kind === 'streamToken') {
+    // The mint was the request counted against the key: a token copied out of a page must not
+    // be able to spend the key's hour. Its opens have their own rolling minute instead.
+    const opens = await services.auth.consumeStreamTokenOpen(principal);
+    if (!opens.allowed) {
+      const seconds = opens.retryAfterSeconds;
+      throw requestError(
+        new AppError(ErrorCode.streamTokenRateLimited, `A stream token may open at most ${opens.limit} streams per minute; retry in ${seconds} s (reconnect with Last-Event-ID to miss nothing).`, {
+          retry_after_seconds: seconds,
+        }),
+      );
+    }
+  } else if (principal.kind === 'apiKey') {
+    limits = await services.auth.consume(principal);
     req.rateLimit = limits;
     if (!limits.allowed) {
       throw requestError(
@@ -191,6 +208,49 @@ function useGraphiQLPageAnswer(page: GraphiQLPage): Plugin {
       setResponse(new fetchAPI.Response(body, { status: response.status, headers: answered }));
     },
   };
+}
+
+/**
+ * A GraphQL answer is HTTP 200 whatever its errors, so the month invariant's HTTP rule (a 429 or
+ * 5xx answer counts nothing) is told here: an operation whose every root field was refused with
+ * a 429 or 5xx code (subscription_limit, api_key_limit, internal_error, ...) marks its request as
+ * refused. An operation that answered any root field counts: it was served. (The root fields are
+ * read from the document: a non-null root field's error nulls `data` as a whole.)
+ */
+function useRefusalsCountNothing(): Plugin<ServerContext & Context> {
+  return {
+    onExecute() {
+      return {
+        onExecuteDone({ args, result }) {
+          if (!('errors' in result) || !result.errors?.length) return;
+          const req = (args.contextValue as Partial<ServerContext>).req;
+          if (!req) return;
+          const refusedFields = new Set<string | number>();
+          for (const error of result.errors) {
+            if (error.path?.length !== 1) continue;
+            const status = errorHead(toPublicGraphQLError(error, () => undefined).extensions.code as ErrorCode).status;
+            if (status === 429 || status >= 500) refusedFields.add(error.path[0]!);
+          }
+          if (refusedFields.size === 0) return;
+          const operation = getOperationAST(args.document, args.operationName);
+          if (operation && rootResponseKeys(args.document, operation.selectionSet).every((key) => refusedFields.has(key))) req.refusedAfterAdmission = true;
+        },
+      };
+    },
+  };
+}
+
+/** The response keys of an operation's root fields (fragments spread at the root included). */
+function rootResponseKeys(document: DocumentNode, selectionSet: SelectionSetNode, seen = new Set<string>()): string[] {
+  return selectionSet.selections.flatMap((selection) => {
+    if (selection.kind === Kind.FIELD) return [selection.alias?.value ?? selection.name.value];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return rootResponseKeys(document, selection.selectionSet, seen);
+    const name = selection.name.value;
+    if (seen.has(name)) return [];
+    seen.add(name);
+    const fragment = document.definitions.find((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === name);
+    return fragment ? rootResponseKeys(document, fragment.selectionSet, seen) : [];
+  });
 }
 
 /**
@@ -293,6 +353,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
       ...(options.readCache ? [options.readCache.plugin] : []),
       // After jit: replaces its subscribe so each event is executed once per access level, not per subscriber.
       useSharedSubscriptionResults(),
+      useRefusalsCountNothing(),
       ...(options.corsOrigins.length > 0 ? [useVaryOnOrigin()] : []),
       ...(options.graphiql ? [useGraphiQLPageAnswer(options.graphiql)] : []),
     ],

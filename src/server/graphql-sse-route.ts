@@ -22,6 +22,7 @@ import { assertArgumentInputs } from '../graphql/argument-guard.js';
 import { assertRequestLimits, guardedValidate } from '../graphql/limits.js';
 import { buildContext, requestError, toPublicGraphQLError } from '../graphql/yoga.js';
 import { assertStreamTokenOperation } from '../graphql/auth.js';
+import { assertStreamFrameSelection } from '../graphql/stream-frame.js';
 import type { AppError } from '../domain/errors.js';
 import type { Services } from '../services/index.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -86,7 +87,10 @@ export function registerGraphQLSseRoute(
       principals.set(req.raw, context.principal);
       if (context.principal.kind === 'streamToken') {
         try {
-          assertStreamTokenOperation(context.principal, typeof params.query === 'string' ? parse(params.query) : params.query, params.operationName);
+          const document = typeof params.query === 'string' ? parse(params.query) : params.query;
+          assertStreamTokenOperation(context.principal, document, params.operationName);
+          // Within pickPublished, the REST stream's frame only (403 field_not_allowed).
+          assertStreamFrameSelection(getSchema(), document, params.operationName);
         } catch (error) {
           throw requestError(error as AppError, true);
         }

@@ -23,18 +23,28 @@ export function rateLimitHeaders(decision: LimitDecision, nowMs: number): Record
 }
 
 /**
+ * An admitted request whose answer counts nothing: a 429 (whichever limit refused it after
+ * admission: too many streams, webhook subscriptions or token mints) or a 5xx (a database
+ * outage's 503, an internal error).
+ */
+export function answerCountsNothing(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/**
  * The headers on every response with a decision, and the month invariant's HTTP side: a
- * request admitted and then answered 5xx (a database outage's 503, an internal error) is handed
- * to `release`, so it counts nothing. The answer's status is read when the response has been
- * sent in full ('finish'; hijacked responses, such as streams, included): an answer that never
- * reached the client stays counted.
+ * request admitted and then answered 429 or 5xx (or a GraphQL refusal of that kind, sent as
+ * 200) is handed to `release`, so it counts nothing. The answer's status is read when the
+ * response has been sent in full ('finish'; hijacked responses, such as streams, included): an
+ * answer that never reached the client stays counted.
  */
 export function registerRateLimitHeaders(app: FastifyInstance, now: () => number, release: (admission: Admission) => void): void {
   app.decorateRequest('rateLimit', null);
+  app.decorateRequest('refusedAfterAdmission', false);
   app.addHook('onRequest', (req, reply, done) => {
     reply.raw.once('finish', () => {
       const decision = req.rateLimit;
-      if (decision?.allowed && decision.admission && reply.raw.statusCode >= 500) release(decision.admission);
+      if (decision?.allowed && decision.admission && (answerCountsNothing(reply.raw.statusCode) || req.refusedAfterAdmission)) release(decision.admission);
     });
     done();
   });

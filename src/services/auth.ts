@@ -19,11 +19,11 @@ import { recordLastUsed } from '../persistence/api-keys-repository.js';
 import type { Orm } from '../persistence/orm.js';
 import type { Tier } from '../domain/api-key.js';
 import type { ApiKeyService } from './api-keys.js';
-import { STREAM_TOKEN_PREFIX } from '../domain/stream-token.js';
-import type { StreamTokenService } from './stream-tokens.js';
+import { STREAM_TOKEN_OPENS_PER_MINUTE, STREAM_TOKEN_PREFIX } from '../domain/stream-token.js';
+import type { StreamTokenPrincipal, StreamTokenService } from './stream-tokens.js';
 import { BusChannel, type EventBus } from './events/event-bus.js';
 import { clientAddressKey } from '../domain/client-address.js';
-import type { Admission, AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter, UsageReadDecision } from './limits/rate-limiter.js';
+import type { Admission, AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter, StreamTokenOpenDecision, UsageReadDecision } from './limits/rate-limiter.js';
 
 export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 
@@ -31,6 +31,8 @@ export interface AuthServiceOptions {
   adminToken: string;
   tierLimits: TierLimits;
   /** Entries in the key cache; each is about 200 bytes. */
+  /** STREAM_TOKEN_OPENS_PER_MINUTE; the default when absent. */
+  streamTokenOpensPerMinute?: number;
   cacheSize?: number;
   cacheTtlMs?: number;
   lastUsedFlushMs?: number;
@@ -185,6 +187,14 @@ export class AuthService {
    */
   consumeUsageRead(principal: ApiKeyPrincipal): Promise<UsageReadDecision> {
     return this.limiter.consumeUsageRead(principal.apiKeyId);
+  }
+
+  /**
+   * Counts one stream opened with a stream token against the token's own rolling minute; the
+   * issuing key's limits are untouched (its mint was the counted request).
+   */
+  consumeStreamTokenOpen(principal: StreamTokenPrincipal): Promise<StreamTokenOpenDecision> {
+    return this.limiter.consumeStreamTokenOpen(principal.tokenHash, this.options.streamTokenOpensPerMinute ?? STREAM_TOKEN_OPENS_PER_MINUTE.default);
   }
 
   /** Counts one request without credentials from this client address (req.ip, as TRUST_PROXY decides it). */

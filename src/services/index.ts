@@ -72,6 +72,8 @@ export interface ServiceOptions {
   detection?: DetectionOptions;
   /** STREAM_TOKEN_MAX_STREAMS; the default when absent. */
   streamTokenMaxStreams?: number;
+  /** STREAM_TOKEN_OPENS_PER_MINUTE; the default when absent. */
+  streamTokenOpensPerMinute?: number;
   /** The markets the engine reads (ODDS_FEED_MARKETS); all when absent. */
   markets?: readonly Market[];
   /** When finals and closing lines are believed (MATCH_MIN_MINUTES, CLOSING_LINE_MAX_AGE_SECONDS); defaults when absent. */
@@ -82,7 +84,7 @@ export interface ServiceOptions {
 export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(orm, clock);
   const streamTokens = new StreamTokenService(orm, clock);
-  const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits }, streamTokens);
+  const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits, streamTokenOpensPerMinute: options.streamTokenOpensPerMinute }, streamTokens);
   const accounts = new AccountService(orm, clock, { keysChanged: (keys) => auth.forgetKeys(keys) });
   const picks = new PickService(orm, clock, options);
   return {

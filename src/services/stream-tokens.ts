@@ -65,9 +65,10 @@ export class StreamTokenService {
    */
   async principalFor(token: string): Promise<StreamTokenPrincipal | null> {
     if (!isStreamTokenShape(token)) return null;
-    const found = await findStreamToken(this.orm.em.fork(), hashStreamToken(token));
+    const tokenHash = hashStreamToken(token);
+    const found = await findStreamToken(this.orm.em.fork(), tokenHash);
     const remainingMs = found ? found.expiresAt.getTime() - this.clock.now().getTime() : 0;
     if (!found || found.keyTier === null || remainingMs <= 0) return null;
-    return { kind: 'streamToken', apiKeyId: found.apiKeyId, tier: found.keyTier, origins: found.origins, remainingMs };
+    return { kind: 'streamToken', tokenHash, apiKeyId: found.apiKeyId, tier: found.keyTier, origins: found.origins, remainingMs };
   }
 }

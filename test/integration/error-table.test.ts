@@ -29,6 +29,7 @@ const STARTER_HOURLY = 3;
 /** Rows that a request cannot reach on a fresh test app: thrown from the tiny route. */
 const THROWN: readonly ErrorCode[] = [
   'admin_required',
+  'field_not_allowed',
   'invalid_transition',
   'duplicate_url',
   'query_too_complex',
@@ -38,6 +39,7 @@ const THROWN: readonly ErrorCode[] = [
   'subscription_limit',
   'too_many_streams',
   'stream_token_limit',
+  'stream_token_rate_limited',
   'invalid_credentials',
   'login_throttled',
   'session_required',

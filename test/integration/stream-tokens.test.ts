@@ -5,10 +5,12 @@
  * nothing else. Real HTTP on 127.0.0.1; the service's clock is a manual one.
  */
 import type { AddressInfo } from 'node:net';
+import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PickPublishedDocument } from '../../adapters/common/generated/graphql.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { CREATE_KEY, pickInput, PUBLISH, REVOKE_KEY } from '../helpers/fixtures.js';
+import { CREATE_KEY, pickInput, PUBLISH, REVOKE_KEY, UPSERT_ANALYSIS } from '../helpers/fixtures.js';
 import { CREATE_ACCOUNT, PASSWORD, SET_ACCOUNT_TIER } from '../helpers/dashboard.js';
 import { eventually, openStream, type OpenStream } from '../helpers/subscriptions.js';
 import { RetentionJob } from '../../src/services/retention.js';
@@ -16,6 +18,8 @@ import { RetentionJob } from '../../src/services/retention.js';
 const NOW = new Date('2026-11-24T12:00:00.000Z');
 const PAGE = 'https://app.example.com';
 const TOKEN = /^sst_[A-Za-z0-9_-]{43}$/;
+/** STREAM_TOKEN_OPENS_PER_MINUTE here: above what any other test of this file opens with one token. */
+const OPENS_PER_MINUTE = 5;
 
 let t: TestApp;
 let port = 0;
@@ -23,7 +27,7 @@ const clock = new ManualClock(NOW);
 const opened: OpenStream[] = [];
 
 beforeAll(async () => {
-  t = await createTestApp({ clock, env: { STREAM_TOKEN_MAX_STREAMS: '2' } });
+  t = await createTestApp({ clock, env: { STREAM_TOKEN_MAX_STREAMS: '2', STREAM_TOKEN_OPENS_PER_MINUTE: String(OPENS_PER_MINUTE) } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = (t.app.server.address() as AddressInfo).port;
 });
@@ -204,19 +208,81 @@ describe('what a token may do', () => {
     }
   });
 
-  it('subscribes over /graphql/stream with Authorization: Bearer, with rate-limit headers and CORS for its origin', async () => {
+  it('subscribes over /graphql/stream with Authorization: Bearer, with CORS for its origin and without the key\'s rate-limit headers', async () => {
     const { key: apiKey } = await key();
     const streamToken = await token(apiKey);
     const stream = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { headers: { origin: PAGE } });
     opened.push(stream);
     expect(stream.status).toBe(200);
     expect(stream.headers['access-control-allow-origin']).toBe(PAGE);
-    expect(stream.headers['x-ratelimit-remaining']).toBeDefined();
+    // The stream counted nothing against the key, and a page is not told the key's standing.
+    expect(stream.headers['x-ratelimit-remaining']).toBeUndefined();
     const id = await publish('Sse Rovers');
     await stream.waitFor(`"${id}"`, 10_000);
     const elsewhere = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { headers: { origin: 'https://evil.example.com' } });
     opened.push(elsewhere);
     expect(elsewhere.status).toBe(401);
+  });
+});
+
+describe('what a token may select on /graphql/stream: the REST stream frame', () => {
+  const ANALYSIS = 'Arsenal press high; Chelsea tire late.';
+  const REFUSED: Record<string, string> = {
+    directly: 'subscription { pickPublished(afterSequence: "0") { sequence pick { id analysis { analysis } } } }',
+    'through a fragment': 'subscription { pickPublished(afterSequence: "0") { ...Event } } fragment Event on PickEvent { sequence pick { ...Mine } } fragment Mine on Pick { id analysis { analysis } }',
+    'through an inline fragment': 'subscription { pickPublished(afterSequence: "0") { pick { ... on Pick { id analysis { analysis } } } } }',
+    'under an alias': 'subscription { pickPublished(afterSequence: "0") { pick { id notes: analysis { text: analysis } } } }',
+  };
+
+  /** A visible pick with a match analysis: a replay from sequence 0 would carry it. */
+  async function pickWithAnalysis(team: string): Promise<string> {
+    const id = await publish(team);
+    const upserted = await t.graphql(UPSERT_ANALYSIS, { input: { matchId: id, analysis: ANALYSIS } });
+    expect(upserted.errors).toBeUndefined();
+    return id;
+  }
+
+  it.each(Object.entries(REFUSED))('refuses analysis selected %s: 403 field_not_allowed naming the field, before any event', async (_how, query) => {
+    await pickWithAnalysis('Analysis Athletic');
+    const { key: apiKey } = await key();
+    const streamToken = await token(apiKey);
+    const stream = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { query, headers: { origin: PAGE } });
+    opened.push(stream);
+    expect(stream.status).toBe(403);
+    expect(stream.headers['content-type']).toMatch(/^application\/json/);
+    const body = await stream.ended;
+    expect(body).not.toContain('event:');
+    expect(body).not.toContain(ANALYSIS);
+    const error = (JSON.parse(body) as { errors: { message: string; extensions: { code: string } }[] }).errors[0]!;
+    expect(error.extensions.code).toBe('field_not_allowed');
+    expect(error.message).toContain('`analysis` (on Pick) is not one of them');
+  });
+
+  it("accepts exactly the REST stream's own document, and a selection of it with aliases, fragments and __typename; each receives the next pick", async () => {
+    const { key: apiKey } = await key();
+    const streamToken = await token(apiKey);
+    const frame = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { query: print(PickPublishedDocument), headers: { origin: PAGE } });
+    opened.push(frame);
+    const picked = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, {
+      query: 'subscription { e: pickPublished { __typename s: sequence pick { __typename ... on Pick { bookmaker { name } } ...Score } } } fragment Score on Pick { id score: finalScore { home away } }',
+      headers: { origin: PAGE },
+    });
+    opened.push(picked);
+    expect([frame.status, picked.status]).toEqual([200, 200]);
+    const id = await publish('Frame Town');
+    await frame.waitFor(`"${id}"`, 10_000);
+    await picked.waitFor(`"${id}"`, 10_000);
+    expect(frame.raw()).toContain('"ledgerHash"');
+    expect(picked.raw()).toContain('"__typename":"PickEvent"');
+  });
+
+  it('leaves an API key free to select the analysis (replayed with the pick)', async () => {
+    const id = await pickWithAnalysis('Keyed Wanderers');
+    const { key: apiKey } = await key();
+    const stream = await openStream(port, 'graphql-sse', `Bearer ${apiKey}`, { query: REFUSED.directly });
+    opened.push(stream);
+    expect(stream.status).toBe(200);
+    await stream.waitFor(new RegExp(`"${id}","analysis":\\{"analysis":"${ANALYSIS}"`), 10_000);
   });
 });
 
@@ -289,3 +355,66 @@ describe('expiry, revocation, downgrade and caps', () => {
     expect((await restStream(`access_token=${streamToken}`, { origin: PAGE })).status).toBe(200);
   });
 });
+
+describe('opening streams with a token', () => {
+  async function hourlyUsed(apiKey: string): Promise<number> {
+    const usage = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers: { authorization: `Bearer ${apiKey}` } });
+    expect(usage.statusCode, usage.body).toBe(200);
+    return usage.json().hourly.used as number;
+  }
+
+  /** Opens a REST or GraphQL stream with the token, then closes it and waits for its slot to come back. */
+  async function openAndClose(streamToken: string, apiKeyId: string, via: 'rest' | 'graphql-sse'): Promise<number> {
+    const stream =
+      via === 'rest'
+        ? await restStream(`access_token=${streamToken}`, { origin: PAGE })
+        : await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { headers: { origin: PAGE } });
+    opened.push(stream);
+    stream.close();
+    await eventually(() => t.runtime.services.streamSlots.count(apiKeyId, 'token') === 0, 5_000, 'the closed stream gave its slot back');
+    return stream.status;
+  }
+
+  it('counts nothing against the key: the mint is the counted request', async () => {
+    const { key: apiKey, id } = await key();
+    const streamToken = await token(apiKey);
+    const afterMint = await hourlyUsed(apiKey);
+    expect(afterMint).toBe(1);
+    expect(await openAndClose(streamToken, id, 'rest')).toBe(200);
+    expect(await openAndClose(streamToken, id, 'graphql-sse')).toBe(200);
+    expect(await openAndClose(streamToken, id, 'rest')).toBe(200);
+    expect(await hourlyUsed(apiKey)).toBe(afterMint);
+  });
+
+  it('opens at most STREAM_TOKEN_OPENS_PER_MINUTE streams in a rolling minute, then 429 stream_token_rate_limited with Retry-After', async () => {
+    const { key: apiKey, id } = await key();
+    const streamToken = await token(apiKey);
+    // One open every 10 s: the fifth at +40 s.
+    for (let i = 0; i < OPENS_PER_MINUTE; i++) {
+      expect(await openAndClose(streamToken, id, i % 2 === 0 ? 'rest' : 'graphql-sse')).toBe(200);
+      clock.advance(10_000);
+    }
+    // +50 s: the minute (-10 s, +50 s] holds five opens. (A fixed minute would have room again at
+    // +60 s for five more; the rolling one frees one place per open that leaves it.)
+    const refused = await restStream(`access_token=${streamToken}`, { origin: PAGE });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('10');
+    expect(JSON.parse(await refused.ended)).toMatchObject({ error: 'stream_token_rate_limited', retry_after_seconds: 10 });
+    const overGraphql = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { headers: { origin: PAGE } });
+    opened.push(overGraphql);
+    expect(overGraphql.status).toBe(429);
+    expect(await overGraphql.ended).toContain('stream_token_rate_limited');
+    // Another token of the same key has its own minute.
+    expect(await openAndClose(await token(apiKey), id, 'rest')).toBe(200);
+    // +60 s: the first open left the window, one place is free; at +65 s the second has not left yet.
+    clock.advance(10_000);
+    expect(await openAndClose(streamToken, id, 'rest')).toBe(200);
+    clock.advance(5_000);
+    const again = await restStream(`access_token=${streamToken}`, { origin: PAGE });
+    expect(again.status).toBe(429);
+    expect(again.headers['retry-after']).toBe('5');
+    // None of it counted against the key: two mints only.
+    expect(await hourlyUsed(apiKey)).toBe(2);
+  });
+});
+

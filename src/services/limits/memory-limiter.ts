@@ -23,6 +23,7 @@ import {
 import { AnonymousWindows, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
 import type { Admission, HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
 import { UsageReadWindows } from './usage-window.js';
+import { StreamTokenOpens, type StreamTokenOpenDecision } from './stream-token-opens.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
 export const DEFAULT_FLUSH_INTERVAL_MS = 5_000;
@@ -69,6 +70,7 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly months = new Map<string, MonthCount>();
   private readonly anonymous: AnonymousWindows;
   private readonly usageReads = new UsageReadWindows();
+  private readonly streamTokenOpens = new StreamTokenOpens();
   /** One load per key-month, shared by every request that arrives while it runs. */
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -134,6 +136,11 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.usageReads.consume(apiKeyId, this.now());
   }
 
+  async consumeStreamTokenOpen(tokenHash: string, limit: number): Promise<StreamTokenOpenDecision> {
+    this.assertOpen();
+    return this.streamTokenOpens.consume(tokenHash, limit, this.now());
+  }
+
   mode(): LimiterMode {
     return 'memory';
   }
@@ -168,6 +175,7 @@ export class MemoryRateLimiter implements RateLimiter {
     }
     this.anonymous.evictEnded(nowMs);
     this.usageReads.evictEnded(nowMs);
+    this.streamTokenOpens.evictEnded(nowMs);
   }
 
   /**
@@ -180,6 +188,7 @@ export class MemoryRateLimiter implements RateLimiter {
     this.months.clear();
     this.anonymous.clear();
     this.usageReads.clear();
+    this.streamTokenOpens.clear();
   }
 
   /** How much is held in memory (tests, the footprint measurement). */

@@ -7,8 +7,9 @@
 import type { TierLimit } from '../../domain/access.js';
 import type { AnonymousDecision } from './anonymous-window.js';
 import type { UsageReadDecision } from './usage-window.js';
+import type { StreamTokenOpenDecision } from './stream-token-opens.js';
 
-export type { AnonymousDecision, UsageReadDecision };
+export type { AnonymousDecision, StreamTokenOpenDecision, UsageReadDecision };
 
 import type { Admission, HourlyState, LimitDecision, LimiterEngine, MonthlyState } from '../../domain/rate-limit.js';
 
@@ -38,6 +39,11 @@ export interface RateLimiter {
    * (usage-window.ts); the key's hourly limit and monthly cap are not touched.
    */
   consumeUsageRead(apiKeyId: string): Promise<UsageReadDecision>;
+  /**
+   * Counts one stream opened with a stream token (its hash) against the token's rolling minute
+   * of `limit` opens (stream-token-opens.ts); the issuing key's limits are not touched.
+   */
+  consumeStreamTokenOpen(tokenHash: string, limit: number): Promise<StreamTokenOpenDecision>;
   /**
    * Which engine decided the last request: 'fallback' while Redis is unreachable; back to
    * 'redis' as soon as Redis answers a probe again (the next decision is Redis').

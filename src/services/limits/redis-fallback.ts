@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { TierLimit } from '../../domain/access.js';
 import type { AnonymousDecision } from './anonymous-window.js';
 import type { UsageReadDecision } from './usage-window.js';
+import type { StreamTokenOpenDecision } from './stream-token-opens.js';
 import { MemoryRateLimiter } from './memory-limiter.js';
 import type { Admission, HourlyState, LimitDecision, LimiterMode, MonthlyState } from './rate-limiter.js';
 import type { MonthlyUsageStore } from './usage-store.js';
@@ -156,6 +157,11 @@ export class RedisFallback {
   consumeUsageRead(apiKeyId: string): Promise<UsageReadDecision> {
     this.lastMode = 'fallback';
     return this.memory.consumeUsageRead(apiKeyId);
+  }
+
+  consumeStreamTokenOpen(tokenHash: string, limit: number): Promise<StreamTokenOpenDecision> {
+    this.lastMode = 'fallback';
+    return this.memory.consumeStreamTokenOpen(tokenHash, limit);
   }
 
   /**

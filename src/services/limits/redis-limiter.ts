@@ -23,6 +23,7 @@
  * total in its hash); no auto-pipelining (limiterRedisOptions says why).
  */
 import type { ServiceLog } from '../log.js';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { TierLimit } from '../../domain/access.js';
@@ -32,6 +33,8 @@ import { ANONYMOUS_WINDOW_MS, anonymousDecision, anonymousWindowOf, DEFAULT_ANON
 import { DEFAULT_FLUSH_INTERVAL_MS } from './memory-limiter.js';
 import type { Admission, HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
 import { USAGE_READ_WINDOW_MS, usageReadDecision, usageReadWindowOf } from './usage-window.js';
+import { rollingWindowDecision } from './rolling-window.js';
+import { STREAM_TOKEN_OPENS_WINDOW_MS, type StreamTokenOpenDecision } from './stream-token-opens.js';
 import { RedisFallback, RedisUnavailableError, type FallbackAdmits, type KeyMonth } from './redis-fallback.js';
 import type { MonthlyUsageStore } from './usage-store.js';
 
@@ -98,6 +101,11 @@ export function usageReadKey(apiKeyId: string, window: number): string {
 }
 const USAGE_READ_COUNTER_TTL_MS = USAGE_READ_WINDOW_MS + 5_000;
 
+/** The opens of one stream token in its rolling minute (a sorted set that expires a minute after its last open). */
+export function streamTokenOpensKey(tokenHash: string): string {
+  return `rl:st:${tokenHash}`;
+}
+
 function luaSource(file: string): string {
   return readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
 }
@@ -110,6 +118,7 @@ export const LUA_MONTH_OF = luaSource('month-of.lua');
 const DECIDE_LUA = `${LUA_MONTH_OF}\n${luaSource('decide.lua')}`;
 const ADD_IF_PRESENT_LUA = luaSource('add-if-present.lua');
 const REFUND_LUA = luaSource('refund.lua');
+const ROLLING_WINDOW_LUA = luaSource('rolling-window.lua');
 
 /** The limiter's scripts as commands of its client (see defineLimiterCommands). */
 interface LimiterCommands {
@@ -119,6 +128,8 @@ interface LimiterCommands {
   rateLimitAddIfPresent(monthCounter: string, refundsCounter: string, count: number): Promise<number | null>;
   /** lua/refund.lua: takes one admitted request back from its month and bucket. */
   rateLimitRefund(hourlyHash: string, monthCounter: string, refundsCounter: string, bucket: number): Promise<number>;
+  /** lua/rolling-window.lua: [events in the window before this one, the oldest's time or -1]. */
+  rateLimitRollingWindow(log: string, nowMs: number, windowMs: number, limit: number, member: string): Promise<[number, number]>;
 }
 
 /**
@@ -129,6 +140,7 @@ function defineLimiterCommands(client: Redis): Redis & LimiterCommands {
   client.defineCommand('rateLimitDecide', { numberOfKeys: 4, lua: DECIDE_LUA });
   client.defineCommand('rateLimitAddIfPresent', { numberOfKeys: 2, lua: ADD_IF_PRESENT_LUA });
   client.defineCommand('rateLimitRefund', { numberOfKeys: 3, lua: REFUND_LUA });
+  client.defineCommand('rateLimitRollingWindow', { numberOfKeys: 1, lua: ROLLING_WINDOW_LUA });
   return client as Redis & LimiterCommands;
 }
 
@@ -284,6 +296,24 @@ export class RedisRateLimiter implements RateLimiter {
         return usageReadDecision(count, nowMs);
       },
       () => this.fallback.consumeUsageRead(apiKeyId),
+    );
+  }
+
+  /**
+   * One open of a stream token against its rolling minute, shared by every instance (the log's
+   * times from this instance's clock, as the anonymous window's minute). Redis down or slow:
+   * this instance's own logs decide.
+   */
+  async consumeStreamTokenOpen(tokenHash: string, limit: number): Promise<StreamTokenOpenDecision> {
+    return this.inRedisElseFallback(
+      async () => {
+        const nowMs = this.injectedNow?.() ?? systemClock.now().getTime();
+        const member = `${nowMs}:${randomUUID()}`;
+        const [count, oldest] = await this.redis(() => this.client.rateLimitRollingWindow(streamTokenOpensKey(tokenHash), nowMs, STREAM_TOKEN_OPENS_WINDOW_MS, limit, member));
+        this.fallback.decidedInRedis();
+        return rollingWindowDecision(Number(count), Number(oldest) < 0 ? undefined : Number(oldest), limit, STREAM_TOKEN_OPENS_WINDOW_MS, nowMs);
+      },
+      () => this.fallback.consumeStreamTokenOpen(tokenHash, limit),
     );
   }
 
