@@ -53,24 +53,17 @@ export interface KeptReferenceMarket {
   updatedAt: Date;
 }
 
-/** An unchanged reference market still refreshes its time after this long, so a close's age is right to within it. */
-export const REFERENCE_REFRESH_MS = 60_000;
-
 /**
  * Whether an observation replaces the kept market: only observations from before kickoff
  * count (the close is the last pre-kickoff market), never an older one than kept, and an
- * unchanged one only to refresh a time more than a minute old. recordReferenceMarkets' SQL
- * applies the same rule.
+ * unchanged one whenever it is newer: the close is dated by the reference's own last
+ * last_update, so its age at kickoff is exact. recordReferenceMarkets' SQL applies the same rule.
  */
 export function replacesKeptReference(kept: KeptReferenceMarket | undefined, observed: KeptReferenceMarket, kickoff: Date): boolean {
   if (observed.updatedAt.getTime() >= kickoff.getTime()) return false;
   if (!kept) return true;
   if (kept.updatedAt.getTime() > observed.updatedAt.getTime()) return false;
-  return (
-    kept.line !== observed.line ||
-    JSON.stringify(kept.prices) !== JSON.stringify(observed.prices) ||
-    kept.updatedAt.getTime() < observed.updatedAt.getTime() - REFERENCE_REFRESH_MS
-  );
+  return kept.line !== observed.line || JSON.stringify(kept.prices) !== JSON.stringify(observed.prices) || kept.updatedAt.getTime() < observed.updatedAt.getTime();
 }
 
 /** Why the engine holds a pick for an operator instead of publishing it (provenance.holdReasons). */

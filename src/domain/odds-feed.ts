@@ -76,6 +76,11 @@ export interface ScoreEvent {
 export interface FeedSkip {
   eventId: string | null;
   reason: string;
+  /**
+   * Logged on its own, once per event and reason (a refused final): the poll's summary of
+   * skipped entries leaves it out, so a state that lasts many polls is one log line.
+   */
+  loggedOnce?: true;
 }
 
 export interface ParsedFeed<T> {

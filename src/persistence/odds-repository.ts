@@ -189,10 +189,11 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
  */
 export async function recordReferenceMarkets(em: Em, rows: readonly ReferenceMarketRow[]): Promise<void> {
   if (rows.length === 0) return;
-  // Only prices that changed are written: the reference's last_update moves on every poll,
-  // its prices far less often, and a rewritten row is a dead row until a vacuum. An unchanged
-  // market still refreshes its time once a minute, so the closing line's age (how old the last
-  // reference observation before kickoff was) is right to within a minute.
+  // A row changes when the reference's prices or line changed, or its last_update moved on: the
+  // close is dated by the reference's own last last_update before kickoff, so its age at kickoff
+  // (and whether it is stale) is exact. An observation that repeats the kept one, time included,
+  // writes nothing. (Throttling the time's refresh to once a minute overstated the age by up to
+  // a minute and could call a fresh close stale.)
   await executeBound(
     em,
     `insert into reference_markets as r (event_id, generation, market, bookmaker, line, prices, updated_at)
@@ -204,7 +205,7 @@ export async function recordReferenceMarkets(em: Em, rows: readonly ReferenceMar
         set line = excluded.line, prices = excluded.prices, updated_at = excluded.updated_at
       where r.updated_at <= excluded.updated_at
         and (r.line is distinct from excluded.line or r.prices is distinct from excluded.prices
-             or r.updated_at < excluded.updated_at - interval '60 seconds')`,
+             or r.updated_at < excluded.updated_at)`,
     [
       JSON.stringify(
         rows.map((row) => ({

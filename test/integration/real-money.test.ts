@@ -142,6 +142,8 @@ describe('the engine on a bad feed day', () => {
       await poll(['scores']);
       expect((await picks())[0]).toMatchObject({ id: pick.id, status: 'PUBLISHED' });
       expect(warnings(/not used/).map((entry) => entry.fields.reason)).toEqual(['before_min_duration']);
+      // Six polls, one state: one line about the event in the whole log, not one per poll.
+      expect(logs.filter((entry) => JSON.stringify(entry).includes('"early"'))).toHaveLength(1);
       // Late enough, but the record itself was last updated at kickoff: not a final of this match.
       clock.set(new Date(KICKOFF.getTime() + 106 * MINUTE));
       feed.set('scores', 'soccer_epl', [v4ScoreEvent({ id: 'early', commenceTime: KICKOFF, completed: true, homeTeam: 'Norwich', awayTeam: 'Chelsea', scores: [0, 0], lastUpdate: KICKOFF })]);
@@ -331,6 +333,24 @@ describe('the engine on a bad feed day', () => {
       );
       // Two settled, one of them in the CLV mean: the stale close is left out, and the count says so.
       expect(record.data!.trackRecord.overall).toEqual({ totalSettled: 2, clvAvgPct: -8, clvCount: 1 });
+    });
+
+    it("dates the close at the reference's own last last_update before kickoff, even when its prices did not change", async () => {
+      feed.set('odds', 'soccer_epl', [event('requoted', [v4Bookmaker('pinnacle', 'Pinnacle', PINNACLE, FRESH), v4Bookmaker('tipico', 'Tipico', SOFT, FRESH)])]);
+      await poll(['odds']);
+      // Two minutes before kickoff the reference quotes the same prices, stamped 20 s and then 50 s
+      // after a first re-quote: each newer last_update is the reference's latest word.
+      const requoted = (secondsBeforeKickoff: number) => new Date(KICKOFF.getTime() - secondsBeforeKickoff * 1000);
+      for (const seconds of [150, 130, 100]) {
+        clock.set(requoted(seconds - 5));
+        feed.set('odds', 'soccer_epl', [event('requoted', [v4Bookmaker('pinnacle', 'Pinnacle', PINNACLE, requoted(seconds))])]);
+        await poll(['odds']);
+      }
+      clock.set(new Date(KICKOFF.getTime() + 1_000));
+      feed.set('odds', 'soccer_epl', []);
+      await poll(['odds']);
+      const pick = (await picks()).find((p) => p.homeTeam === 'Norwich')!;
+      expect((await provenance(pick.id)).provenance.closingLine).toMatchObject({ at: requoted(100).toISOString(), ageSecondsAtKickoff: 100, stale: false });
     });
   });
 });

@@ -365,7 +365,7 @@ export class ValueEngine {
 
   /** A completed record not used (yet): a feed skip at every poll, a log line once per event and reason. */
   private noteFinalRefusal(record: ScoreEvent, generation: number, refusal: FinalRefusal, skipped: FeedSkip[]): void {
-    skipped.push({ eventId: record.id, reason: FINAL_REFUSAL_TEXT[refusal] });
+    skipped.push({ eventId: record.id, reason: FINAL_REFUSAL_TEXT[refusal], loggedOnce: true });
     if (!this.isNewNote(`final:${record.id}`, `${generation}:${refusal}`)) return;
     this.options.log?.warn(
       { eventId: record.id, reason: refusal, record: scoreRecordJson(record) },

@@ -301,9 +301,11 @@ export class FeedPoller {
     if (low) this.options.log?.warn({ requestsRemaining: remaining, requestsUsed: used }, 'value engine: the odds feed plan has less than 10 % of its requests left');
   }
 
+  /** One line per poll for the entries skipped, but those the engine logs once on its own (a refused final) are left out. */
   private logSkipped(sportKey: string, kind: Kind, skipped: readonly FeedSkip[]): void {
-    if (skipped.length === 0) return;
-    this.options.log?.warn({ sportKey, kind, skipped: skipped.length, examples: skipped.slice(0, SKIP_EXAMPLES) }, 'value engine: feed entries skipped');
+    const unlogged = skipped.filter((skip) => !skip.loggedOnce);
+    if (unlogged.length === 0) return;
+    this.options.log?.warn({ sportKey, kind, skipped: unlogged.length, examples: unlogged.slice(0, SKIP_EXAMPLES) }, 'value engine: feed entries skipped');
   }
 }
 
