@@ -8,7 +8,7 @@ import { registerLedgerRoutes } from '../adapters/public/ledger.js';
 import { registerPublicRoutes } from '../adapters/public/plugin.js';
 import { registerPublicStream } from '../adapters/public/stream.js';
 import { registerRecordPage } from '../adapters/record/plugin.js';
-import { registerRestRoutes } from '../adapters/rest/plugin.js';
+import { admitUnroutedRequest, registerRestRoutes } from '../adapters/rest/plugin.js';
 import { registerStreamRoutes } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
 import { registerOpenApi } from '../adapters/common/openapi.js';
@@ -19,6 +19,7 @@ import { getSchema } from './graphql/schema.js';
 import { createReadCache } from './graphql/read-cache.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
+import { createFrameworkErrorHandler } from './server/framework-errors.js';
 import { handleHttpError, sendError } from './server/http-errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
 import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
@@ -31,6 +32,7 @@ import {
   clientErrorHandler,
   DEFAULT_SERVER_TIMEOUTS,
   nodeHttpOptions,
+  registerHttpRefusals,
   socketTimeoutMs,
   type ServerTimeouts,
 } from './server/http-limits.js';
@@ -52,6 +54,9 @@ export interface AppOptions {
 
 export async function buildApp(runtime: Runtime, options: AppOptions = {}): Promise<FastifyInstance> {
   const timeouts: ServerTimeouts = { ...DEFAULT_SERVER_TIMEOUTS, ...options.timeouts };
+  // Paths Fastify's router refuses (bad percent-encoding, ...) leave through the one error exit
+  // too (src/server/framework-errors.ts); the /api/v1 checks are bound once the routes exist.
+  const frameworkErrors = createFrameworkErrorHandler();
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     logController: options.logController ?? new ServiceLogs(),
@@ -62,6 +67,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     connectionTimeout: socketTimeoutMs(timeouts, runtime.config.streamHeartbeatSeconds),
     keepAliveTimeout: timeouts.keepAliveTimeoutMs,
     clientErrorHandler,
+    frameworkErrors: frameworkErrors.handler,
     // X-Forwarded-For / -Proto count only from the proxies named in TRUST_PROXY (none by default).
     trustProxy: runtime.config.trustProxy.length > 0 ? runtime.config.trustProxy : false,
     // A caller-supplied X-Request-Id is kept when sane, so traces join across a load balancer.
@@ -83,6 +89,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     reply.header('x-request-id', req.id);
     done();
   });
+  // Requests Node would refuse itself with an empty body (no Host, an unknown Expect).
+  registerHttpRefusals(app);
 
   // Drain: streams are ended by their own preClose hooks; a request that arrives on a kept-alive
   // connection is refused with 503 service_unavailable (a load balancer retries it elsewhere);
@@ -139,6 +147,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     introspection: runtime.config.graphqlIntrospection,
   });
   registerRestRoutes(app, yoga, getSchema());
+  frameworkErrors.bind({ admitCustomerApi: (req, reply) => admitUnroutedRequest(yoga, req, reply), now: () => runtime.clock.now().getTime() });
   const streams = registerStreamRoutes(app, yoga, getSchema(), {
     heartbeatSeconds: runtime.config.streamHeartbeatSeconds,
     now: () => runtime.clock.now().getTime(),

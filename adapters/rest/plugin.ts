@@ -7,8 +7,10 @@
  * the handler, so a body that is not JSON gets its 400 after 401 -> 429 -> 403 like any
  * parameter of the wrong form (check order: docs/DECISIONS.md), and counts one unit. Only an oversized
  * body (413) or a broken Content-Length is refused before authentication: it is never read.
+ * A Content-Type that is not a media type at all, which Fastify refuses before any parser,
+ * is judged in the handler the same way (judgeUnparsableContentType).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { AppError, ErrorCode, isAppError, NotFoundError } from '../../src/domain/errors.js';
 import { assertTier } from '../../src/graphql/auth.js';
@@ -53,6 +55,36 @@ function deferBodyParsing(scope: FastifyInstance): void {
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, buffer, done) =>
     done(null, (buffer as Buffer).length === 0 ? undefined : new UnreadableBody(BODY_ERROR_MESSAGES.unsupportedContentType)),
   );
+}
+
+/** Whether a request carries a body, as Fastify decides before choosing a parser. */
+function bodySent(req: FastifyRequest): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * A Content-Type that is not a media type (`foo`, `/;;`) is refused by Fastify itself, before
+ * any parser of this scope and so before authentication (FST_ERR_CTP_INVALID_MEDIA_TYPE). To
+ * this API it is one more Content-Type it does not read: the route's handler runs with the body
+ * unread, as the catch-all parser would have left it, so it is judged after 401 -> 429 -> 403
+ * and counted like any unreadable body. Every other error goes on to the app's error exit.
+ */
+function judgeUnparsableContentType(this: FastifyInstance, error: FastifyError, req: FastifyRequest, reply: FastifyReply): unknown {
+  if (error.code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
+  req.body = bodySent(req) ? new UnreadableBody(BODY_ERROR_MESSAGES.unsupportedContentType) : undefined;
+  return req.routeOptions.handler.call(this, req, reply);
+}
+
+/**
+ * The checks of a request under /api/v1 that no route answers: an unknown path (below), or a
+ * path Fastify's router refused (src/server/framework-errors.ts). A refused credential is 401,
+ * a key over its limits 429; else null, and a valid key has been counted one unit (its decision
+ * is on the request, for the rate-limit headers). A request without credentials is not counted.
+ */
+export async function admitUnroutedRequest(yoga: Yoga, req: FastifyRequest, reply: FastifyReply): Promise<GraphQLError | null> {
+  const runner = await openOperation(yoga, { req, reply, customerApi: true });
+  return runner instanceof GraphQLError ? runner : null;
 }
 
 /** Query and path parameters, then the JSON body: the variables, or the first error of form. */
@@ -106,6 +138,7 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
   const bodies = new WeakMap<object, Buffer>();
   void app.register(async (scope) => {
     deferBodyParsing(scope);
+    scope.setErrorHandler(judgeUnparsableContentType);
     for (const { route, operation } of prepared) {
       scope.route({
         method: route.method,
@@ -147,8 +180,8 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
         exposeHeadRoute: false,
         schema: { hide: true },
         handler: async (req, reply) => {
-          const runner = await openOperation(yoga, { req, reply, customerApi: true });
-          if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
+          const refused = await admitUnroutedRequest(yoga, req, reply);
+          if (refused) return sendGraphQLError(reply, refused);
           throw new NotFoundError(`No route for ${req.method} ${req.url.split('?')[0]}.`);
         },
       });

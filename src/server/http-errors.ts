@@ -1,8 +1,9 @@
 /**
  * The one error exit of every HTTP surface (/api/v1, its stream, the public endpoint,
- * /graphql/stream, the dashboard, Fastify's own error and not-found handlers): a thrown error, a
- * GraphQL error or a code becomes an HttpError - the status and default message of the code's row
- * in the error table (src/domain/errors.ts), its headers (Retry-After) and the documented body
+ * /graphql/stream, the dashboard, Fastify's own error and not-found handlers, its router's
+ * refusals in src/server/framework-errors.ts): a thrown error, a GraphQL error or a code
+ * becomes an HttpError - the status and default message of the code's row in the error table
+ * (src/domain/errors.ts), its headers (Retry-After) and the documented body
  * `{error, message, ...extras}`. The surfaces only choose how to write it: JSON, indented JSON
  * with CORS (public), a GraphQL-shaped body (/graphql/stream) or an HTML page (dashboard).
  */
@@ -62,12 +63,32 @@ export const BODY_ERROR_MESSAGES = {
   unsupportedContentType: 'Unsupported Content-Type; send application/json.',
 } as const;
 
-/** Fastify's own refusals of a request (body and content type), by their codes. */
-const FASTIFY_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+/**
+ * Fastify's own refusals of a request, by their codes (node_modules/fastify/lib/errors.js):
+ * every code a request can make Fastify raise, so none leaves with Fastify's body or message
+ * (which may echo the path). The router's reach the error exit through `frameworkErrors`
+ * (src/server/framework-errors.ts), the others through the error handler. The table-driven
+ * test/server/framework-errors.test.ts drives each with a request, or shows it unreachable.
+ */
+export const FASTIFY_ERRORS: Readonly<Record<string, { code: ErrorCode; message: string }>> = {
+  // The router (frameworkErrors).
+  FST_ERR_BAD_URL: { code: ErrorCode.invalidRequest, message: 'The request path is not valid percent-encoding.' },
+  // A malformed id is 404, never 400 (docs/API.md, "Requests"): no id is this long.
+  FST_ERR_MAX_PARAM_LENGTH: { code: ErrorCode.notFound, message: 'No such resource: a path segment is longer than any id.' },
+  FST_ERR_NOT_FOUND: { code: ErrorCode.notFound, message: ERRORS.not_found.message },
+  // Bodies and their headers.
   FST_ERR_CTP_BODY_TOO_LARGE: { code: ErrorCode.payloadTooLarge, message: ERRORS.payload_too_large.message },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: ErrorCode.invalidRequest, message: BODY_ERROR_MESSAGES.unsupportedContentType },
   FST_ERR_CTP_EMPTY_JSON_BODY: { code: ErrorCode.invalidRequest, message: 'The JSON body is empty.' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: ErrorCode.invalidRequest, message: BODY_ERROR_MESSAGES.notJson },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: ErrorCode.invalidRequest, message: 'The Content-Length header does not match the body.' },
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: { code: ErrorCode.invalidRequest, message: 'The Content-Type header is missing; send application/json.' },
+  FST_ERR_ROUTE_MISSING_CONTENT: { code: ErrorCode.invalidRequest, message: 'The request body is missing.' },
+  // Route schemas are documentation only (adapters/common/openapi.ts: passThroughValidator), so
+  // this never fires; were it to, it would not echo the schema's wording.
+  FST_ERR_VALIDATION: { code: ErrorCode.invalidRequest, message: 'The request does not have the documented form.' },
+  // Only with a route's handlerTimeout, which no route sets: the server's failure, retried.
+  FST_ERR_HANDLER_TIMEOUT: { code: ErrorCode.serviceUnavailable, message: ERRORS.service_unavailable.message },
 };
 
 /**
@@ -85,7 +106,9 @@ export function httpErrorOf(error: unknown, onUnexpected?: (error: unknown) => v
   if (known) return httpError(known.code, known.message);
   if (fastifyError?.statusCode === 400 || error instanceof SyntaxError) return httpError(ErrorCode.invalidRequest, BODY_ERROR_MESSAGES.notJson);
   if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-    return httpError(ErrorCode.invalidRequest, String(fastifyError.message));
+    // A Fastify code missing from the table above (a newer Fastify): its message may echo the request.
+    const fromFastify = typeof fastifyError.code === 'string' && fastifyError.code.startsWith('FST_');
+    return httpError(ErrorCode.invalidRequest, fromFastify ? ERRORS.invalid_request.message : String(fastifyError.message));
   }
   // The database is down or restarting: 503 at once (the pool fails fast), never a 500 or a hang.
   if (isDatabaseUnavailable(error)) return httpError(ErrorCode.serviceUnavailable);

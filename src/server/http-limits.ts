@@ -2,12 +2,15 @@
  * Hostile connections: body and header sizes and the server timeouts (docs/DECISIONS.md,
  * "Hostile input"). Errors Node answers itself, before Fastify sees a request (oversized
  * headers, a request that did not arrive in time, a malformed request line), are written in
- * the service's JSON error shape too.
+ * the service's JSON error shape too; the two requests Node would refuse after parsing them
+ * (no Host, an unknown Expect) are handed to Fastify and refused there (registerHttpRefusals).
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type ServerOptions } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
+import { sendError } from './http-errors.js';
 
 /** Default request body limit (/api/v1, /api/public, /graphql/stream, ...). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -49,6 +52,8 @@ export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
 export function nodeHttpOptions(timeouts: ServerTimeouts): ServerOptions {
   return {
     maxHeaderSize: MAX_HEADER_BYTES,
+    // Node would answer a missing Host itself, with an empty body: registerHttpRefusals does.
+    requireHostHeader: false,
     headersTimeout: timeouts.headersTimeoutMs,
     requestTimeout: timeouts.requestTimeoutMs,
     connectionsCheckingInterval: timeouts.connectionsCheckingIntervalMs,
@@ -88,4 +93,34 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
     );
   }
   socket.destroy();
+}
+
+/**
+ * Two requests Node parses and would then answer itself, with an empty body and no
+ * X-Request-Id: an HTTP/1.1 request without a Host header (400, RFC 9112 3.2) and one whose
+ * Expect asks for anything but 100-continue (417). Both are handed to Fastify instead (Node's
+ * host check is off in nodeHttpOptions; a checkExpectation listener routes the request as
+ * usual) and refused by an onRequest hook through the one error exit: 400 invalid_request,
+ * and 400 invalid_parameter naming Expect. Like Node's other refusals they come before
+ * authentication and are never counted. Register it after the hook that sets X-Request-Id.
+ */
+export function registerHttpRefusals(app: FastifyInstance): void {
+  const unmetExpectations = new WeakSet<IncomingMessage>();
+  // Node emits this instead of 'request' (and answers nothing) for an expectation it cannot
+  // meet: only HTTP/1.1, anything but 100-continue, which it meets itself.
+  app.server.on('checkExpectation', (req, res) => {
+    unmetExpectations.add(req);
+    app.server.emit('request', req, res);
+  });
+  app.addHook('onRequest', (req, reply, done) => {
+    if (unmetExpectations.has(req.raw)) {
+      sendError(reply, ErrorCode.invalidParameter, 'Expect supports only 100-continue.', { parameter: 'Expect' });
+      return;
+    }
+    if (req.raw.httpVersionMajor === 1 && req.raw.httpVersionMinor === 1 && req.headers.host === undefined) {
+      sendError(reply, ErrorCode.invalidRequest, 'An HTTP/1.1 request needs a Host header.');
+      return;
+    }
+    done();
+  });
 }
