@@ -1,39 +1,48 @@
 /**
- * The one configuration loader (README.md, "Configuration"). Every variable is parsed and
- * validated here, once; a bad value is a ConfigError whose message is one line naming
- * the variable and what is allowed, and the entry point exits with it.
+ * The one configuration (README.md, "Configuration"): every variable is declared once in
+ * VARIABLES below (section, one-line description, kind with its bounds, default by mode, secret
+ * or not). Parsing and the one-line refusals (ConfigError), the README and docs/VALUE_ENGINE.md
+ * tables (`npm run config:docs`) and `npm run config` all derive from it; a new variable is one
+ * row here (and, if the app reads it, one field of Config below).
  */
-import { isIP } from 'node:net';
 import path from 'node:path';
-import { TIERS, type Tier } from './domain/api-key.js';
-import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, MAX_DECIMAL_ODDS, type StakeAdvice } from './domain/odds.js';
 import { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits } from './domain/access.js';
 import { DEFAULT_ODDS_HISTORY_DAYS } from './domain/bounds.js';
-import { DEVIG_METHODS, isDevigMethod } from './domain/devig.js';
-import { REFERENCE_WEIGHT_MAX, type ReferenceBook } from './domain/reference-consensus.js';
-import { BOOKMAKER_KEY, sportSlugOfKey } from './domain/odds-feed.js';
+import { DEVIG_METHODS } from './domain/devig.js';
 import { MARKETS, type Market } from './domain/market.js';
-import { DEFAULT_STREAM_TOKEN_MAX_STREAMS, STREAM_TOKEN_OPENS_PER_MINUTE } from './domain/stream-token.js';
-import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions, type OddsRange } from './domain/value-detection.js';
+import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, EXCHANGE_COMMISSIONS, type StakeAdvice } from './domain/odds.js';
+import { type ReferenceBook } from './domain/reference-consensus.js';
 import { DEFAULT_MATCH_MIN_MINUTES, DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from './domain/settlement.js';
-import { SIMULATED_MATCH_MIN_MINUTES, SIMULATED_REFERENCE_BOOKMAKERS } from './services/value-engine/simulated-feed.js';
-import { isSportSlug, SPORT_SLUGS, type SportSlug } from './domain/sports.js';
+import { SPORT_SLUGS, type SportSlug } from './domain/sports.js';
+import { DEFAULT_STREAM_TOKEN_MAX_STREAMS, STREAM_TOKEN_OPENS_PER_MINUTE } from './domain/stream-token.js';
+import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions } from './domain/value-detection.js';
 import { isLoopbackListenHost } from './domain/webhook-url.js';
+import { SIMULATED_MATCH_MIN_MINUTES, SIMULATED_REFERENCE_BOOKMAKERS } from './services/value-engine/simulated-feed.js';
+import { renderSettings } from './config/docs.js';
+import * as kind from './config/kinds.js';
+import { byMode, resolver, variable, type Context, type Env, type LoadConfigOptions } from './config/variables.js';
 
-export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`Invalid configuration: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
-
+export {
+  ConfigError,
+  DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
+  parseCorsOrigins,
+  parseFeedMarkets,
+  parseFeedSports,
+  parseHostOverrides,
+  parseMatchMinMinutes,
+  parseOddsRange,
+  parseRetrySchedule,
+  parseSecretKey,
+  parseTaxRates,
+  parseTierLimits,
+  parseTrustProxy,
+} from './config/kinds.js';
+export type { LoadConfigOptions } from './config/variables.js';
 export { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits };
-
-/** docs/API.md, "Success and retries": retries after 1 min, 5 min, 30 min, 2 h, 12 h. */
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 43_200_000];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const FEED_REGIONS = ['us', 'us2', 'uk', 'eu', 'au'] as const;
 
 export interface Config {
   port: number;
@@ -106,8 +115,6 @@ export interface Config {
   valueEngine: ValueEngineConfig;
 }
 
-export const FEED_REGIONS = ['us', 'us2', 'uk', 'eu', 'au'] as const;
-
 export interface OddsFeedConfig {
   /** ODDS_FEED_URL without a trailing slash. */
   url: string;
@@ -131,438 +138,415 @@ export interface ValueEngineConfig {
   oddsHistoryDays: number;
 }
 
-/** The largest MATCH_MIN_MINUTES: a day. */
-const MATCH_MIN_MINUTES_MAX = 1440;
+const embedded = (ctx: Context): boolean => ctx.get('DATABASE_URL') === null;
+const production = (ctx: Context): boolean => ctx.get('NODE_ENV') === 'production';
+/** The admin token and webhook key: generated in embedded mode, required with PostgreSQL (except by migrations). */
+const requiredWithPostgres = (raw: string | undefined, ctx: Context): string | null =>
+  raw === undefined && !embedded(ctx) && (ctx.options.requireAdminToken ?? true) ? 'is required when DATABASE_URL is set (it is generated only in embedded mode)' : null;
+const generatedInEmbeddedMode = byMode<null>('generated (embedded only); required with `DATABASE_URL`', (ctx) => ({
+  value: null,
+  mode: embedded(ctx) ? 'embedded mode: generated under DATA_DIR' : 'not needed by this command',
+}));
+const withFeedUrl = (problem: string) => (raw: string | undefined, ctx: Context) => (raw === undefined && ctx.get('ODDS_FEED_URL') !== null ? problem : null);
+const every = (minutes: number) => Object.fromEntries(SPORT_SLUGS.map((sport) => [sport, minutes])) as Record<SportSlug, number>;
+const exchangeCommissions = [...new Set(Object.values(EXCHANGE_COMMISSIONS))]
+  .map((rate) => `${Object.keys(EXCHANGE_COMMISSIONS).filter((key) => EXCHANGE_COMMISSIONS[key] === rate).map((key) => `\`${key}\``).join(', ')} ${rate}`)
+  .join(', ');
+/** PICK_REVIEW_EDGE's upper bound. */
+const REVIEW_EDGE_MAX = 10;
+const MAX_CLUSTER_INSTANCES = 32;
+const CLUSTER = 'npm run cluster';
 
-/**
- * MATCH_MIN_MINUTES: one whole number of minutes for every sport, or a JSON object by sport slug
- * (`{"soccer":100,"tennis":60}`) whose missing slugs keep `defaults`.
- */
-export function parseMatchMinMinutes(raw: string | undefined, defaults: Readonly<Record<SportSlug, number>>): Record<SportSlug, number> {
-  const result = { ...defaults };
-  if (raw === undefined) return result;
-  const problem = `must be a whole number of minutes from 0 to ${MATCH_MIN_MINUTES_MAX}, or a JSON object of such numbers by sport slug (${SPORT_SLUGS.join(', ')})`;
-  const minutes = (value: unknown): number => {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MATCH_MIN_MINUTES_MAX) throw new ConfigError('MATCH_MIN_MINUTES', problem);
-    return value;
-  };
-  if (/^\d{1,4}$/.test(raw.trim())) {
-    const every = minutes(Number(raw.trim()));
-    for (const sport of SPORT_SLUGS) result[sport] = every;
-    return result;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError('MATCH_MIN_MINUTES', problem);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError('MATCH_MIN_MINUTES', problem);
-  for (const [sport, value] of Object.entries(parsed)) {
-    if (!isSportSlug(sport)) throw new ConfigError('MATCH_MIN_MINUTES', `names "${sport}", which is not a sport slug (${SPORT_SLUGS.join(', ')})`);
-    result[sport] = minutes(value);
-  }
-  return result;
-}
-
-const TRUST_PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
-
-/** Comma-separated addresses, CIDR ranges or presets; never "everything" (any client could then forge its address). */
-export function parseTrustProxy(raw: string | undefined): string[] {
-  if (raw === undefined) return [];
-  const problem = 'must list proxy addresses, CIDR ranges (10.0.0.0/8) or loopback / linklocal / uniquelocal, comma-separated';
-  return raw.split(',').map((part) => {
-    const entry = part.trim();
-    if (TRUST_PROXY_PRESETS.includes(entry)) return entry;
-    if (isIP(entry) !== 0) return entry;
-    const [address, bits, ...rest] = entry.split('/');
-    const family = isIP(address ?? '');
-    if (rest.length === 0 && family !== 0 && /^\d{1,3}$/.test(bits ?? '') && Number(bits) <= (family === 4 ? 32 : 128)) return entry;
-    throw new ConfigError('TRUST_PROXY', `${problem} (got "${entry}")`);
-  });
-}
-
-/** Comma-separated exact origins: scheme, host and port as a browser sends them in `Origin`. */
-export function parseCorsOrigins(raw: string | undefined): string[] {
-  if (raw === undefined) return [];
-  const problem = 'must list exact origins such as https://ops.example.com, comma-separated (scheme, host and optional port; no path, no "*")';
-  return raw.split(',').map((part) => {
-    const entry = part.trim();
-    let origin: string | null = null;
-    try {
-      const url = new URL(entry);
-      if (url.protocol === 'https:' || url.protocol === 'http:') origin = url.origin;
-    } catch {
-      origin = null;
-    }
-    // Only the exact serialisation matches an Origin header: no trailing slash, path or credentials.
-    if (origin !== entry) throw new ConfigError('GRAPHQL_CORS_ORIGINS', `${problem} (got "${entry}")`);
-    return entry;
-  });
-}
-
-type Env = Record<string, string | undefined>;
-
-function value(env: Env, name: string): string | undefined {
-  const raw = env[name];
-  if (raw === undefined) return undefined;
-  const trimmed = raw.trim();
-  return trimmed === '' ? undefined : trimmed;
-}
-
-function parseInteger(name: string, raw: string, min: number, max: number): number {
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer between ${min} and ${max} (got "${raw}")`);
-  const parsed = Number(raw);
-  if (parsed < min || parsed > max) throw new ConfigError(name, `must be an integer between ${min} and ${max} (got "${raw}")`);
-  return parsed;
-}
-
-function parseBoolean(name: string, raw: string): boolean {
-  const lowered = raw.toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(lowered)) return true;
-  if (['0', 'false', 'no', 'off'].includes(lowered)) return false;
-  throw new ConfigError(name, `must be one of true, false, 1, 0, yes, no, on, off (got "${raw}")`);
-}
-
-function parseUrl(name: string, raw: string, protocols: string[]): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')}`);
-  }
-  if (!protocols.includes(url.protocol)) throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')}`);
-  return raw;
-}
-
-/** A JSON object variable, or a ConfigError naming it with `problem`. */
-function parseJsonObject(name: string, raw: string, problem: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(name, problem);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(name, problem);
-  return parsed as Record<string, unknown>;
-}
-
-export function parseTierLimits(raw: string | undefined): TierLimits {
-  const limits: TierLimits = structuredClone(DEFAULT_TIER_LIMITS);
-  if (raw === undefined) return limits;
-  const problem = 'must be JSON like {"starter":{"hourly":25},"enterprise":{"monthly":40}} with tiers starter, growth, enterprise and positive integer hourly/monthly';
-  const parsed = parseJsonObject('TIER_LIMITS', raw, problem);
-  for (const [tier, override] of Object.entries(parsed)) {
-    if (!(TIERS as readonly string[]).includes(tier)) throw new ConfigError('TIER_LIMITS', `${problem} (unknown tier "${tier}")`);
-    if (typeof override !== 'object' || override === null || Array.isArray(override)) throw new ConfigError('TIER_LIMITS', problem);
-    for (const [field, amount] of Object.entries(override)) {
-      if (field !== 'hourly' && field !== 'monthly') throw new ConfigError('TIER_LIMITS', `${problem} (unknown field "${field}")`);
-      if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 1) throw new ConfigError('TIER_LIMITS', problem);
-      limits[tier as Tier][field] = amount;
-    }
-  }
-  return limits;
-}
-
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, min: 60_000, h: 3_600_000, hr: 3_600_000 };
-
-export function parseRetrySchedule(raw: string | undefined): number[] {
-  if (raw === undefined) return [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS];
-  const problem = `must be 5 comma-separated durations such as "1m,5m,30m,2h,12h" or "1s,1s,1s,1s,1s" (got "${raw}")`;
-  const parts = raw.split(',').map((part) => part.trim());
-  if (parts.length !== 5) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', problem);
-  return parts.map((part) => {
-    const match = /^(\d{1,9})(ms|s|m|min|h|hr)$/.exec(part);
-    if (!match) throw new ConfigError('WEBHOOK_RETRY_SCHEDULE', problem);
-    return Number(match[1]) * DURATION_UNITS_MS[match[2]!]!;
-  });
-}
-
-export function parseHostOverrides(raw: string | undefined): Map<string, string> {
-  const overrides = new Map<string, string>();
-  if (raw === undefined) return overrides;
-  const problem = `must be "name=127.0.0.1,other=::1" mapping host names to loopback addresses only (got "${raw}")`;
-  for (const entry of raw.split(',')) {
-    const [name, address, ...rest] = entry.trim().split('=');
-    if (!name || !address || rest.length > 0) throw new ConfigError('WEBHOOK_HOST_OVERRIDES', problem);
-    const host = name.trim().toLowerCase();
-    const target = address.trim();
-    // Only loopback targets: the override exists for tests and must not open a path to other hosts.
-    const loopback = (isIP(target) === 4 && target.startsWith('127.')) || target === '::1';
-    if (!/^[a-z0-9.-]+$/.test(host) || !loopback) throw new ConfigError('WEBHOOK_HOST_OVERRIDES', problem);
-    overrides.set(host, target);
-  }
-  return overrides;
-}
-
-/** A 32-byte key as 64 hex digits or base64 / base64url. */
-export function parseSecretKey(name: string, raw: string): Buffer {
-  const problem = 'must be 32 random bytes as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)';
-  let key: Buffer | null = null;
-  if (/^[0-9a-fA-F]{64}$/.test(raw)) key = Buffer.from(raw, 'hex');
-  else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(raw)) key = Buffer.from(raw.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-  if (!key || key.length !== 32) throw new ConfigError(name, problem);
-  return key;
-}
-
-/** A decimal number written plainly (0.02, 1, .5): no exponent, no sign, no hex. */
-function parseDecimal(name: string, raw: string, min: number, max: number, rule: string): number {
-  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(raw)) throw new ConfigError(name, `must be ${rule} (got "${raw}")`);
-  const parsed = Number(raw);
-  if (!(parsed >= min && parsed <= max)) throw new ConfigError(name, `must be ${rule} (got "${raw}")`);
-  return parsed;
-}
-
-/** A decimal above 0 and at most `max`, or the default when the variable is not set. */
-function positiveDecimal(env: Env, name: string, max: number, rule: string, fallback: number): number {
-  const parsed = optionalDecimal(env, name, 0, max, rule, fallback);
-  if (parsed === 0) throw new ConfigError(name, `must be ${rule} (got "${value(env, name)}")`);
-  return parsed;
-}
-
-/** A decimal variable in [min, max], or `fallback` when unset. */
-function optionalDecimal(env: Env, name: string, min: number, max: number, rule: string, fallback: number): number {
-  const raw = value(env, name);
-  return raw === undefined ? fallback : parseDecimal(name, raw, min, max, rule);
-}
-
-/** An integer variable in [min, max], or `fallback` when unset. */
-function optionalInteger(env: Env, name: string, min: number, max: number, fallback: number): number {
-  const raw = value(env, name);
-  return raw === undefined ? fallback : parseInteger(name, raw, min, max);
-}
-
-function parseList(raw: string): string[] {
-  return raw.split(',').map((part) => part.trim());
-}
-
-/** BOOKMAKER_TAX_RATES: JSON keyed by the feed's bookmaker keys, each a fraction in [0, 1). */
-export function parseTaxRates(raw: string | undefined): Record<string, number> {
-  if (raw === undefined) return {};
-  const problem = 'must be JSON like {"tipico":0.053,"betfair_ex_eu":0.02}: feed bookmaker keys to tax fractions from 0 up to (not including) 1';
-  const parsed = parseJsonObject('BOOKMAKER_TAX_RATES', raw, problem);
-  const rates: Record<string, number> = {};
-  for (const [key, rate] of Object.entries(parsed)) {
-    if (!BOOKMAKER_KEY.test(key)) throw new ConfigError('BOOKMAKER_TAX_RATES', `${problem} (bad bookmaker key "${key}")`);
-    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate < 0 || rate >= 1) {
-      throw new ConfigError('BOOKMAKER_TAX_RATES', `${problem} (bad rate for "${key}")`);
-    }
-    rates[key] = rate;
-  }
-  return rates;
-}
-
-/**
- * REFERENCE_BOOKMAKERS: feed bookmaker keys, comma-separated, each with an optional weight after
- * ":" (default 1, 0 < weight <= 100), in order of precedence. REFERENCE_BOOKMAKER is the one-book
- * alias; both at once is an error, neither means Pinnacle alone.
- */
-export function parseReferenceBookmakers(raw: string | undefined, single: string | undefined): ReferenceBook[] {
-  if (raw !== undefined && single !== undefined) {
-    throw new ConfigError('REFERENCE_BOOKMAKERS', 'cannot be set together with REFERENCE_BOOKMAKER (its one-book alias): keep one of them');
-  }
-  const name = single === undefined ? 'REFERENCE_BOOKMAKERS' : 'REFERENCE_BOOKMAKER';
-  const keyRule = `must be a feed bookmaker key: 1 to 40 lowercase letters, digits, "-" or "_"`;
-  if (raw === undefined) {
-    const key = single ?? DEFAULT_DETECTION_OPTIONS.references[0]!.key;
-    if (!BOOKMAKER_KEY.test(key)) throw new ConfigError(name, `${keyRule} (got "${key}")`);
-    return [{ key, weight: 1 }];
-  }
-  const problem = `must list feed bookmaker keys, each with an optional weight after ":" (0 < weight <= ${REFERENCE_WEIGHT_MAX}), e.g. pinnacle,circasports:1,betfair_ex_eu:0.5`;
-  const references: ReferenceBook[] = [];
-  for (const entry of parseList(raw)) {
-    const [key = '', weightText, ...rest] = entry.split(':');
-    const weight = weightText === undefined ? 1 : /^\d+(\.\d+)?$/.test(weightText) ? Number(weightText) : Number.NaN;
-    if (!BOOKMAKER_KEY.test(key) || rest.length > 0) throw new ConfigError(name, `${problem} ("${entry}": ${keyRule})`);
-    if (!(weight > 0 && weight <= REFERENCE_WEIGHT_MAX)) throw new ConfigError(name, `${problem} (bad weight in "${entry}")`);
-    if (references.some((reference) => reference.key === key)) throw new ConfigError(name, `${problem} ("${key}" is listed twice)`);
-    references.push({ key, weight });
-  }
-  if (references.length === 0) throw new ConfigError(name, `${problem} (got an empty list)`);
-  return references;
-}
-
-/** PICK_ODDS_RANGE: `min-max`, inclusive, 1 < min < max <= 1000. */
-export function parseOddsRange(raw: string | undefined): OddsRange {
-  if (raw === undefined) return { ...DEFAULT_DETECTION_OPTIONS.oddsRange };
-  const problem = `must be "min-max" decimal odds with 1 < min < max <= ${MAX_DECIMAL_ODDS}, e.g. 1.2-15 (got "${raw}")`;
-  const match = /^(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)$/.exec(raw);
-  if (!match) throw new ConfigError('PICK_ODDS_RANGE', problem);
-  const min = Number(match[1]);
-  const max = Number(match[2]);
-  if (!(min > 1 && min < max && max <= MAX_DECIMAL_ODDS)) throw new ConfigError('PICK_ODDS_RANGE', problem);
-  return { min, max };
-}
-
-export function parseFeedSports(raw: string): string[] {
-  const keys = parseList(raw);
-  for (const key of keys) {
-    if (sportSlugOfKey(key) === null) {
-      throw new ConfigError(
-        'ODDS_FEED_SPORTS',
-        `must list v4 sport keys whose first segment is a sport the service publishes (soccer_epl, basketball_nba, tennis_atp_finals); "${key}" maps to none`,
-      );
-    }
-  }
-  return [...new Set(keys)];
-}
-
-/** ODDS_FEED_MARKETS: v4 market keys among h2h, spreads and totals, comma-separated; all three by default. */
-export function parseFeedMarkets(raw: string | undefined): Market[] {
-  if (raw === undefined) return [...MARKETS];
-  const keys = parseList(raw);
-  for (const key of keys) {
-    if (!(MARKETS as readonly string[]).includes(key)) {
-      throw new ConfigError('ODDS_FEED_MARKETS', `must list markets among ${MARKETS.join(', ')}, comma-separated (got "${key}")`);
-    }
-  }
-  return [...new Set(keys)] as Market[];
-}
-
-function loadValueEngine(env: Env, embedded: boolean, demoSeed: boolean): ValueEngineConfig {
-  const urlRaw = value(env, 'ODDS_FEED_URL');
-  const url = urlRaw === undefined ? null : parseUrl('ODDS_FEED_URL', urlRaw, ['http:', 'https:']).replace(/\/+$/, '');
-  const apiKey = value(env, 'ODDS_FEED_API_KEY');
-  const sportsRaw = value(env, 'ODDS_FEED_SPORTS');
-  if (url !== null && apiKey === undefined) throw new ConfigError('ODDS_FEED_API_KEY', 'is required when ODDS_FEED_URL is set');
-  if (url !== null && sportsRaw === undefined) throw new ConfigError('ODDS_FEED_SPORTS', 'is required when ODDS_FEED_URL is set (comma-separated v4 sport keys, e.g. soccer_epl,basketball_nba)');
-  const demoRaw = value(env, 'DEMO_FEED');
-  // The simulated feed is part of the embedded demo; it never runs against PostgreSQL unless asked.
-  const demoFeed = demoRaw === undefined ? embedded && demoSeed && url === null : parseBoolean('DEMO_FEED', demoRaw);
-  if (demoFeed && url !== null) throw new ConfigError('DEMO_FEED', 'cannot be on while ODDS_FEED_URL is set: the engine reads one feed');
-  const regions = parseList(value(env, 'ODDS_FEED_REGIONS') ?? 'eu');
-  for (const region of regions) {
-    if (!(FEED_REGIONS as readonly string[]).includes(region)) {
-      throw new ConfigError('ODDS_FEED_REGIONS', `must list regions among ${FEED_REGIONS.join(', ')}, comma-separated (got "${region}")`);
-    }
-  }
-  const markets = parseFeedMarkets(value(env, 'ODDS_FEED_MARKETS'));
-  const integer = (name: string, min: number, max: number, fallback: number) => optionalInteger(env, name, min, max, fallback);
-  const decimal = (name: string, min: number, max: number, rule: string, fallback: number) => optionalDecimal(env, name, min, max, rule, fallback);
-  const single = value(env, 'REFERENCE_BOOKMAKER');
-  // The demo's simulated feed quotes a book and an exchange: its picks are consensus picks.
-  const referencesRaw = value(env, 'REFERENCE_BOOKMAKERS') ?? (demoFeed && single === undefined ? SIMULATED_REFERENCE_BOOKMAKERS : undefined);
-  const references = parseReferenceBookmakers(referencesRaw, single);
-  const devigMethod = value(env, 'DEVIG_METHOD') ?? DEFAULT_DETECTION_OPTIONS.devigMethod;
-  if (!isDevigMethod(devigMethod)) throw new ConfigError('DEVIG_METHOD', `must be one of ${DEVIG_METHODS.join(', ')} (got "${devigMethod}")`);
-  const minEdge = decimal('PICK_MIN_EDGE', 0, 1, 'a fraction from 0 to 1 (0.02 = 2 %)', DEFAULT_DETECTION_OPTIONS.minEdge);
-  const reviewEdge = decimal('PICK_REVIEW_EDGE', 0, 10, 'a fraction greater than PICK_MIN_EDGE and at most 10 (0.25 = 25 %)', DEFAULT_DETECTION_OPTIONS.reviewEdge);
-  if (!(reviewEdge > minEdge)) throw new ConfigError('PICK_REVIEW_EDGE', `must be greater than PICK_MIN_EDGE (${minEdge}) and at most 10 (got "${reviewEdge}")`);
-  return {
-    feed: url === null ? null : { url, apiKey: apiKey! },
-    demoFeed,
-    sportKeys: sportsRaw === undefined ? [] : parseFeedSports(sportsRaw),
-    regions,
-    markets,
-    oddsPollSeconds: integer('ODDS_POLL_SECONDS', 1, 3600, 60),
-    scoresPollSeconds: integer('SCORES_POLL_SECONDS', 1, 3600, 300),
-    detection: {
-      references,
-      devigMethod,
-      maxReferenceSpread: decimal('REFERENCE_MAX_SPREAD', 0, 1, 'an absolute difference of probabilities from 0 to 1 (0.03 = 3 points)', DEFAULT_DETECTION_OPTIONS.maxReferenceSpread),
-      maxReferenceMargin: decimal('REFERENCE_MAX_MARGIN', 0, 1, 'a margin fraction from 0 to 1 (0.08 = 8 %)', DEFAULT_DETECTION_OPTIONS.maxReferenceMargin),
-      taxRates: parseTaxRates(value(env, 'BOOKMAKER_TAX_RATES')),
-      defaultTaxRate: DEFAULT_TAX_RATE,
-      maxExchangeSpread: decimal('REFERENCE_MAX_EXCHANGE_SPREAD', 0, 1, 'a relative spread from 0 to 1 (0.05 = lay 5 % above back)', DEFAULT_DETECTION_OPTIONS.maxExchangeSpread),
-      minEdge,
-      oddsRange: parseOddsRange(value(env, 'PICK_ODDS_RANGE')),
-      horizonHours: integer('PICK_HORIZON_HOURS', 1, 720, DEFAULT_DETECTION_OPTIONS.horizonHours),
-      referenceMaxAgeSeconds: integer('REFERENCE_MAX_AGE_SECONDS', 1, 86_400, DEFAULT_DETECTION_OPTIONS.referenceMaxAgeSeconds),
-      reviewEdge,
-      clockSkewSeconds: integer('FEED_CLOCK_SKEW_SECONDS', 0, 600, DEFAULT_DETECTION_OPTIONS.clockSkewSeconds),
+/** Every variable, once, in the order they are read (so the first refusal is the one reported). */
+export const VARIABLES = {
+  DATABASE_URL: variable({
+    section: 'Storage',
+    description: 'PostgreSQL; unset means embedded PGlite under `DATA_DIR`',
+    kind: kind.url(['postgres:', 'postgresql:']),
+    default: null,
+    defaultDoc: 'unset (embedded)',
+  }),
+  REDIS_URL: variable({ section: 'Storage', description: 'Redis; unset means in-memory limiter and event bus', kind: kind.url(['redis:', 'rediss:']), default: null }),
+  DATA_DIR: variable({
+    section: 'Storage',
+    description:
+      'Embedded database, generated admin token, webhook secret key, demo keys; the folder is made `0700` and everything in it `0600`/`0700` at every start (readable by the service\'s user only)',
+    kind: kind.directory(),
+    // Resolved against the working directory at each load.
+    default: byMode('`./data`', () => ({ value: path.resolve('./data') })),
+  }),
+  DEMO_SEED: variable({
+    section: 'Storage',
+    description: 'Seed the demo into an empty database',
+    kind: kind.boolean(),
+    default: byMode('on in embedded mode, off otherwise', (ctx) => (embedded(ctx) ? { value: true, mode: 'embedded mode' } : { value: false, mode: 'DATABASE_URL set' })),
+  }),
+  PORT: variable({ section: 'Server', description: 'HTTP port', kind: kind.integer(0, 65535), default: 3000 }),
+  HOST: variable({ section: 'Server', description: 'Listen address; `0.0.0.0` to listen on all interfaces', kind: kind.text('a host name or address'), default: '127.0.0.1' }),
+  NODE_ENV: variable({
+    section: 'Server',
+    description: '`production` turns GraphiQL and (by default) introspection off, and keeps the generated admin token and demo keys out of the start banner',
+    kind: kind.text('any; only `production` counts'),
+    default: null,
+  }),
+  LOG_LEVEL: variable({ section: 'Server', description: 'The service log level', kind: kind.oneOf(LOG_LEVELS), default: 'info' as const }),
+  TRUST_PROXY: variable({
+    section: 'Server',
+    description: 'Proxies whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed (client address, TLS detection); set it behind a load balancer (docs/OPERATIONS.md)',
+    kind: kind.trustProxy(),
+    default: [],
+    defaultDoc: 'unset (no proxy trusted)',
+  }),
+  ADMIN_TOKEN: variable({
+    section: 'Server',
+    description: 'Bearer token of the admin scope',
+    kind: kind.text('at least 16 characters', 16),
+    default: generatedInEmbeddedMode,
+    secret: true,
+    refuse: requiredWithPostgres,
+  }),
+  TIER_LIMITS: variable({
+    section: 'API',
+    description: 'Overrides of the tier table below (requests per rolling hour and per calendar month)',
+    kind: kind.tierLimits(),
+    default: DEFAULT_TIER_LIMITS,
+    defaultDoc: 'the tier table below',
+  }),
+  ANONYMOUS_GRAPHQL_LIMIT: variable({
+    section: 'API',
+    description:
+      'Requests per minute per client address (as `TRUST_PROXY` decides it) to `/graphql` and `/graphql/stream` without credentials, then 429 `rate_limit_exceeded` with `Retry-After`; shared through Redis when configured (docs/RATE_LIMITING.md)',
+    kind: kind.integer(1, 1_000_000),
+    default: 120,
+  }),
+  GRAPHQL_INTROSPECTION: variable({
+    section: 'API',
+    description: 'Serve `__schema` / `__type` queries (and GraphiQL outside production)',
+    kind: kind.boolean(),
+    default: byMode('on, off in production', (ctx) => (production(ctx) ? { value: false, mode: 'production' } : { value: true })),
+  }),
+  GRAPHQL_CORS_ORIGINS: variable({
+    section: 'API',
+    description: 'Origins allowed to call `/graphql` from a browser, never with credentials (no `Access-Control-Allow-Credentials`), so browsers send no cookies',
+    kind: kind.corsOrigins(),
+    default: [],
+    defaultDoc: 'unset (no CORS on `/graphql`)',
+  }),
+  STREAM_HEARTBEAT_SECONDS: variable({ section: 'Streams', description: 'SSE heartbeat interval', kind: kind.integer(1, 3600), default: 30 }),
+  PUBLIC_STREAM_DELAY_SECONDS: variable({
+    section: 'Streams',
+    description: "The public live feed sends a pick this long after its publication (the public endpoint's CDN age)",
+    kind: kind.integer(0, 86_400),
+    default: 300,
+  }),
+  PUBLIC_STREAMS_PER_ADDRESS: variable({
+    section: 'Streams',
+    description: 'Public live feeds one client address may hold open (then 429 `too_many_streams`)',
+    kind: kind.integer(1, 1_000),
+    default: 4,
+  }),
+  PUBLIC_STREAMS_MAX: variable({ section: 'Streams', description: 'Public live feeds per instance (then 503 with `Retry-After`)', kind: kind.integer(1, 1_000_000), default: 10_000 }),
+  STREAM_TOKEN_MAX_STREAMS: variable({
+    section: 'Streams',
+    description: "Streams one API key's stream tokens may hold open per instance (browsers; separate from the key's own 10)",
+    kind: kind.integer(1, 100_000),
+    default: DEFAULT_STREAM_TOKEN_MAX_STREAMS,
+  }),
+  STREAM_TOKEN_OPENS_PER_MINUTE: variable({
+    section: 'Streams',
+    description: 'Streams one stream token may open in any rolling minute, across instances (then 429 `stream_token_rate_limited`)',
+    kind: kind.integer(STREAM_TOKEN_OPENS_PER_MINUTE.min, STREAM_TOKEN_OPENS_PER_MINUTE.max),
+    default: STREAM_TOKEN_OPENS_PER_MINUTE.default,
+  }),
+  WEBHOOK_RETRY_SCHEDULE: variable({ section: 'Webhooks', description: 'The waits before the retries of a failed delivery', kind: kind.retrySchedule(), default: kind.DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS }),
+  WEBHOOK_LEASE_SECONDS: variable({
+    section: 'Webhooks',
+    description:
+      'How long a delivery stays leased to the instance attempting it, i.e. how soon another instance retakes the attempts of a crashed one; attempts time out 1 s before their lease (10 s at most)',
+    kind: kind.integer(3, 3600),
+    default: 30,
+  }),
+  WEBHOOK_SECRET_KEY: variable({
+    section: 'Webhooks',
+    description:
+      'Encrypts webhook secrets at rest. Embedded mode keeps a generated one in `DATA_DIR` beside the database it protects: fine on a developer\'s machine, but in production give it from a secret store, never from a file next to the data',
+    kind: kind.secretKey(),
+    default: generatedInEmbeddedMode,
+    secret: true,
+    refuse: requiredWithPostgres,
+  }),
+  WEBHOOK_SECRET_KEY_PREVIOUS: variable({
+    section: 'Webhooks',
+    description: 'Earlier keys, still accepted while rotating (docs/WEBHOOKS.md)',
+    kind: kind.secretKeys(),
+    default: [],
+    secret: true,
+  }),
+  WEBHOOK_HOST_OVERRIDES: variable({
+    section: 'Webhooks',
+    description: 'Test only; a start with it set warns (banner and log). The embedded demo needs none to reach a local receiver ("Try webhooks locally")',
+    kind: kind.hostOverrides(),
+    default: new Map<string, string>(),
+  }),
+  STAKE_KELLY_MULTIPLIER: variable({
+    section: 'Picks',
+    description: "The share of full Kelly a pick's stake advice (`stake_pct`) takes",
+    kind: kind.decimal({ min: 0, max: 1, above: true }, 'a number', '0.25 = a quarter of full Kelly'),
+    default: DEFAULT_STAKE_ADVICE.kellyMultiplier,
+  }),
+  STAKE_MAX_PCT: variable({
+    section: 'Picks',
+    description: 'The largest stake advice, in percent of the bankroll',
+    kind: kind.decimal({ min: 0, max: 100, above: true }, 'a percentage'),
+    default: DEFAULT_STAKE_ADVICE.maxPct,
+  }),
+  ODDS_FEED_URL: variable({
+    section: 'Value engine',
+    description: "Base URL of the value engine's odds feed, a server speaking The Odds API v4 (`https://api.the-odds-api.com`); the engine calls `{url}/v4/sports/{key}/odds` and `/scores`",
+    kind: kind.url(['http:', 'https:'], { trimSlashes: true }),
+    default: null,
+    defaultDoc: 'unset (no HTTP feed)',
+  }),
+  ODDS_FEED_API_KEY: variable({
+    section: 'Value engine',
+    description: 'Sent as `apiKey=`; redacted from every log line',
+    kind: kind.text('any'),
+    default: null,
+    defaultDoc: 'required with `ODDS_FEED_URL`',
+    secret: true,
+    refuse: withFeedUrl('is required when ODDS_FEED_URL is set'),
+  }),
+  ODDS_FEED_SPORTS: variable({
+    section: 'Value engine',
+    description: 'The v4 sport keys polled',
+    kind: kind.feedSports(),
+    default: [],
+    defaultDoc: 'required with `ODDS_FEED_URL`',
+    refuse: withFeedUrl('is required when ODDS_FEED_URL is set (comma-separated v4 sport keys, e.g. soccer_epl,basketball_nba)'),
+  }),
+  DEMO_FEED: variable({
+    section: 'Value engine',
+    description: 'The built-in simulated feed; never on with `DATABASE_URL` unless set, refused together with `ODDS_FEED_URL`',
+    kind: kind.boolean(),
+    // The simulated feed is part of the embedded demo; it never runs against PostgreSQL unless asked.
+    default: byMode('on in embedded mode with `DEMO_SEED`, off otherwise', (ctx) => {
+      if (ctx.get('ODDS_FEED_URL') !== null) return { value: false, mode: 'ODDS_FEED_URL set' };
+      if (!embedded(ctx)) return { value: false, mode: 'DATABASE_URL set' };
+      return ctx.get('DEMO_SEED') ? { value: true, mode: 'embedded demo' } : { value: false, mode: 'DEMO_SEED off' };
+    }),
+    check: (on, ctx) => (on && ctx.get('ODDS_FEED_URL') !== null ? 'cannot be on while ODDS_FEED_URL is set: the engine reads one feed' : null),
+  }),
+  ODDS_FEED_REGIONS: variable({ section: 'Value engine', description: 'The v4 regions asked for', kind: kind.listOf(FEED_REGIONS, 'regions'), default: ['eu'] }),
+  ODDS_FEED_MARKETS: variable({
+    section: 'Value engine',
+    description: 'The v4 markets read, sent as `markets=`; the feed\'s quota counts markets x regions per sport per odds poll (the default costs 3 requests per sport per poll, `h2h` alone 1)',
+    kind: kind.feedMarkets(),
+    default: [...MARKETS],
+  }),
+  // Before REFERENCE_BOOKMAKER: both set is refused before either is read.
+  REFERENCE_BOOKMAKERS: variable({
+    section: 'Value engine',
+    description: 'The sharp bookmakers whose devigged markets make the fair price (docs/VALUE_ENGINE.md, "References")',
+    kind: kind.referenceBooks(),
+    default: byMode(`\`${DEFAULT_DETECTION_OPTIONS.references[0]!.key}\` (the demo feed: \`${SIMULATED_REFERENCE_BOOKMAKERS}\`)`, (ctx) => {
+      const single = ctx.get<string | null>('REFERENCE_BOOKMAKER');
+      if (single !== null) return { value: [{ key: single, weight: 1 }], mode: 'REFERENCE_BOOKMAKER' };
+      // The demo's simulated feed quotes a book and an exchange: its picks are consensus picks.
+      if (ctx.get('DEMO_FEED')) return { value: kind.parseReferenceList('REFERENCE_BOOKMAKERS', SIMULATED_REFERENCE_BOOKMAKERS), mode: 'demo feed' };
+      return { value: DEFAULT_DETECTION_OPTIONS.references.map((reference) => ({ ...reference })) };
+    }),
+    refuse: (raw, ctx) =>
+      raw !== undefined && ctx.raw('REFERENCE_BOOKMAKER') !== undefined ? 'cannot be set together with REFERENCE_BOOKMAKER (its one-book alias): keep one of them' : null,
+  }),
+  REFERENCE_BOOKMAKER: variable({ section: 'Value engine', description: 'One-book alias of `REFERENCE_BOOKMAKERS`; not both', kind: kind.bookmakerKey(), default: null }),
+  DEVIG_METHOD: variable({
+    section: 'Value engine',
+    description: "How a reference's margin is removed (docs/VALUE_ENGINE.md, \"Devigging\")",
+    kind: kind.oneOf(DEVIG_METHODS),
+    default: DEFAULT_DETECTION_OPTIONS.devigMethod,
+  }),
+  PICK_MIN_EDGE: variable({
+    section: 'Value engine',
+    description: 'Smallest post-tax edge of an engine pick',
+    kind: kind.decimal({ min: 0, max: 1 }, 'a fraction', '0.02 = 2 %'),
+    default: DEFAULT_DETECTION_OPTIONS.minEdge,
+  }),
+  PICK_REVIEW_EDGE: variable({
+    section: 'Value engine',
+    description: 'From this post-tax edge a price looks too good to be true and the engine pick is held for review (docs/VALUE_ENGINE.md, "Review queue")',
+    kind: kind.decimal({ min: 0, max: REVIEW_EDGE_MAX, lower: 'PICK_MIN_EDGE' }, 'a fraction', '0.25 = 25 %'),
+    default: DEFAULT_DETECTION_OPTIONS.reviewEdge,
+    check: (edge, ctx) => {
+      const minEdge = ctx.get<number>('PICK_MIN_EDGE');
+      return edge > minEdge ? null : `must be greater than PICK_MIN_EDGE (${minEdge}) and at most ${REVIEW_EDGE_MAX} (got "${edge}")`;
     },
-    settlement: {
-      // The simulated feed plays 10- to 20-minute matches: real sports' floors would hold its finals for hours.
-      matchMinMinutes: parseMatchMinMinutes(
-        value(env, 'MATCH_MIN_MINUTES'),
-        demoFeed ? Object.fromEntries(SPORT_SLUGS.map((sport) => [sport, SIMULATED_MATCH_MIN_MINUTES])) as Record<SportSlug, number> : DEFAULT_MATCH_MIN_MINUTES,
-      ),
-      closingLineMaxAgeSeconds: integer('CLOSING_LINE_MAX_AGE_SECONDS', 60, 86_400, DEFAULT_SETTLEMENT_OPTIONS.closingLineMaxAgeSeconds),
+  }),
+  ODDS_POLL_SECONDS: variable({ section: 'Value engine', description: 'Odds poll period; one instance of a deployment polls at a time', kind: kind.integer(1, 3600), default: 60 }),
+  SCORES_POLL_SECONDS: variable({ section: 'Value engine', description: 'Scores poll period', kind: kind.integer(1, 3600), default: 300 }),
+  REFERENCE_MAX_SPREAD: variable({
+    section: 'Value engine',
+    description: 'References further apart than this on a selection make no pick for it',
+    kind: kind.decimal({ min: 0, max: 1 }, 'an absolute difference of probabilities', '0.03 = 3 points'),
+    default: DEFAULT_DETECTION_OPTIONS.maxReferenceSpread,
+  }),
+  REFERENCE_MAX_MARGIN: variable({
+    section: 'Value engine',
+    description: 'A reference margin above this marks the pick `wide_reference_market`',
+    kind: kind.decimal({ min: 0, max: 1 }, 'a margin fraction', '0.08 = 8 %'),
+    default: DEFAULT_DETECTION_OPTIONS.maxReferenceMargin,
+  }),
+  BOOKMAKER_TAX_RATES: variable({
+    section: 'Value engine',
+    description: 'Tax rates of engine picks by bookmaker (a manual pick names its own); for an exchange key, a commission on net winnings (docs/VALUE_ENGINE.md, "Exchanges")',
+    kind: kind.taxRates(),
+    default: {},
+    defaultDoc: `every bookmaker \`${DEFAULT_TAX_RATE}\`; the exchanges (${exchangeCommissions}) their base commission`,
+  }),
+  REFERENCE_MAX_EXCHANGE_SPREAD: variable({
+    section: 'Value engine',
+    description: 'An exchange reference (priced from its back/lay midpoint) whose lay / back - 1 exceeds this on any outcome is left out of that market (`exchange_spread_wide`)',
+    kind: kind.decimal({ min: 0, max: 1 }, 'a relative spread', '0.05 = lay 5 % above back'),
+    default: DEFAULT_DETECTION_OPTIONS.maxExchangeSpread,
+  }),
+  PICK_ODDS_RANGE: variable({ section: 'Value engine', description: 'Offered prices the engine picks from', kind: kind.oddsRange(), default: DEFAULT_DETECTION_OPTIONS.oddsRange }),
+  PICK_HORIZON_HOURS: variable({ section: 'Value engine', description: 'How far ahead a kickoff may be', kind: kind.integer(1, 720), default: DEFAULT_DETECTION_OPTIONS.horizonHours }),
+  REFERENCE_MAX_AGE_SECONDS: variable({
+    section: 'Value engine',
+    description: 'Oldest accepted reference and offered price',
+    kind: kind.integer(1, 86_400),
+    default: DEFAULT_DETECTION_OPTIONS.referenceMaxAgeSeconds,
+  }),
+  FEED_CLOCK_SKEW_SECONDS: variable({
+    section: 'Value engine',
+    description: "A `last_update` further than this ahead of the service's clock makes its market stale",
+    kind: kind.integer(0, 600),
+    default: DEFAULT_DETECTION_OPTIONS.clockSkewSeconds,
+  }),
+  MATCH_MIN_MINUTES: variable({
+    section: 'Value engine',
+    description: 'A `completed` score record earlier than kickoff + this is not believed; `0` turns the check off',
+    kind: kind.matchMinMinutes(),
+    // The simulated feed plays 10- to 20-minute matches: real sports' floors would hold its finals for hours.
+    default: byMode(`by sport (docs/VALUE_ENGINE.md, "Settlement"); the demo feed: ${SIMULATED_MATCH_MIN_MINUTES} for every sport`, (ctx) =>
+      ctx.get('DEMO_FEED') ? { value: every(SIMULATED_MATCH_MIN_MINUTES), mode: 'demo feed' } : { value: DEFAULT_MATCH_MIN_MINUTES },
+    ),
+  }),
+  CLOSING_LINE_MAX_AGE_SECONDS: variable({
+    section: 'Value engine',
+    description: 'A closing line whose last reference price is older than this at kickoff is stale (stored and shown, left out of the CLV average)',
+    kind: kind.integer(60, 86_400),
+    default: DEFAULT_SETTLEMENT_OPTIONS.closingLineMaxAgeSeconds,
+  }),
+  ODDS_HISTORY_DAYS: variable({ section: 'Value engine', description: 'How long line movement is kept', kind: kind.integer(1, 365), default: DEFAULT_ODDS_HISTORY_DAYS }),
+  CLUSTER_INSTANCES: variable({ section: 'Cluster', command: CLUSTER, description: 'How many instances it starts', kind: kind.integer(1, MAX_CLUSTER_INSTANCES), default: 3 }),
+  CLUSTER_BASE_PORT: variable({
+    section: 'Cluster',
+    command: CLUSTER,
+    description: 'Port of the first instance; the others follow, the last at most 65535',
+    kind: kind.integer(1, 65535),
+    default: 3001,
+    // Refused with the bound the instance count leaves.
+    refuse: (raw, ctx) => {
+      const max = 65535 - ctx.get<number>('CLUSTER_INSTANCES') + 1;
+      return raw !== undefined && !(/^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= max) ? `must be an integer between 1 and ${max} (got "${raw}")` : null;
     },
-    oddsHistoryDays: integer('ODDS_HISTORY_DAYS', 1, 365, DEFAULT_ODDS_HISTORY_DAYS),
-  };
-}
+  }),
+};
 
-export interface LoadConfigOptions {
-  /** The migrate command needs neither an admin token nor the webhook secret key. */
-  requireAdminToken?: boolean;
-}
+export type VariableName = keyof typeof VARIABLES;
 
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}): Config {
-  const databaseUrlRaw = value(env, 'DATABASE_URL');
-  const databaseUrl = databaseUrlRaw === undefined ? null : parseUrl('DATABASE_URL', databaseUrlRaw, ['postgres:', 'postgresql:']);
-  const redisUrlRaw = value(env, 'REDIS_URL');
-  const redisUrl = redisUrlRaw === undefined ? null : parseUrl('REDIS_URL', redisUrlRaw, ['redis:', 'rediss:']);
-  const embedded = databaseUrl === null;
-  const production = value(env, 'NODE_ENV') === 'production';
-  const trustProxy = parseTrustProxy(value(env, 'TRUST_PROXY'));
-
-  const adminTokenRaw = value(env, 'ADMIN_TOKEN');
-  if (adminTokenRaw !== undefined && adminTokenRaw.length < 16) {
-    throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 characters long');
-  }
-  if (adminTokenRaw === undefined && !embedded && (options.requireAdminToken ?? true)) {
-    throw new ConfigError('ADMIN_TOKEN', 'is required when DATABASE_URL is set (it is generated only in embedded mode)');
-  }
-
-  const secretKeyRaw = value(env, 'WEBHOOK_SECRET_KEY');
-  if (secretKeyRaw === undefined && !embedded && (options.requireAdminToken ?? true)) {
-    throw new ConfigError('WEBHOOK_SECRET_KEY', 'is required when DATABASE_URL is set (it is generated only in embedded mode)');
-  }
-  const previousKeysRaw = value(env, 'WEBHOOK_SECRET_KEY_PREVIOUS');
-
-  const logLevelRaw = value(env, 'LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevelRaw)) {
-    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelRaw}")`);
-  }
-
-  const portRaw = value(env, 'PORT');
-  const demoSeedRaw = value(env, 'DEMO_SEED');
-  const heartbeatRaw = value(env, 'STREAM_HEARTBEAT_SECONDS');
-  const leaseRaw = value(env, 'WEBHOOK_LEASE_SECONDS');
-  const introspectionRaw = value(env, 'GRAPHQL_INTROSPECTION');
-  const anonymousLimitRaw = value(env, 'ANONYMOUS_GRAPHQL_LIMIT');
-  const demoSeed = demoSeedRaw === undefined ? embedded : parseBoolean('DEMO_SEED', demoSeedRaw);
-  const host = value(env, 'HOST') ?? '127.0.0.1';
-
+  const settings = resolver(VARIABLES, env, options);
+  for (const [name, row] of Object.entries(VARIABLES)) if (row.command === undefined) settings.get(name as VariableName);
+  const v = <K extends VariableName>(name: K) => settings.get(name);
+  const feedUrl = v('ODDS_FEED_URL');
+  const isProduction = v('NODE_ENV') === 'production';
   return {
-    port: portRaw === undefined ? 3000 : parseInteger('PORT', portRaw, 0, 65535),
-    host,
-    databaseUrl,
-    dataDir: path.resolve(value(env, 'DATA_DIR') ?? './data'),
-    redisUrl,
-    adminToken: adminTokenRaw ?? null,
-    demoSeed,
-    tierLimits: parseTierLimits(value(env, 'TIER_LIMITS')),
-    webhookRetryScheduleMs: parseRetrySchedule(value(env, 'WEBHOOK_RETRY_SCHEDULE')),
-    webhookLeaseMs: (leaseRaw === undefined ? 30 : parseInteger('WEBHOOK_LEASE_SECONDS', leaseRaw, 3, 3600)) * 1000,
-    streamHeartbeatSeconds: heartbeatRaw === undefined ? 30 : parseInteger('STREAM_HEARTBEAT_SECONDS', heartbeatRaw, 1, 3600),
-    publicStream: {
-      delaySeconds: optionalInteger(env, 'PUBLIC_STREAM_DELAY_SECONDS', 0, 86_400, 300),
-      perAddress: optionalInteger(env, 'PUBLIC_STREAMS_PER_ADDRESS', 1, 1_000, 4),
-      maxStreams: optionalInteger(env, 'PUBLIC_STREAMS_MAX', 1, 1_000_000, 10_000),
-    },
-    streamTokenMaxStreams: optionalInteger(env, 'STREAM_TOKEN_MAX_STREAMS', 1, 100_000, DEFAULT_STREAM_TOKEN_MAX_STREAMS),
-    streamTokenOpensPerMinute: optionalInteger(env, 'STREAM_TOKEN_OPENS_PER_MINUTE', STREAM_TOKEN_OPENS_PER_MINUTE.min, STREAM_TOKEN_OPENS_PER_MINUTE.max, STREAM_TOKEN_OPENS_PER_MINUTE.default),
-    webhookHostOverrides: parseHostOverrides(value(env, 'WEBHOOK_HOST_OVERRIDES')),
+    port: v('PORT'),
+    host: v('HOST'),
+    databaseUrl: v('DATABASE_URL'),
+    dataDir: v('DATA_DIR'),
+    redisUrl: v('REDIS_URL'),
+    adminToken: v('ADMIN_TOKEN'),
+    demoSeed: v('DEMO_SEED'),
+    tierLimits: v('TIER_LIMITS'),
+    webhookRetryScheduleMs: v('WEBHOOK_RETRY_SCHEDULE'),
+    webhookLeaseMs: v('WEBHOOK_LEASE_SECONDS') * 1000,
+    streamHeartbeatSeconds: v('STREAM_HEARTBEAT_SECONDS'),
+    publicStream: { delaySeconds: v('PUBLIC_STREAM_DELAY_SECONDS'), perAddress: v('PUBLIC_STREAMS_PER_ADDRESS'), maxStreams: v('PUBLIC_STREAMS_MAX') },
+    streamTokenMaxStreams: v('STREAM_TOKEN_MAX_STREAMS'),
+    streamTokenOpensPerMinute: v('STREAM_TOKEN_OPENS_PER_MINUTE'),
+    webhookHostOverrides: v('WEBHOOK_HOST_OVERRIDES'),
     // Behind a trusted proxy loopback is reachable from elsewhere, and NODE_ENV spelt "Production"
     // is someone meaning production: either turns the demo's local receivers off.
     localWebhookReceivers:
-      embedded && demoSeed && !production && !/^production$/i.test(value(env, 'NODE_ENV') ?? '') && trustProxy.length === 0 && isLoopbackListenHost(host),
-    webhookSecretKey: secretKeyRaw === undefined ? null : parseSecretKey('WEBHOOK_SECRET_KEY', secretKeyRaw),
-    webhookSecretKeysPrevious:
-      previousKeysRaw === undefined ? [] : previousKeysRaw.split(',').map((part) => parseSecretKey('WEBHOOK_SECRET_KEY_PREVIOUS', part.trim())),
-    logLevel: logLevelRaw as LogLevel,
+      v('DATABASE_URL') === null && v('DEMO_SEED') && !/^production$/i.test(v('NODE_ENV') ?? '') && v('TRUST_PROXY').length === 0 && isLoopbackListenHost(v('HOST')),
+    webhookSecretKey: v('WEBHOOK_SECRET_KEY'),
+    webhookSecretKeysPrevious: v('WEBHOOK_SECRET_KEY_PREVIOUS'),
+    logLevel: v('LOG_LEVEL'),
     defaultTaxRate: DEFAULT_TAX_RATE,
-    stakeAdvice: {
-      kellyMultiplier: positiveDecimal(env, 'STAKE_KELLY_MULTIPLIER', 1, 'a number above 0 and at most 1 (0.25 = a quarter of full Kelly)', DEFAULT_STAKE_ADVICE.kellyMultiplier),
-      maxPct: positiveDecimal(env, 'STAKE_MAX_PCT', 100, 'a percentage above 0 and at most 100', DEFAULT_STAKE_ADVICE.maxPct),
+    stakeAdvice: { kellyMultiplier: v('STAKE_KELLY_MULTIPLIER'), maxPct: v('STAKE_MAX_PCT') },
+    production: isProduction,
+    graphqlIntrospection: v('GRAPHQL_INTROSPECTION'),
+    trustProxy: v('TRUST_PROXY'),
+    anonymousGraphqlLimit: v('ANONYMOUS_GRAPHQL_LIMIT'),
+    graphqlCorsOrigins: v('GRAPHQL_CORS_ORIGINS'),
+    valueEngine: {
+      feed: feedUrl === null ? null : { url: feedUrl, apiKey: v('ODDS_FEED_API_KEY')! },
+      demoFeed: v('DEMO_FEED'),
+      sportKeys: v('ODDS_FEED_SPORTS'),
+      regions: v('ODDS_FEED_REGIONS'),
+      markets: v('ODDS_FEED_MARKETS'),
+      oddsPollSeconds: v('ODDS_POLL_SECONDS'),
+      scoresPollSeconds: v('SCORES_POLL_SECONDS'),
+      detection: {
+        references: v('REFERENCE_BOOKMAKERS'),
+        devigMethod: v('DEVIG_METHOD'),
+        maxReferenceSpread: v('REFERENCE_MAX_SPREAD'),
+        maxReferenceMargin: v('REFERENCE_MAX_MARGIN'),
+        taxRates: v('BOOKMAKER_TAX_RATES'),
+        defaultTaxRate: DEFAULT_TAX_RATE,
+        maxExchangeSpread: v('REFERENCE_MAX_EXCHANGE_SPREAD'),
+        minEdge: v('PICK_MIN_EDGE'),
+        oddsRange: v('PICK_ODDS_RANGE'),
+        horizonHours: v('PICK_HORIZON_HOURS'),
+        referenceMaxAgeSeconds: v('REFERENCE_MAX_AGE_SECONDS'),
+        reviewEdge: v('PICK_REVIEW_EDGE'),
+        clockSkewSeconds: v('FEED_CLOCK_SKEW_SECONDS'),
+      },
+      settlement: { matchMinMinutes: v('MATCH_MIN_MINUTES'), closingLineMaxAgeSeconds: v('CLOSING_LINE_MAX_AGE_SECONDS') },
+      oddsHistoryDays: v('ODDS_HISTORY_DAYS'),
     },
-    production,
-    graphqlIntrospection: introspectionRaw === undefined ? !production : parseBoolean('GRAPHQL_INTROSPECTION', introspectionRaw),
-    trustProxy,
-    anonymousGraphqlLimit: anonymousLimitRaw === undefined ? 120 : parseInteger('ANONYMOUS_GRAPHQL_LIMIT', anonymousLimitRaw, 1, 1_000_000),
-    graphqlCorsOrigins: parseCorsOrigins(value(env, 'GRAPHQL_CORS_ORIGINS')),
-    valueEngine: loadValueEngine(env, embedded, demoSeed),
   };
+}
+
+/** `npm run cluster`'s own variables, with the same one-line refusals. */
+export function loadClusterConfig(env: Env = process.env): { instances: number; basePort: number } {
+  const settings = resolver(VARIABLES, env);
+  return { instances: settings.get('CLUSTER_INSTANCES'), basePort: settings.get('CLUSTER_BASE_PORT') };
+}
+
+/**
+ * REFERENCE_BOOKMAKERS and its one-book alias REFERENCE_BOOKMAKER as the references (outside the
+ * demo feed): both at once is an error, neither means Pinnacle alone.
+ */
+export function parseReferenceBookmakers(raw: string | undefined, single: string | undefined): ReferenceBook[] {
+  return resolver(VARIABLES, { REFERENCE_BOOKMAKERS: raw, REFERENCE_BOOKMAKER: single, DEMO_FEED: 'false' }).get('REFERENCE_BOOKMAKERS');
+}
+
+/**
+ * `npm run config`: every variable's effective value (secrets redacted) and where it came from,
+ * by section; `refusal` is the line `npm start` would stop with, or null.
+ */
+export function describeConfig(env: Env = process.env, options: LoadConfigOptions = {}): { lines: string[]; refusal: string | null } {
+  let refusal: string | null = null;
+  try {
+    loadConfig(env, options);
+  } catch (error) {
+    if (!(error instanceof kind.ConfigError)) throw error;
+    refusal = error.message;
+  }
+  const mode = env.DATABASE_URL?.trim() ? 'PostgreSQL (DATABASE_URL set)' : 'embedded (PGlite under DATA_DIR)';
+  const header = [`Configuration from the environment, mode ${mode}; secrets [redacted]. Source: env, or the default (and the mode that chose it).`];
+  return { lines: [...header, ...renderSettings(VARIABLES, resolver(VARIABLES, env, options))], refusal };
 }

@@ -1,5 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_TIER_LIMITS, loadConfig } from '../src/config.js';
+import { ConfigError, DEFAULT_TIER_LIMITS, describeConfig, loadClusterConfig, loadConfig, VARIABLES } from '../src/config.js';
+import { CONFIG_DOCS, markedSections, renderConfigDocs, sectionId, sectionsOf } from '../src/config/docs.js';
 import { DEFAULT_MATCH_MIN_MINUTES } from '../src/domain/settlement.js';
 import { SPORT_SLUGS } from '../src/domain/sports.js';
 import { SIMULATED_MATCH_MIN_MINUTES } from '../src/services/value-engine/simulated-feed.js';
@@ -410,5 +413,82 @@ describe('settlement and clock configuration', () => {
     ['CLOSING_LINE_MAX_AGE_SECONDS', '86401'],
   ])('refuses %s=%s with one line naming the variable', (name, raw) => {
     for (const env of [{ ...pg, [name]: raw }, { [name]: raw }]) expectOneLineRefusal(env, name);
+  });
+});
+
+describe('the configuration table', () => {
+  const root = path.resolve(import.meta.dirname, '..');
+  const blocks = (markdown: string) => markdown.match(/<!-- config:start[\s\S]*?<!-- config:end -->/g) ?? [];
+
+  it.each(CONFIG_DOCS)('%s carries the tables generated from it (npm run config:docs)', (file) => {
+    const markdown = readFileSync(path.join(root, file), 'utf8');
+    expect(markedSections(markdown).length).toBeGreaterThan(0);
+    expect(blocks(markdown)).toEqual(blocks(renderConfigDocs(markdown, VARIABLES)));
+  });
+
+  it('README.md lists every section, docs/VALUE_ENGINE.md the value engine', () => {
+    expect(markedSections(readFileSync(path.join(root, 'README.md'), 'utf8'))).toEqual(['all']);
+    expect(markedSections(readFileSync(path.join(root, 'docs/VALUE_ENGINE.md'), 'utf8'))).toEqual([sectionId('Value engine')]);
+    const engine = Object.entries(VARIABLES).filter(([, row]) => row.section === 'Value engine').map(([name]) => name);
+    expect(engine).toEqual(expect.arrayContaining(['CLOSING_LINE_MAX_AGE_SECONDS', 'FEED_CLOCK_SKEW_SECONDS', 'MATCH_MIN_MINUTES', 'PICK_ODDS_RANGE', 'DEMO_FEED']));
+  });
+
+  it('declares every variable with a section, a one-line description and what it allows', () => {
+    expect(sectionsOf(VARIABLES)).toEqual(['Storage', 'Server', 'API', 'Streams', 'Webhooks', 'Picks', 'Value engine', 'Cluster']);
+    for (const [name, row] of Object.entries(VARIABLES)) {
+      expect(name).toMatch(/^[A-Z][A-Z0-9_]+$/);
+      expect(row.description, name).toMatch(/^\S[^\n]{5,}$/);
+      expect(row.kind.allowed, name).toMatch(/^\S[^\n]*$/);
+    }
+  });
+
+  it('declares every variable the code reads from the environment', () => {
+    const read = new Set<string>();
+    const walk = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(path.join(dir, entry.name)) : entry.name.endsWith('.ts') ? [path.join(dir, entry.name)] : []));
+    for (const file of walk(path.join(root, 'src'))) {
+      const source = readFileSync(file, 'utf8');
+      for (const match of source.matchAll(/process\.env(?:\.|\[\s*['"])([A-Z][A-Z0-9_]*)/g)) read.add(match[1]!);
+      // Names handed to readers of the environment (cluster's integer('CLUSTER_INSTANCES', ...), ConfigError('X', ...), backtest's flags).
+      if (/process\.env|ProcessEnv|loadConfig\(|ConfigError\(/.test(source)) for (const match of source.matchAll(/['"]([A-Z][A-Z0-9]*_[A-Z0-9_]+)['"]/g)) read.add(match[1]!);
+    }
+    expect(read.size).toBeGreaterThan(40);
+    expect([...read].filter((name) => !(name in VARIABLES))).toEqual([]);
+  });
+
+  it('npm run config shows every variable, where it came from, and never a secret', () => {
+    const secrets = { ADMIN_TOKEN: 'admin-token-0123456789', WEBHOOK_SECRET_KEY: 'ab'.repeat(32), WEBHOOK_SECRET_KEY_PREVIOUS: 'cd'.repeat(32), ODDS_FEED_API_KEY: 'feed-key-0123456789' };
+    const env = { ...secrets, DATABASE_URL: 'postgres://picks:db-password-42@127.0.0.1/picks', ODDS_FEED_URL: 'https://feed.example/', ODDS_FEED_SPORTS: 'soccer_epl', PORT: '8080' };
+    const { lines, refusal } = describeConfig(env);
+    const text = lines.join('\n');
+    expect(refusal).toBeNull();
+    for (const secret of [...Object.values(secrets), 'db-password-42', Buffer.from('ab'.repeat(32), 'hex').toString('base64')]) expect(text).not.toContain(secret);
+    for (const name of Object.keys(VARIABLES)) expect(text).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
+    for (const name of Object.keys(secrets)) expect(text).toMatch(new RegExp(`^  ${name} +env +\\[redacted\\]$`, 'm'));
+    expect(text).toMatch(/^ {2}DATABASE_URL +env +postgres:\/\/picks:\[redacted\]@127\.0\.0\.1\/picks$/m);
+    expect(text).toMatch(/^ {2}PORT +env +8080$/m);
+    expect(text).toMatch(/^ {2}DEMO_SEED +default \(DATABASE_URL set\) +false$/m);
+    expect(text).toMatch(/^ {2}GRAPHQL_INTROSPECTION +default +true$/m);
+    const demo = describeConfig({}).lines.join('\n');
+    expect(demo).toMatch(/^ {2}REFERENCE_BOOKMAKERS +default \(demo feed\) +pinnacle,betfair_ex_eu$/m);
+    expect(demo).toMatch(/^ {2}ADMIN_TOKEN +default \(embedded mode: generated under DATA_DIR\) +unset$/m);
+    expect(describeConfig({ NODE_ENV: 'production' }).lines.join('\n')).toMatch(/^ {2}GRAPHQL_INTROSPECTION +default \(production\) +false$/m);
+  });
+
+  it('npm run config names the refused variables and the line npm start would stop with', () => {
+    const { lines, refusal } = describeConfig({ PORT: '70000', ODDS_FEED_URL: 'ftp://feed.example' });
+    expect(refusal).toBe('Invalid configuration: PORT must be an integer between 0 and 65535 (got "70000")');
+    const text = lines.join('\n');
+    expect(text).toMatch(/^ {2}PORT +refused +Invalid configuration: PORT must be an integer between 0 and 65535 \(got "70000"\)$/m);
+    expect(text).toMatch(/^ {2}DEMO_FEED +not read +depends on ODDS_FEED_URL, refused$/m);
+  });
+
+  it('reads npm run cluster\'s variables with the refusals cluster.ts prints', () => {
+    expect(loadClusterConfig({})).toEqual({ instances: 3, basePort: 3001 });
+    expect(loadClusterConfig({ CLUSTER_INSTANCES: '32', CLUSTER_BASE_PORT: '65504' })).toEqual({ instances: 32, basePort: 65504 });
+    expect(() => loadClusterConfig({ CLUSTER_INSTANCES: '33' })).toThrow('Invalid configuration: CLUSTER_INSTANCES must be an integer between 1 and 32 (got "33")');
+    expect(() => loadClusterConfig({ CLUSTER_INSTANCES: '32', CLUSTER_BASE_PORT: '65505' })).toThrow('Invalid configuration: CLUSTER_BASE_PORT must be an integer between 1 and 65504 (got "65505")');
+    // loadConfig leaves them to the cluster command.
+    expect(() => loadConfig({ CLUSTER_INSTANCES: 'many' })).not.toThrow();
   });
 });

@@ -20,11 +20,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadClusterConfig, loadConfig } from '../config.js';
 
 const MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
 const MIGRATE = fileURLToPath(new URL('./migrate.js', import.meta.url));
-const MAX_INSTANCES = 32;
 const READY_TIMEOUT_MS = 60_000;
 
 function log(message: string): void {
@@ -34,13 +33,6 @@ function log(message: string): void {
 function fail(message: string): never {
   process.stderr.write(`[cluster] ${message}\n`);
   process.exit(1);
-}
-
-function integer(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name]?.trim();
-  if (!raw) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) fail(`Invalid configuration: ${name} must be an integer between ${min} and ${max} (got "${raw}")`);
-  return Number(raw);
 }
 
 /** Copies a child's output line by line with its name in front. */
@@ -67,8 +59,13 @@ function describeExit({ code, signal }: { code: number | null; signal: NodeJS.Si
   return signal ? `killed by ${signal}` : `exited with code ${code}`;
 }
 
-const instances = integer('CLUSTER_INSTANCES', 3, 1, MAX_INSTANCES);
-const basePort = integer('CLUSTER_BASE_PORT', 3001, 1, 65535 - instances + 1);
+let instances: number;
+let basePort: number;
+try {
+  ({ instances, basePort } = loadClusterConfig());
+} catch (error) {
+  fail(error instanceof ConfigError ? error.message : String(error));
+}
 let host: string;
 try {
   if (!process.env.DATABASE_URL?.trim()) throw new ConfigError('DATABASE_URL', 'is required: every instance must use the same PostgreSQL');
