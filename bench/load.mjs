@@ -5,6 +5,7 @@
  *   check       one GET: status, content-type and body digest (is the target what we think?)
  *   autocannon  a warm-up run, then the measured run (fixed durations, pipelining 1)
  *   paced       open loop at a fixed, evenly spaced rate; exact per-request times
+ *   loop        one client in a closed loop for a fixed time; exact per-request times
  *   sequential  one request at a time, round-robin over several targets, exact times
  *               (autocannon's histogram has 1 ms buckets: too coarse for sub-ms differences)
  */
@@ -164,6 +165,45 @@ const jobs = {
     const measured = await run(durationS, true);
     agent.destroy();
     return { measured };
+  },
+
+  /**
+   * One client in a closed loop (the next request when the last has answered, one keep-alive
+   * connection) for a warm-up, then for durationS measured: exact per-request times. The
+   * paying customer of the ledger flood, in its own process so the flood's load generator
+   * does not delay its timings.
+   */
+  async loop({ url, headers, warmupS, durationS }) {
+    assertLoopback(url);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const run = async (seconds) => {
+      const samples = [];
+      let failures = 0;
+      const end = performance.now() + seconds * 1000;
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const res = await get(agent, url, headers).catch(() => null);
+        samples.push(performance.now() - t0);
+        if (res?.status !== 200) failures += 1;
+      }
+      return { samples, failures };
+    };
+    if (warmupS > 0) await run(warmupS);
+    await new Promise((resolve) => {
+      process.once('message', resolve);
+      process.send({ type: 'phase', phase: 'measure' });
+    });
+    const { samples, failures } = await run(durationS);
+    agent.destroy();
+    samples.sort((a, b) => a - b);
+    const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
+    return {
+      measured: {
+        requestsTotal: samples.length,
+        failures,
+        latencyMs: { mean: r3(mean), p50: r3(percentile(samples, 50)), p95: r3(percentile(samples, 95)), p99: r3(percentile(samples, 99)), max: r3(samples.at(-1)) },
+      },
+    };
   },
 
   /**

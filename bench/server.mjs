@@ -15,7 +15,9 @@
  * cores, which is what the comparison needs.)
  *
  * Environment (set by run.mjs): BENCH_MODE embedded|services, BENCH_PICKS, BENCH_DATA_DIR
- * (embedded), BENCH_DB_URL and BENCH_REDIS_URL (services).
+ * (embedded), BENCH_DB_URL and BENCH_REDIS_URL (services), BENCH_LEDGER=1 (the ledger flood:
+ * the seeded visible picks get their public ledger entries, appended as the app appends the
+ * entries of picks older than the ledger, and the ledger page is captured too).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -31,6 +33,8 @@ import { dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncate
 export const LIST_PATH = '/api/v1/picks?limit=50';
 export const PUBLIC_PATH = '/api/public/picks/today';
 export const TRACK_RECORD_PATH = '/api/v1/track-record?days_back=365';
+/** The flood's page: the first 500 entries, the largest page, as the anonymous clients of issue 38 asked it. */
+export const LEDGER_PATH = '/api/public/ledger?limit=500';
 const analysisPath = (matchId) => `/api/v1/match-analyses/${matchId}`;
 const BENCH_TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
 
@@ -41,6 +45,7 @@ if (!process.send) {
 
 const mode = process.env.BENCH_MODE;
 const picks = Number(process.env.BENCH_PICKS ?? 10_000);
+const withLedger = process.env.BENCH_LEDGER === '1';
 const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
 
 export function summarise(samplesMs) {
@@ -78,6 +83,10 @@ async function main() {
   await em.execute(seedAnalysesSql());
   // Picks inserted with SQL: rebuild the track record's day sums and summaries.
   await rebuildTrackRecord(em);
+  // Their ledger entries the way a start appends those of picks older than the ledger (in published_at order).
+  const ledgerStarted = performance.now();
+  const ledgerEntries = withLedger ? await runtime.services.ledger.appendMissing() : 0;
+  const ledgerAppendMs = Math.round(performance.now() - ledgerStarted);
   await em.execute('analyze');
   const [{ visible }] = await em.execute(`select count(*)::int as visible from picks where status in ('published', 'settled')`);
   // The analysis target: the visible pick with an analysis that kicks off last (a fixed choice for a given N).
@@ -112,6 +121,13 @@ async function main() {
     trackRecord: { body: trackRecord.rawPayload, contentType: trackRecord.headers['content-type'] },
     analysis: { body: analysis.rawPayload, contentType: analysis.headers['content-type'] },
   };
+  if (withLedger) {
+    const ledger = await app.inject({ method: 'GET', url: LEDGER_PATH });
+    if (ledger.statusCode !== 200) throw new Error(`ledger capture: HTTP ${ledger.statusCode} ${ledger.body.slice(0, 300)}`);
+    const count = ledger.json().entries.length;
+    if (count !== 500) throw new Error(`ledger capture: expected 500 entries, got ${count} (BENCH_PICKS too small?)`);
+    captured.ledger = { body: ledger.rawPayload, contentType: ledger.headers['content-type'], count };
+  }
 
   // Each baseline answers with the captured bytes of its endpoint, nothing else.
   const bare = Fastify({ logger: false });
@@ -155,13 +171,14 @@ async function main() {
   };
   // How often the read services actually run: a call that a cache above the service (the
   // public adapter's bodies, the GraphQL read cache) answered does not reach them.
-  const noServiceCalls = () => ({ list: 0, today: 0, trackRecord: 0, analysis: 0 });
+  const noServiceCalls = () => ({ list: 0, today: 0, trackRecord: 0, analysis: 0, ledgerPage: 0 });
   let serviceCalls = noServiceCalls();
   const counted = [
     ['list', runtime.services.picks, 'list'],
     ['today', runtime.services.picks, 'today'],
     ['trackRecord', runtime.services.trackRecord, 'get'],
     ['analysis', runtime.services.analyses, 'get'],
+    ['ledgerPage', runtime.services.ledger, 'page'],
   ];
   for (const [name, service, method] of counted) {
     if (typeof service?.[method] !== 'function') continue;
@@ -269,7 +286,9 @@ async function main() {
     limiterMode: limiter.mode(),
     analysisMatchId: analysed.id,
     analyses: analysed.analyses,
-    paths: { list: LIST_PATH, public: PUBLIC_PATH, trackRecord: TRACK_RECORD_PATH, analysis: analysisPath(analysed.id) },
+    ledgerEntries,
+    ledgerAppendMs,
+    paths: { list: LIST_PATH, public: PUBLIC_PATH, trackRecord: TRACK_RECORD_PATH, analysis: analysisPath(analysed.id), ledger: LEDGER_PATH },
     bodies: Object.fromEntries(
       Object.entries(captured).map(([name, { body, contentType, count }]) => [name, { bytes: body.length, sha256: sha(body), contentType, ...(count === undefined ? {} : { count }) }]),
     ),

@@ -158,7 +158,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // Hits and stores of the read cache (tests, the benchmark).
   app.decorate('readCacheStats', () => readCache.stats());
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
-  registerLedgerRoutes(app, yoga, getSchema());
+  const ledgerAdapter = registerLedgerRoutes(app, yoga, getSchema(), runtime.clock);
   registerRecordPage(app, yoga, getSchema(), internalContext(runtime.services));
   const publicStream = registerPublicStream(app, yoga, getSchema(), {
     ...runtime.config.publicStream,
@@ -169,6 +169,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // How many public live feeds this instance holds (operations, tests).
   app.decorate('openPublicStreams', () => publicStream.openStreams());
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
+  // Every ledger append is announced with the change it records (publish, approve, hold, settle, reschedule).
+  runtime.onVisibilityChange(() => ledgerAdapter.invalidate());
   // The customer dashboard (HTML, session cookie, CSRF): its own encapsulated scope under /dashboard.
   await registerDashboardRoutes(app, {
     yoga,

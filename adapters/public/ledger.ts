@@ -1,27 +1,46 @@
 /**
  * The public ledger (docs/API.md, "Verifying the record"): GET /api/public/ledger,
  * /api/public/ledger/head and /api/public/ledger/checkpoints. Anonymous, CORS-open and cacheable
- * like /api/public/picks/today; each answer is a translation of one GraphQL query.
+ * like /api/public/picks/today; each answer is a translation of one GraphQL query, rendered once
+ * and kept (the bytes, ETag and headers) per page (after, limit), head and checkpoints, so a
+ * burst of anonymous readers costs one query per body (docs/DECISIONS.md, "Ledger cache"):
+ * - a body is dropped with every announced change (src/app.ts wires it), the way appends are
+ *   announced; a full page whose entries are all revealed never changes and is kept through them,
+ *   until evicted;
+ * - a page holding hidden entries is stale from the first of their reveals (the ledger query's
+ *   nextRevealAt, the rule the page itself applies), checkpoints from the next midnight (UTC), by
+ *   the app's clock;
+ * - the rest is bounded by PUBLIC_CACHE_TTL_MS, for announcements lost between instances;
+ * - a render that finds the chain longer than a kept end-of-chain body (the head, a last page)
+ *   showed it drops the kept bodies, as the announcement of that append will: a head rendered
+ *   fresh is not served beside an older last page (the verifier fails a head the chain lacks).
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { LEDGER_AFTER, LEDGER_PAGE } from '../../src/domain/bounds.js';
+import type { Clock } from '../../src/domain/clock.js';
 import { GENESIS_HASH } from '../../src/domain/ledger.js';
+import { addDays, startOfUtcDay } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
-import { httpError, httpErrorOf, httpErrorOfGraphQL } from '../../src/server/http-errors.js';
+import { httpError, httpErrorOf, httpErrorOfGraphQL, type HttpError } from '../../src/server/http-errors.js';
 import { LedgerCheckpointsDocument, LedgerDocument, LedgerHeadDocument } from '../common/generated/graphql.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openApiRouteSchema } from '../common/openapi.js';
-import { openOperation, prepareOperation } from '../common/operations.js';
+import { openOperation, prepareOperation, type OperationRunner } from '../common/operations.js';
 import { pageParam, parseParams, type ParamSpec } from '../common/params.js';
 import { ledgerCheckpointsSchema, ledgerHeadSchema, ledgerPageSchema } from '../common/schemas.js';
-import { CORS_HEADERS, notModified, PUBLIC_CACHE_CONTROL, sendPublicError } from './plugin.js';
+import { answerRendered, CORS_HEADERS, PUBLIC_CACHE_CONTROL, PUBLIC_CACHE_TTL_MS, sendPublicError, type RenderedBody } from './plugin.js';
+import { SingleFlightCache } from './single-flight-cache.js';
 
 export const LEDGER_PATH = '/api/public/ledger';
 
-/** Entries are immutable once appended and the head moves with each pick change: a short shared cache. */
-const LEDGER_HEADERS = { ...CORS_HEADERS, 'cache-control': PUBLIC_CACHE_CONTROL, 'content-type': 'application/json; charset=utf-8' };
+/**
+ * Bodies kept per instance: a page of 500 revealed entries is about 550 KB, so the bytes are
+ * bounded (about 60 such pages, a walk of a 30,000-entry ledger) besides the count.
+ */
+const LEDGER_CACHE_MAX_BODIES = 1_000;
+const LEDGER_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 
 const PAGE_PARAMS: readonly ParamSpec[] = [
   { name: 'after', in: 'query', type: 'integer', minimum: LEDGER_AFTER.min!, maximum: LEDGER_AFTER.max, default: LEDGER_AFTER.default, variable: 'after', description: 'Entries after this seq (0: from the start).' },
@@ -45,39 +64,81 @@ const NOT_MODIFIED = {
   },
 } as const;
 
-export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema): void {
+/** A kept answer, with what ends its freshness besides an announced change. */
+interface RenderedLedgerBody extends RenderedBody {
+  /** From this time of the app's clock (ms) on it may be stale: a hidden entry's reveal, the next midnight; Infinity: none. */
+  staleAtMs: number;
+  /** Nothing can change it (a full page, every entry revealed): kept through announced changes, until evicted. */
+  immutable: boolean;
+}
+type RenderOutcome = RenderedLedgerBody | { error: HttpError };
+
+/** The JSON body with its ETag and headers, as sent on every hit. */
+function rendered(body: unknown, freshness: Pick<RenderedLedgerBody, 'staleAtMs' | 'immutable'>): RenderedLedgerBody {
+  const text = JSON.stringify(body);
+  const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+  const notModifiedHeaders = Object.freeze({ ...CORS_HEADERS, 'cache-control': PUBLIC_CACHE_CONTROL, etag });
+  const headers = Object.freeze({ ...notModifiedHeaders, 'content-type': 'application/json; charset=utf-8' });
+  return { body: Buffer.from(text, 'utf8'), etag, headers, notModifiedHeaders, ...freshness };
+}
+
+export interface LedgerAdapter {
+  /** Drops the kept bodies but the immutable pages: call when an append is announced. */
+  invalidate(): void;
+}
+
+export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, clock: Clock): LedgerAdapter {
   const page = prepareOperation(schema, LedgerDocument);
   const head = prepareOperation(schema, LedgerHeadDocument);
   const checkpoints = prepareOperation(schema, LedgerCheckpointsDocument);
 
-  /** Runs one anonymous operation; its data, or the error already answered. */
-  async function run<T>(req: FastifyRequest, reply: FastifyReply, execute: (runner: Exclude<Awaited<ReturnType<typeof openOperation>>, GraphQLError>) => Promise<{ data?: T | null; errors?: readonly GraphQLError[] }>): Promise<T | null> {
+  // Requests that miss together share one render; errors are answered, never kept.
+  const cache = new SingleFlightCache<RenderOutcome>({
+    max: LEDGER_CACHE_MAX_BODIES,
+    ttlMs: PUBLIC_CACHE_TTL_MS,
+    byteBudget: { maxBytes: LEDGER_CACHE_MAX_BYTES, bytesOf: (outcome) => ('error' in outcome ? 1 : outcome.body.length) },
+    cacheable: (outcome) => !('error' in outcome),
+    isFresh: (outcome) => 'error' in outcome || clock.now().getTime() < outcome.staleAtMs,
+    immutable: (outcome) => !('error' in outcome) && outcome.immutable,
+  });
+  /**
+   * The shortest chain an end-of-chain body (the head, a page no entry followed) rendered since
+   * the last invalidation showed: the last seq it showed (a page's `after` when empty).
+   */
+  let shortestChainKept = Infinity;
+  const invalidate = () => {
+    shortestChainKept = Infinity;
+    cache.invalidate();
+  };
+  /**
+   * A render saw entries up to `seq` (and, ending the chain, shows it ending at `chainEnd`): a
+   * kept end-of-chain body shorter than that missed an append whose announcement is on its way.
+   */
+  const sawChainUpTo = (seq: number | null, chainEnd: number | null) => {
+    if (seq !== null && seq > shortestChainKept) invalidate();
+    if (chainEnd !== null) shortestChainKept = Math.min(shortestChainKept, chainEnd);
+  };
+
+  /** Runs one anonymous operation: its data, or the error to answer. */
+  async function run<T>(req: FastifyRequest, reply: FastifyReply, execute: (runner: OperationRunner) => Promise<ExecutionResult<T>>): Promise<{ data: T } | { error: HttpError }> {
     const runner = await openOperation(yoga, { req, reply, anonymous: true });
-    if (runner instanceof GraphQLError) {
-      sendPublicError(reply, httpErrorOf(runner));
-      return null;
-    }
+    if (runner instanceof GraphQLError) return { error: httpErrorOf(runner) };
     const result = await execute(runner);
     const error = result.errors?.[0];
     if (error || !result.data) {
-      sendPublicError(reply, error ? httpErrorOfGraphQL(error, { onUnexpected: (unexpected) => req.log.error({ error: unexpected }, 'ledger operation failed without a known code') }) : httpError('internal_error'));
-      return null;
+      return { error: error ? httpErrorOfGraphQL(error, { onUnexpected: (unexpected) => req.log.error({ error: unexpected }, 'ledger operation failed without a known code') }) : httpError('internal_error') };
     }
-    return result.data;
+    return { data: result.data };
   }
-  /** The body with an ETag; 304 without a body when If-None-Match names it (as the public endpoint). */
-  const send = (req: FastifyRequest, reply: FastifyReply, body: unknown) => {
-    const text = JSON.stringify(body);
-    const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
-    if (notModified(req.headers['if-none-match'], etag)) return reply.status(304).headers({ ...CORS_HEADERS, 'cache-control': PUBLIC_CACHE_CONTROL, etag }).send();
-    return reply.status(200).headers({ ...LEDGER_HEADERS, etag }).send(text);
-  };
 
-  /** One anonymous GET of the ledger: documented, answered with `answer`'s body (null: already answered). */
+  /** What a request asks for: the key of its body and how to render it, or the refusal of its parameters. */
+  type Asked = { key: string; render: (req: FastifyRequest, reply: FastifyReply) => Promise<RenderOutcome> } | { error: HttpError };
+
+  /** One anonymous GET of the ledger: documented, answered from the kept body of its key. */
   function read(
     path: string,
     doc: { operationId: string; summary: string; description: string; params: readonly ParamSpec[]; responseSchema: object },
-    answer: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown | null>,
+    ask: (req: FastifyRequest) => Asked,
   ): void {
     app.route({
       method: 'GET',
@@ -92,13 +153,52 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         errorHeaders: PUBLIC_ERROR_HEADERS,
         anonymous: true,
       }),
-      handler: async (req, reply) => {
-        const body = await answer(req, reply);
-        return body === null ? reply : send(req, reply, body);
+      // Not async, as the public endpoint's: a hit is answered synchronously; a miss returns the
+      // promise of the one render of its key, which it starts or joins.
+      handler: (req, reply) => {
+        const asked = ask(req);
+        if ('error' in asked) {
+          sendPublicError(reply, asked.error);
+          return;
+        }
+        const cached = cache.peek(asked.key);
+        if (cached) {
+          answerRendered(req, reply, cached);
+          return;
+        }
+        return cache.get(asked.key, () => asked.render(req, reply)).then((outcome) => answerRendered(req, reply, outcome));
       },
     });
     app.options(path, { schema: { hide: true } }, async (_req, reply) => reply.status(204).headers(CORS_HEADERS).send());
     registerMethodNotAllowed(app, path, ['GET', 'OPTIONS']);
+  }
+
+  async function renderPage(req: FastifyRequest, reply: FastifyReply, after: number, limit: number): Promise<RenderOutcome> {
+    const outcome = await run(req, reply, (runner) => runner.execute(page, { after, limit }));
+    if ('error' in outcome) return outcome;
+    const { entries, nextAfter, nextRevealAt } = outcome.data.ledger;
+    const body = {
+      entries: entries.map(({ pickId, revealAfter, prevHash, pick, salt, ...entry }) => ({
+        seq: entry.seq,
+        type: entry.type,
+        at: entry.at,
+        pick_id: pickId,
+        reveal_after: revealAfter,
+        commitment: entry.commitment,
+        prev_hash: prevHash,
+        hash: entry.hash,
+        // Only the clear fields before the reveal: a paid pick is not given away.
+        ...(pick === null || pick === undefined ? {} : { pick: JSON.parse(pick) as unknown, salt }),
+      })),
+      next_after: nextAfter ?? null,
+    };
+    const last = entries.at(-1)?.seq ?? null;
+    // A page shorter than its limit ends the chain: an append changes it (an empty one as well, from after + 1).
+    const endsChain = entries.length < limit;
+    const chainEnd = endsChain ? (last ?? after) : null;
+    sawChainUpTo(last, chainEnd);
+    const staleAtMs = nextRevealAt == null ? Infinity : Date.parse(nextRevealAt);
+    return rendered(body, { staleAtMs, immutable: !endsChain && nextRevealAt == null });
   }
 
   read(
@@ -112,27 +212,14 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       params: PAGE_PARAMS,
       responseSchema: ledgerPageSchema,
     },
-    async (req, reply) => {
+    (req) => {
       const parsed = parseParams(PAGE_PARAMS, req.query as Record<string, unknown>, {});
-      if (parsed.error) {
-        sendPublicError(reply, httpErrorOf(parsed.error));
-        return null;
-      }
-      const data = await run(req, reply, (runner) => runner.execute(page, parsed.variables));
-      if (data === null) return null;
-      const entries = data.ledger.entries.map(({ pickId, revealAfter, prevHash, pick, salt, ...entry }) => ({
-        seq: entry.seq,
-        type: entry.type,
-        at: entry.at,
-        pick_id: pickId,
-        reveal_after: revealAfter,
-        commitment: entry.commitment,
-        prev_hash: prevHash,
-        hash: entry.hash,
-        // Only the clear fields before the reveal: a paid pick is not given away.
-        ...(pick === null || pick === undefined ? {} : { pick: JSON.parse(pick) as unknown, salt }),
-      }));
-      return { entries, next_after: data.ledger.nextAfter ?? null };
+      if (parsed.error) return { error: httpErrorOf(parsed.error) };
+      // Keyed on the numbers GraphQL will get, defaults applied ('+500', '0500' and '500' are one
+      // page; no limit is limit=100). Their range is GraphQL's to check: a refusal is never kept.
+      const after = (parsed.variables.after as number | undefined) ?? LEDGER_AFTER.default;
+      const limit = (parsed.variables.limit as number | undefined) ?? LEDGER_PAGE.default;
+      return { key: `${after} ${limit}`, render: (req, reply) => renderPage(req, reply, after, limit) };
     },
   );
 
@@ -145,12 +232,17 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       params: [],
       responseSchema: ledgerHeadSchema,
     },
-    async (req, reply) => {
-      const data = await run(req, reply, (runner) => runner.execute(head, {}));
-      if (data === null) return null;
-      const last = data.ledgerHead;
-      return last ? { seq: last.seq, hash: last.hash, at: last.at } : { seq: 0, hash: GENESIS_HASH, at: null };
-    },
+    () => ({
+      key: 'head',
+      render: async (req, reply) => {
+        const outcome = await run(req, reply, (runner) => runner.execute(head, {}));
+        if ('error' in outcome) return outcome;
+        const last = outcome.data.ledgerHead;
+        sawChainUpTo(last?.seq ?? null, last?.seq ?? 0);
+        // Only an append moves the head.
+        return rendered(last ? { seq: last.seq, hash: last.hash, at: last.at } : { seq: 0, hash: GENESIS_HASH, at: null }, { staleAtMs: Infinity, immutable: false });
+      },
+    }),
   );
 
   read(
@@ -162,10 +254,19 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       params: [],
       responseSchema: ledgerCheckpointsSchema,
     },
-    async (req, reply) => {
-      const data = await run(req, reply, (runner) => runner.execute(checkpoints, {}));
-      if (data === null) return null;
-      return { checkpoints: data.ledgerCheckpoints.map(({ checkpoint, seq, hash, at }) => ({ checkpoint, seq, hash, at })) };
-    },
+    () => ({
+      key: 'checkpoints',
+      render: async (req, reply) => {
+        // Read before the query: a midnight passing meanwhile makes the body stale at once, never late.
+        const nextMidnight = addDays(startOfUtcDay(clock.now()), 1).getTime();
+        const outcome = await run(req, reply, (runner) => runner.execute(checkpoints, {}));
+        if ('error' in outcome) return outcome;
+        const list = outcome.data.ledgerCheckpoints.map(({ checkpoint, seq, hash, at }) => ({ checkpoint, seq, hash, at }));
+        sawChainUpTo(list.at(-1)?.seq ?? null, null);
+        return rendered({ checkpoints: list }, { staleAtMs: nextMidnight, immutable: false });
+      },
+    }),
   );
+
+  return { invalidate };
 }

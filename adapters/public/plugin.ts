@@ -40,7 +40,8 @@ export const CORS_HEADERS = {
   'access-control-max-age': '86400',
 };
 
-interface RenderedBody {
+/** A public answer rendered once and kept (here and in ./ledger.ts). */
+export interface RenderedBody {
   /** Encoded once: every cache hit sends the same bytes without re-encoding the string. */
   body: Buffer;
   etag: string;
@@ -75,6 +76,13 @@ export function notModified(ifNoneMatch: string | undefined, etag: string): bool
     const trimmed = tag.trim();
     return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
   });
+}
+
+/** A kept body (or the error its render met): 304 without a body when If-None-Match names its ETag. */
+export function answerRendered(req: FastifyRequest, reply: FastifyReply, outcome: RenderedBody | { error: HttpError }): FastifyReply {
+  if ('error' in outcome) return sendPublicError(reply, outcome.error);
+  if (notModified(req.headers['if-none-match'], outcome.etag)) return reply.status(304).headers(outcome.notModifiedHeaders).send();
+  return reply.status(200).headers(outcome.headers).send(outcome.body);
 }
 
 /** Errors as everywhere else (status, Retry-After, body), plus CORS, no caching and indented JSON. */
@@ -113,12 +121,6 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     // The ETag covers the picks only, so an unchanged list revalidates even as generatedAt moves.
     const etag = `"${createHash('sha256').update(JSON.stringify(picks)).digest('base64url').slice(0, 27)}"`;
     return { body: Buffer.from(body, 'utf8'), etag, ...renderedHeaders(etag) };
-  }
-
-  function answer(req: FastifyRequest, reply: FastifyReply, outcome: RenderOutcome): FastifyReply {
-    if ('error' in outcome) return sendPublicError(reply, outcome.error);
-    if (notModified(req.headers['if-none-match'], outcome.etag)) return reply.status(304).headers(outcome.notModifiedHeaders).send();
-    return reply.status(200).headers(outcome.headers).send(outcome.body);
   }
 
   app.route({
@@ -170,10 +172,10 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       const cacheKey = cacheKeyOf(dayPrefixOf(now.getTime()), parsed.variables.limit, parsed.variables.sport);
       const cached = cache.peek(cacheKey);
       if (cached) {
-        answer(req, reply, cached);
+        answerRendered(req, reply, cached);
         return;
       }
-      return cache.get(cacheKey, () => render(req, reply, parsed.variables, now)).then((outcome) => answer(req, reply, outcome));
+      return cache.get(cacheKey, () => render(req, reply, parsed.variables, now)).then((outcome) => answerRendered(req, reply, outcome));
     },
   });
 

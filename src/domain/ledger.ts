@@ -90,12 +90,18 @@ export function nextEntry(
 }
 
 /**
- * Whether an entry's pick and salt may be shown: from its reveal_after on, and not while the
- * pick's current kickoff is still ahead (a match moved later keeps its pick secret until the new
- * kickoff; the pick.rescheduled entry names it).
+ * When an entry's pick and salt are shown: at its reveal_after, or at the pick's current kickoff
+ * when that is later (a match moved later keeps its pick secret until the new kickoff; the
+ * pick.rescheduled entry names it). The one statement of the reveal rule: isRevealed, the ledger's
+ * pages and the time their kept bodies go stale (adapters/public/ledger.ts) all follow it.
  */
+export function revealTime(revealAfter: Date, currentKickoff: Date): Date {
+  return revealAfter.getTime() >= currentKickoff.getTime() ? revealAfter : currentKickoff;
+}
+
+/** Whether an entry's pick and salt may be shown at `now`: from its revealTime on. */
 export function isRevealed(revealAfter: Date, currentKickoff: Date, now: Date): boolean {
-  return now.getTime() >= revealAfter.getTime() && now.getTime() >= currentKickoff.getTime();
+  return now.getTime() >= revealTime(revealAfter, currentKickoff).getTime();
 }
 
 /** The midnights (00:00 UTC) after `first` up to `now`, oldest first: the checkpoints' times. */

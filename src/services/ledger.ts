@@ -9,7 +9,7 @@ import { InvalidParameterError } from '../domain/errors.js';
 import { validateMarket } from '../domain/market.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { addDays } from '../domain/time.js';
-import { checkpointTimes, committedPick, isRevealed, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
+import { checkpointTimes, committedPick, isRevealed, revealTime, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
 import { toPickSnapshot, v1PickJson, type PickValues } from '../domain/pick-shape.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
 import { findPicksForUpdate } from '../persistence/picks-repository.js';
@@ -36,6 +36,11 @@ export interface LedgerPage {
   entries: PublicLedgerEntry[];
   /** The last entry's seq when more may follow (ask again with after=next_after), else null. */
   nextAfter: number | null;
+  /**
+   * The earliest revealTime of the entries still hidden (null: every entry is revealed): until
+   * then the page changes only with appends (docs/DECISIONS.md, "Ledger cache").
+   */
+  nextRevealAt: Date | null;
 }
 
 /** A pick kicked off, with its revealed entries (the public record page's list). */
@@ -79,15 +84,18 @@ export class LedgerService {
     private readonly clock: Clock,
   ) {}
 
-  /** Entries after `after` in seq order; a pick and its salt only once revealed (isRevealed). */
+  /** Entries after `after` in seq order; a pick and its salt only once revealed (revealTime). */
   async page(after: number, limit: number): Promise<LedgerPage> {
-    const now = this.clock.now();
+    const now = this.clock.now().getTime();
     const stored = await ledgerEntriesAfter(this.orm.em.fork(), after, limit);
+    let nextRevealAt: Date | null = null;
     const entries = stored.map(({ pick, salt, currentKickoff, ...entry }) => {
-      const revealed = isRevealed(new Date(entry.reveal_after), currentKickoff, now);
-      return { ...entry, pick: revealed ? pick : null, salt: revealed ? salt : null };
+      const revealsAt = revealTime(new Date(entry.reveal_after), currentKickoff);
+      if (now >= revealsAt.getTime()) return { ...entry, pick, salt };
+      if (nextRevealAt === null || revealsAt.getTime() < nextRevealAt.getTime()) nextRevealAt = revealsAt;
+      return { ...entry, pick: null, salt: null };
     });
-    return { entries, nextAfter: entries.length === limit ? entries.at(-1)!.seq : null };
+    return { entries, nextAfter: entries.length === limit ? entries.at(-1)!.seq : null, nextRevealAt };
   }
 
   /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, checkpointTimes, commitmentOf, entryHash, GENESIS_HASH, isRevealed, nextEntry, type CommittedPick } from '../../src/domain/ledger.js';
+import { canonicalJson, checkpointTimes, commitmentOf, entryHash, GENESIS_HASH, isRevealed, nextEntry, revealTime, type CommittedPick } from '../../src/domain/ledger.js';
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -72,6 +72,8 @@ describe('the chain', () => {
     const postponed = new Date(kickoff.getTime() + 86_400_000);
     expect(isRevealed(kickoff, postponed, new Date(kickoff.getTime() + 1))).toBe(false);
     expect(isRevealed(kickoff, postponed, postponed)).toBe(true);
+    // The time it reveals at: the later of the two (a match brought forward waits for reveal_after).
+    expect([revealTime(kickoff, kickoff), revealTime(kickoff, postponed), revealTime(postponed, kickoff)]).toEqual([kickoff, postponed, postponed]);
   });
 
   it('checkpoints at every midnight after the first entry', () => {

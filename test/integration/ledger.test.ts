@@ -16,6 +16,7 @@ import { commitmentOf, entryHash, type CommittedPick, type LedgerEntryType } fro
 import { webhookBody, type WebhookEventType } from '../../src/domain/webhook.js';
 import type { PickSnapshot } from '../../src/domain/pick-shape.js';
 import { dateOf, executeBound, jsonOf } from '../../src/persistence/sql.js';
+import { announceChange } from '../helpers/announce.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { APPROVE, CREATE_KEY, HOLD, PUBLISH, SETTLE, pickInput } from '../helpers/fixtures.js';
 // @ts-expect-error The example is plain JavaScript, as a customer would copy it.
@@ -258,6 +259,8 @@ describe('tampering with the stored ledger', () => {
   it.each(cases)('$name fails at exactly that entry', async ({ statements, failures }) => {
     const { t, clock, base } = await smallLedger();
     for (const statement of statements) await sql(t, statement);
+    // Kept ledger bodies change with announced changes only.
+    await announceChange(t);
     const report = await verify(base, { now: clock.now() });
     expect(report.ok).toBe(false);
     expect(checks(report)).toEqual(failures);
@@ -274,7 +277,8 @@ describe('tampering with the stored ledger', () => {
 
 /**
  * Rewrites every entry's committed pick (and salt) with `edit`, recomputes the commitments and
- * re-forges the chain: a self-consistent ledger, as an operator rewriting history would make it.
+ * re-forges the chain: a self-consistent ledger, as an operator rewriting history would make it,
+ * then announces a change so the service's kept bodies show it.
  */
 async function reforge(t: TestApp, edit: (seq: number, pick: CommittedPick, salt: string) => { pick: CommittedPick; salt: string }): Promise<void> {
   const rows = await sql(t, 'select seq, type, at, pick_id, reveal_after, pick, salt from ledger_entries order by seq');
@@ -302,6 +306,8 @@ async function reforge(t: TestApp, edit: (seq: number, pick: CommittedPick, salt
       seq,
     ]);
   }
+  // Kept ledger bodies change with announced changes only.
+  await announceChange(t);
 }
 
 describe('a Pick that gained fields', () => {
@@ -409,6 +415,7 @@ describe('the command line: a summary first, ids only with --verbose', () => {
     clock.set('2026-11-23T18:00:00Z'); // every pick revealed: no reveal check depends on today's date
     // Every hash overwritten (64 hex digits, unique): each entry fails its hash, and every entry after the first its link: 22 + 21 failures.
     await sql(t, `update ledger_entries set hash = md5(seq::text) || md5(seq::text)`);
+    await announceChange(t);
     const plain = await cli(base);
     expect(plain.code).toBe(1);
     const lines = plain.stdout.trimEnd().split('\n');

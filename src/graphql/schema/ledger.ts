@@ -3,7 +3,7 @@ import { canonicalJson } from '../../domain/ledger.js';
 import { boundedInt } from '../argument-guard.js';
 import { builder } from '../builder.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
-import type { PublicLedgerEntry, RevealedLedgerPick } from '../../services/ledger.js';
+import type { LedgerPage, PublicLedgerEntry, RevealedLedgerPick } from '../../services/ledger.js';
 
 /**
  * Entries of one pick counted for the cost: published, settled and a reschedule, or a hold and a
@@ -31,11 +31,19 @@ const LedgerEntryRef = builder.objectRef<PublicLedgerEntry>('LedgerEntry').imple
   }),
 });
 
-const LedgerPageRef = builder.objectRef<{ entries: PublicLedgerEntry[]; nextAfter: number | null }>('LedgerPage').implement({
+const LedgerPageRef = builder.objectRef<LedgerPage>('LedgerPage').implement({
   fields: (t) => ({
     // The page size is counted on `ledger` itself.
     entries: t.field({ type: [LedgerEntryRef], complexity: ITEMS_OF_PAGE, resolve: (page) => page.entries }),
     nextAfter: t.exposeInt('nextAfter', { nullable: true, description: 'Ask again with after = this; null at the end of the chain.' }),
+    nextRevealAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        "When the next of this page's hidden entries is revealed (its revealAfter, or its pick's current kickoff when later); null when every entry is revealed. " +
+        'Until then only an append can change the page: a cache may keep it that long.',
+      resolve: (page) => page.nextRevealAt,
+    }),
   }),
 });
 
