@@ -141,10 +141,9 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     (admission) => void runtime.services.auth.release(admission).catch((error: unknown) => app.log.warn({ err: error }, 'rate limiter: taking back a request answered 429 or 5xx failed; it stays counted')),
   );
   registerGraphQLRoute(app, yoga);
-  registerGraphQLSseRoute(app, runtime.services, {
+  registerGraphQLSseRoute(app, yoga, {
     now: () => runtime.clock.now().getTime(),
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
-    introspection: runtime.config.graphqlIntrospection,
   });
   registerRestRoutes(app, yoga, getSchema());
   frameworkErrors.bind({ admitCustomerApi: (req, reply) => admitUnroutedRequest(yoga, req, reply), now: () => runtime.clock.now().getTime() });

@@ -1,8 +1,8 @@
 /**
  * Hostile documents: depth, alias, directive and token limits from GraphQL Armor
  * (@escape.tech/graphql-armor-*), and a cost limit from @pothos/plugin-complexity's model
- * evaluated with the request's variables, applied on every GraphQL entry point: /graphql (yoga
- * plugins) and /graphql/stream (the same rules, through graphql-sse's hooks).
+ * evaluated with the request's variables, applied on every GraphQL entry point as yoga plugins:
+ * /graphql, and /graphql/stream through the same envelop.
  *
  * A document over a limit is refused before it is executed (and before the caller is
  * authenticated or counted) with the AppError `query_too_complex`, HTTP 400, with a message
@@ -10,12 +10,11 @@
  * in docs/DECISIONS.md; test/integration/query-limits.test.ts checks that every document of
  * the repository passes them.
  */
-import { blockFieldSuggestionsDefaultOptions, blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
+import { blockFieldSuggestionsPlugin } from '@escape.tech/graphql-armor-block-field-suggestions';
 import { maxAliasesPlugin, maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin, maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin, maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { MaxTokensParserWLexer, maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import {
   getOperationAST,
@@ -23,9 +22,6 @@ import {
   GraphQLError,
   Kind,
   NoSchemaIntrospectionCustomRule,
-  parse,
-  specifiedRules,
-  validate,
   type DefinitionNode,
   type DocumentNode,
   type GraphQLSchema,
@@ -85,6 +81,19 @@ export interface GraphQLGuardOptions {
   introspection: boolean;
 }
 
+/**
+ * Introspection refused by validation, on every surface that validates through the envelop
+ * (/graphql, /graphql/stream). yoga's own plugin decides per HTTP request in a hook of yoga's
+ * request pipeline, which graphql-sse's requests never pass.
+ */
+function noIntrospection(): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(NoSchemaIntrospectionCustomRule);
+    },
+  };
+}
+
 /** The yoga plugins: limits, and introspection off unless enabled. */
 export function guardPlugins(options: GraphQLGuardOptions): Plugin[] {
   return [
@@ -93,11 +102,11 @@ export function guardPlugins(options: GraphQLGuardOptions): Plugin[] {
     maxAliasesPlugin(aliasOptions),
     queryCostPlugin(),
     maxDepthPlugin(depthOptions),
-    ...(options.introspection ? [] : [useDisableIntrospection(), blockFieldSuggestionsPlugin()]),
+    ...(options.introspection ? [] : [noIntrospection(), blockFieldSuggestionsPlugin()]),
   ] as Plugin[];
 }
 
-/** The same limits as validation rules, for surfaces outside yoga (graphql-sse) and for tests. */
+/** The same limits as validation rules, for tests that check every document of the repository. */
 export function limitRules(): ValidationRule[] {
   return [maxDirectivesRule(directiveOptions), maxAliasesRule(aliasOptions), maxDepthRule(depthOptions)];
 }
@@ -109,20 +118,6 @@ export function assertTokenLimit(source: string): void {
   } catch (error) {
     if (isQueryTooComplexError(error)) throw error;
   }
-}
-
-/**
- * graphql-sse's validate: the specified rules, the limits, introspection when disabled. Errors
- * get yoga's code for validation failures so both surfaces answer alike.
- */
-export function guardedValidate(options: GraphQLGuardOptions): (schema: GraphQLSchema, document: DocumentNode) => readonly GraphQLError[] {
-  const rules = [...specifiedRules, ...limitRules(), ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
-  return (schema, document) =>
-    validate(schema, document, rules).map((error) => {
-      // As armor's block-field-suggestions plugin does on /graphql.
-      const message = options.introspection ? error.message : error.message.replace(/Did you mean ".+"\?/g, blockFieldSuggestionsDefaultOptions.mask).trim();
-      return new GraphQLError(message, { nodes: error.nodes, extensions: { ...error.extensions, code: error.extensions.code ?? 'GRAPHQL_VALIDATION_FAILED' } });
-    });
 }
 
 /** The `complexity` of a connection or list field with a page size argument (schema files). */
@@ -164,9 +159,10 @@ function refuseOverCost(cost: number | null): void {
 }
 
 /**
- * /graphql: the cost of a valid document, with the request's variables, right after
- * validation (which yoga caches per document, so it cannot see variables itself) and before
- * the context is built. The REST adapters run only their own documents, validated at start-up.
+ * /graphql and /graphql/stream: the cost of a valid document, with the request's variables
+ * (the request's parameters in the context), right after validation (which yoga caches per
+ * document, so it cannot see variables itself) and before the context is built. The REST
+ * adapters run only their own documents, validated at start-up.
  */
 function queryCostPlugin(): Plugin {
   return {
@@ -178,25 +174,4 @@ function queryCostPlugin(): Plugin {
       };
     },
   };
-}
-
-/**
- * /graphql/stream: every limit, from graphql-sse's onSubscribe, because graphql-sse builds the
- * context (authenticates and counts) before it validates, and its validate hook does not see
- * the variables. A document that does not parse or validate is left to graphql-sse to refuse.
- */
-export function assertRequestLimits(schema: GraphQLSchema, params: { query?: unknown; variables?: Variables; operationName?: string | null }): void {
-  if (typeof params.query !== 'string') return;
-  assertTokenLimit(params.query);
-  let cost: number | null;
-  try {
-    const document = parse(params.query);
-    // Armor's rules throw query_too_complex themselves (reject above).
-    validate(schema, document, limitRules());
-    cost = queryCost(schema, document, params.variables, params.operationName);
-  } catch (error) {
-    if (isQueryTooComplexError(error)) throw error;
-    return;
-  }
-  refuseOverCost(cost);
 }

@@ -1,10 +1,12 @@
 /**
  * GraphQL subscriptions over Server-Sent Events at /graphql/stream (graphql-sse), in its
  * distinct-connections mode only: one subscription per GET or POST with
- * `Accept: text/event-stream`. The context is built by the same function as /graphql, so a
- * subscription is authenticated, counted, tier-checked and capped (too_many_streams) exactly
- * like the other surfaces; a refused request answers with its status and a GraphQL error body
- * `{errors: [{message, extensions: {code}}]}` before any stream byte.
+ * `Accept: text/event-stream`. Every step runs through yoga's envelop, as on /graphql and in
+ * the REST adapters: parsing and validation with the document limits (before the caller is
+ * authenticated or counted), the context (authentication, limits), the argument guard, the
+ * shared subscription results and error masking; this route adds only what is its own (a
+ * stream token's scope, the HTTP framing). A refused request answers with its status and a
+ * GraphQL error body `{errors: [{message, extensions: {code}}]}` before any stream byte.
  *
  * graphql-sse's single-connection mode is not served (docs/REALTIME.md): its reservations
  * (PUT) never expire in graphql-sse 2.6.1 and took the client's token, so anyone could fill the
@@ -12,19 +14,15 @@
  * and refused (400) on any other; graphql-sse's reservation table is never written.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parse, type ExecutionResult } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import { errorHeadersFor, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
 import type { Context } from '../graphql/context.js';
-import { getSchema } from '../graphql/schema.js';
-import { assertArgumentInputs } from '../graphql/argument-guard.js';
-import { assertRequestLimits, guardedValidate } from '../graphql/limits.js';
-import { buildContext, requestError, toPublicGraphQLError } from '../graphql/yoga.js';
+import { requestError, toPublicGraphQLError, type Yoga } from '../graphql/yoga.js';
 import { assertStreamTokenOperation } from '../graphql/auth.js';
 import { assertStreamFrameSelection } from '../graphql/stream-frame.js';
 import type { AppError } from '../domain/errors.js';
-import type { Services } from '../services/index.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { registerStreamPreflight, streamCorsHeaders } from './stream-cors.js';
 
@@ -61,42 +59,54 @@ function codedRefusal(status: number, body: string | null): HttpError {
   return httpError(ErrorCode.invalidRequest, message ?? fallback);
 }
 
-export function registerGraphQLSseRoute(
-  app: FastifyInstance,
-  services: Services,
-  options: { now: () => number; logUnexpected: (error: unknown) => void; introspection: boolean },
-): void {
-  // The reply is in the context so a subscription ends when its response closes (src/graphql/schema/pick-events.ts).
-  type SseContext = Context & { reply: FastifyReply } & Record<PropertyKey, unknown>;
+type Enveloped = ReturnType<Yoga['getEnveloped']>;
+
+export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, options: { now: () => number; logUnexpected: (error: unknown) => void }): void {
   // Who each admitted request is, for its response's CORS headers.
   const principals = new WeakMap<FastifyRequest, Context['principal']>();
-  const handler = createHandler<FastifyRequest, { reply: FastifyReply }, SseContext>({
-    schema: getSchema(),
+  // The envelop of each operation's request: graphql-sse runs the operation with its functions.
+  const envelopOf = new WeakMap<object, Enveloped>();
+  const run = (args: ExecutionArgs) => envelopOf.get(args.contextValue as object)!;
+  type OperationContext = Context & Record<PropertyKey, unknown>;
+  const handler = createHandler<FastifyRequest, { reply: FastifyReply }, OperationContext>({
     // Never a token: graphql-sse then serves every request as a distinct connection and never
     // touches its table of single-connection reservations.
     authenticate: () => null,
-    // The limits and introspection policy of /graphql (src/graphql/limits.ts): every limit
-    // (the cost with the variables) before graphql-sse builds the context, so a refused
-    // document is not counted; the introspection policy with validation. A refusal is thrown:
-    // 400 query_too_complex.
-    onSubscribe: (_req, params) => assertRequestLimits(getSchema(), params),
-    validate: guardedValidate({ introspection: options.introspection }),
-    // Arguments are checked after the caller is authenticated and counted, as on /graphql (argument-guard.ts).
-    context: async (req, params) => {
-      const context = { ...(await buildContext(services, req.raw, { streamEndpoint: {} })), reply: req.context.reply } as SseContext;
+    // Validated below, through the envelop (its rules and limits).
+    validate: () => [],
+    execute: (args) => run(args).execute(args),
+    subscribe: (args) => run(args).subscribe(args),
+    onSubscribe: async (req, params) => {
+      const reply = req.context.reply;
+      // The request's parameters ride in the context, as on /graphql: the cost limit reads the variables.
+      const enveloped = yoga.getEnveloped({ req: req.raw, reply, streamEndpoint: {}, params });
+      let document: DocumentNode;
+      try {
+        // The token limit and the document's syntax (a refused document counts nothing).
+        document = typeof params.query === 'string' ? enveloped.parse(params.query) : params.query;
+      } catch (error) {
+        if (!(error instanceof GraphQLError) || error.originalError) throw error;
+        return [JSON.stringify({ errors: [{ message: error.message }] }), { status: 400, statusText: 'Bad Request' }];
+      }
+      // Depth, aliases, directives, cost and introspection throw query_too_complex or refuse here,
+      // before the caller is counted; the specified rules' errors are answered after
+      // authentication, in the stream, as graphql-sse answers an event-stream request.
+      const invalid = enveloped.validate(enveloped.schema, document);
+      const context = (await enveloped.contextFactory()) as unknown as OperationContext;
       principals.set(req.raw, context.principal);
+      // One event carrying the errors, then complete (what graphql-sse sends for its own validation).
+      if (invalid.length > 0) return (async function* validationErrors() { yield { errors: invalid }; })();
       if (context.principal.kind === 'streamToken') {
         try {
-          const document = typeof params.query === 'string' ? parse(params.query) : params.query;
           assertStreamTokenOperation(context.principal, document, params.operationName);
           // Within pickPublished, the REST stream's frame only (403 field_not_allowed).
-          assertStreamFrameSelection(getSchema(), document, params.operationName);
+          assertStreamFrameSelection(enveloped.schema, document, params.operationName);
         } catch (error) {
           throw requestError(error as AppError, true);
         }
       }
-      assertArgumentInputs(getSchema(), params, context);
-      return context;
+      envelopOf.set(context, enveloped);
+      return { schema: enveloped.schema, document, operationName: params.operationName, variableValues: params.variables, contextValue: context };
     },
     // A subscription refused as a whole request (429 too_many_streams carries its HTTP status)
     // is the response, not a first event of a 200 stream.
