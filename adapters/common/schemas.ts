@@ -447,7 +447,7 @@ export const API_SCHEMAS = {
       type: { type: 'string', enum: [...LEDGER_ENTRY_TYPES] },
       at: { ...timestamp, description: 'Append time, exactly as hashed.' },
       pick_id: { type: 'string', format: 'uuid' },
-      reveal_after: { ...timestamp, description: "The pick's kickoff when the entry was appended, exactly as hashed." },
+      reveal_after: { ...timestamp, description: "The pick's kickoff when the entry was appended, rounded up to the quarter hour (UTC), exactly as hashed." },
       commitment: { ...HEX_256, description: 'hex SHA-256 of the RFC 8785 canonical JSON of {"pick": pick, "salt": salt}.' },
       prev_hash: { ...HEX_256, description: "The previous entry's hash; 64 zeros for seq 1." },
       hash: { ...HEX_256, description: 'hex SHA-256 of the canonical JSON of seq, type, at, pick_id, reveal_after, commitment and prev_hash.' },

@@ -208,7 +208,7 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       summary: 'The public ledger (anonymous)',
       description:
         'Every change that made a pick visible, hid, republished, rescheduled or settled it, in seq order: a hash chain anyone can verify. ' +
-        'An entry shows its pick and salt from its reveal_after (the kickoff) on. Page with after=next_after.',
+        'An entry shows its pick and salt from its reveal_after (the kickoff rounded up to the quarter hour) on. Page with after=next_after.',
       params: PAGE_PARAMS,
       responseSchema: ledgerPageSchema,
     },

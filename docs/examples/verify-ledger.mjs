@@ -22,16 +22,20 @@
  *     {"pick": pick, "salt": salt}: the pick shown now is the pick committed then. (The salt is 32
  *     random bytes: nobody could guess a hidden pick by hashing the few plausible ones.) An entry
  *     failing this is not read any further;
- *  5. reveal  no entry is still hidden 5 minutes after its reveal_after (the kickoff), unless a
- *     later pick.rescheduled entry of the pick moved the kickoff and that is not 5 minutes past;
- *  6. published_before_kickoff  every pick.published came before the kickoff. A pick whose
- *     pick.published came at or after its kickoff is "imported" (published before the ledger
- *     existed) and listed apart: the ledger proves nothing about when it was published;
+ *  5. reveal  no entry is still hidden 5 minutes after its reveal_after (the kickoff rounded up to
+ *     the quarter hour), unless a later pick.rescheduled entry of the pick moved the kickoff and
+ *     that is not 5 minutes past;
+ *  6. imported  a pick whose pick.published came at or after its kickoff (once revealed; before,
+ *     at or after its reveal_after) is "imported" (published before the ledger existed) and
+ *     listed apart, not failed: the ledger proves nothing about when it was published. (A pick
+ *     whose entry says it came earlier than it did breaks check 8, which ties reveal_after to the
+ *     revealed kickoff, or check 1.);
  *  7. one_published  exactly one pick.published per pick, and no entry of the pick before it;
  *  8. pick_fields  a pick's revealed entries agree on every field but status, settled_at, result,
  *     closing_odds, final_score, warnings and kickoff_at, and kickoff_at changes only at a
- *     pick.rescheduled entry; a revealed pick has its entry's pick_id, and its kickoff is its
- *     entry's reveal_after. A field the earlier entry lacks is no change: the Pick gains fields
+ *     pick.rescheduled entry; a revealed pick has its entry's pick_id, and its entry's reveal_after
+ *     is its kickoff rounded up to the quarter hour (UTC; entries appended before that rule name
+ *     the kickoff itself, which is also accepted). A field the earlier entry lacks is no change: the Pick gains fields
  *     (docs/API.md, "Versioning"), and an entry commits the Pick as it was shown then;
  *  9. settlement  a settled pick with a final score has the result the rules of docs/API.md
  *     ("Settlement of lines") give for that score; the closing-line value (CLV) is printed;
@@ -64,6 +68,9 @@ import { pathToFileURL } from 'node:url';
 const GENESIS_HASH = '0'.repeat(64);
 const PAGE_LIMIT = 500;
 const REVEAL_GRACE_MS = 5 * 60 * 1000;
+/** reveal_after is the kickoff rounded up to the quarter hour (UTC); entries appended before that rule name the kickoff itself. */
+const REVEAL_WINDOW_MS = 15 * 60 * 1000;
+const revealAfterOf = (kickoffMs) => Math.ceil(kickoffMs / REVEAL_WINDOW_MS) * REVEAL_WINDOW_MS;
 /** The pick fields that may change between a pick's entries (kickoff_at: only when rescheduled). */
 const CHANGING_FIELDS = new Set(['status', 'settled_at', 'result', 'closing_odds', 'final_score', 'warnings']);
 const HEX_256 = /^[0-9a-f]{64}$/;
@@ -249,10 +256,9 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
     // 6: published before kickoff, or imported.
     if (published.length > 0) {
       const first = published[0];
-      if (time(first.at) >= time(first.reveal_after)) imported.push(pickId);
-      else if (trusted.has(first) && time(first.at) >= time(first.pick.kickoff_at)) {
-        fail(first.seq, 'published_before_kickoff', `published at ${first.at}, not before the pick's kickoff ${first.pick.kickoff_at}`);
-      }
+      // reveal_after may be up to 15 minutes after the kickoff: once revealed, the kickoff itself decides.
+      const kickoff = trusted.has(first) ? time(first.pick.kickoff_at) : time(first.reveal_after);
+      if (time(first.at) >= kickoff) imported.push(pickId);
     }
 
     // 8: the revealed picks agree with each other and with their entries.
@@ -260,7 +266,10 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
     for (const entry of pickEntries.filter((e) => trusted.has(e))) {
       const { pick } = entry;
       if (pick.id !== entry.pick_id) fail(entry.seq, 'pick_fields', `the revealed pick is ${pick.id}, the entry is about ${entry.pick_id}`);
-      if (time(pick.kickoff_at) !== time(entry.reveal_after)) fail(entry.seq, 'pick_fields', `reveal_after ${entry.reveal_after} is not the pick's kickoff ${pick.kickoff_at}`);
+      const kickoffMs = time(pick.kickoff_at);
+      if (time(entry.reveal_after) !== revealAfterOf(kickoffMs) && time(entry.reveal_after) !== kickoffMs) {
+        fail(entry.seq, 'pick_fields', `reveal_after ${entry.reveal_after} is not the pick's kickoff ${pick.kickoff_at} rounded up to the quarter hour`);
+      }
       if (before !== null) {
         for (const field of new Set([...Object.keys(before.pick), ...Object.keys(pick)])) {
           if (CHANGING_FIELDS.has(field) || (field === 'kickoff_at' && entry.type === 'pick.rescheduled')) continue;

@@ -89,6 +89,18 @@ export function nextEntry(
   return { ...clear, hash: entryHash(clear) };
 }
 
+/** reveal_after is published on a quarter-hour grid (UTC). */
+export const REVEAL_WINDOW_MS = 15 * 60_000;
+
+/**
+ * An entry's reveal_after for a pick kicking off at `kickoff`: the kickoff rounded up to the
+ * quarter hour (UTC), never before it. Before kickoff an entry names only this time, so it does
+ * not point at its match: it could be any match starting in that quarter hour.
+ */
+export function revealAfterOf(kickoff: Date): Date {
+  return new Date(Math.ceil(kickoff.getTime() / REVEAL_WINDOW_MS) * REVEAL_WINDOW_MS);
+}
+
 /**
  * When an entry's pick and salt are shown: at its reveal_after, or at the pick's current kickoff
  * when that is later (a match moved later keeps its pick secret until the new kickoff; the

@@ -9,7 +9,7 @@ import { InvalidParameterError } from '../domain/errors.js';
 import { validateMarket } from '../domain/market.js';
 import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { addDays } from '../domain/time.js';
-import { checkpointTimes, committedPick, isRevealed, revealTime, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
+import { checkpointTimes, committedPick, isRevealed, revealAfterOf, revealTime, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
 import { toPickSnapshot, v1PickJson, type PickValues } from '../domain/pick-shape.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
 import { findPicksForUpdate } from '../persistence/picks-repository.js';
@@ -67,7 +67,7 @@ export async function recordLedgerEntries(em: Em, type: LedgerEntryType, picks: 
       type,
       at,
       pickId: pick.id,
-      revealAfter: pick.kickoffAt,
+      revealAfter: revealAfterOf(pick.kickoffAt),
       pick: committedPick(v1PickJson(toPickSnapshot(pick))),
       salt: randomBytes(32).toString('hex'),
     })),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, checkpointTimes, commitmentOf, entryHash, GENESIS_HASH, isRevealed, nextEntry, revealTime, type CommittedPick } from '../../src/domain/ledger.js';
+import { canonicalJson, checkpointTimes, commitmentOf, entryHash, GENESIS_HASH, isRevealed, nextEntry, revealAfterOf, revealTime, type CommittedPick } from '../../src/domain/ledger.js';
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -74,6 +74,15 @@ describe('the chain', () => {
     expect(isRevealed(kickoff, postponed, postponed)).toBe(true);
     // The time it reveals at: the later of the two (a match brought forward waits for reveal_after).
     expect([revealTime(kickoff, kickoff), revealTime(kickoff, postponed), revealTime(postponed, kickoff)]).toEqual([kickoff, postponed, postponed]);
+  });
+
+  it('publishes reveal_after on the quarter hour (UTC), never before kickoff', () => {
+    const at = (iso: string) => revealAfterOf(new Date(iso)).toISOString();
+    expect(at('2026-11-23T15:00:00.000Z')).toBe('2026-11-23T15:00:00.000Z');
+    expect(at('2026-11-23T15:00:00.001Z')).toBe('2026-11-23T15:15:00.000Z');
+    expect(at('2026-11-23T19:50:00.000Z')).toBe('2026-11-23T20:00:00.000Z');
+    expect(at('2026-11-23T23:59:00.000Z')).toBe('2026-11-24T00:00:00.000Z');
+    expect(at('2026-11-23T17:44:59.999Z')).toBe('2026-11-23T17:45:00.000Z');
   });
 
   it('checkpoints at every midnight after the first entry', () => {

@@ -310,6 +310,50 @@ async function reforge(t: TestApp, edit: (seq: number, pick: CommittedPick, salt
   await announceChange(t);
 }
 
+describe('reveal_after on the quarter hour', () => {
+  interface Listed { seq: number; pick_id: string; reveal_after: string; pick?: unknown }
+  const listed = async (base: string) => ((await (await fetch(`${base}/api/public/ledger?limit=500`)).json()) as { entries: Listed[] }).entries;
+
+  it('names the kickoff rounded up to the quarter hour, reveals from then, and verifies', async () => {
+    const { t, clock, base } = await boot('2026-11-22T12:00:00Z');
+    // 19:50 and 20:00 kickoffs both commit to 20:00; 15:00 stays 15:00.
+    const late = await publish(t, { kickoffAt: '2026-11-23T19:50:00Z' });
+    const onTheHour = await publish(t, { homeTeam: 'Leeds', awayTeam: 'Burnley', selection: 'Leeds', kickoffAt: '2026-11-23T20:00:00Z' });
+    const afternoon = await publish(t, { homeTeam: 'Wolves', awayTeam: 'Spurs', selection: 'Wolves', kickoffAt: '2026-11-23T15:00:00Z' });
+    const byPick = new Map((await listed(base)).map((entry) => [entry.pick_id, entry.reveal_after]));
+    expect([byPick.get(late), byPick.get(onTheHour), byPick.get(afternoon)]).toEqual(['2026-11-23T20:00:00.000Z', '2026-11-23T20:00:00.000Z', '2026-11-23T15:00:00.000Z']);
+    // Kicked off, but its quarter hour has not ended: still hidden.
+    clock.set('2026-11-23T19:59:59.999Z');
+    expect((await listed(base)).find((entry) => entry.pick_id === late)!.pick).toBeUndefined();
+    clock.set('2026-11-23T20:00:00Z');
+    expect((await listed(base)).find((entry) => entry.pick_id === late)!.pick).toMatchObject({ id: late, kickoff_at: '2026-11-23T19:50:00.000Z' });
+    expect((await verify(base, { now: clock.now() })).failures).toEqual([]);
+  });
+
+  it('verifies entries that name the exact kickoff (appended before the rule), and fails any other reveal_after', async () => {
+    const { t, clock, base } = await boot('2026-11-22T12:00:00Z');
+    await publish(t, { kickoffAt: '2026-11-23T19:50:00Z' });
+    clock.set('2026-11-23T21:00:00Z');
+    const rechain = async (revealAfter: string) => {
+      await sql(t, 'update ledger_entries set reveal_after = $1::timestamptz', [revealAfter]);
+      await reforge(t, (_seq, pick, salt) => ({ pick, salt }));
+    };
+    await rechain('2026-11-23T19:50:00Z');
+    expect((await verify(base, { now: clock.now() })).failures).toEqual([]);
+    await rechain('2026-11-23T20:15:00Z');
+    expect(checks(await verify(base, { now: clock.now() }))).toEqual([{ seq: 1, check: 'pick_fields' }]);
+  });
+
+  it('lists a pick appended after its kickoff but before its reveal_after as imported', async () => {
+    const { t, clock, base } = await boot('2026-11-23T19:55:00Z');
+    const id = await publish(t, { kickoffAt: '2026-11-23T19:50:00Z', publishedAt: '2026-11-23T10:00:00Z' });
+    clock.set('2026-11-23T20:00:00Z');
+    const report = await verify(base, { now: clock.now() });
+    expect(report.failures).toEqual([]);
+    expect(report.imported).toEqual([id]);
+  });
+});
+
 describe('a Pick that gained fields', () => {
   it('verifies a pick published before the fields existed and settled after; a field that disappears still fails pick_fields', async () => {
     const { t, clock, base } = await boot('2026-11-22T12:00:00Z');

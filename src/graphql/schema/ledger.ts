@@ -18,7 +18,7 @@ const LedgerEntryRef = builder.objectRef<PublicLedgerEntry>('LedgerEntry').imple
     type: t.exposeString('type', { description: 'pick.published, pick.held, pick.republished, pick.rescheduled or pick.settled.' }),
     at: t.exposeString('at', { description: 'Append time, ISO 8601 with milliseconds, exactly as hashed.' }),
     pickId: t.exposeString('pick_id'),
-    revealAfter: t.exposeString('reveal_after', { description: "The pick's kickoff when the entry was appended, exactly as hashed." }),
+    revealAfter: t.exposeString('reveal_after', { description: "The pick's kickoff when the entry was appended, rounded up to the quarter hour (UTC), exactly as hashed." }),
     commitment: t.exposeString('commitment', { description: 'hex SHA-256 of the JCS of {pick, salt}.' }),
     prevHash: t.exposeString('prev_hash'),
     hash: t.exposeString('hash', { description: 'hex SHA-256 of the JCS of the seven fields above.' }),
