@@ -4,33 +4,17 @@
  * decided in memory when Redis does not answer.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { anonymousDecision } from '../../src/services/limits/anonymous-window.js';
 import { MemoryRateLimiter } from '../../src/services/limits/memory-limiter.js';
 import type { RateLimiter } from '../../src/services/limits/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/services/limits/redis-limiter.js';
-import type { MonthlyUsageStore } from '../../src/services/limits/usage-store.js';
-import { startSilentServer, type LoopbackServer } from './network.js';
+import { limiterHarness, noUsage } from './harness.js';
 import { realRedisUrl } from './support.js';
 
-/** The anonymous limit stores nothing durable: month usage is never asked for here. */
-const noUsage: MonthlyUsageStore = { load: async () => ({ count: 0, refunded: 0 }), flush: async () => undefined };
 const MINUTE = Date.parse('2026-11-22T12:00:00Z');
 
-let nowMs = MINUTE;
-const now = () => nowMs;
-const opened: RateLimiter[] = [];
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((limiter) => limiter.close()));
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-  nowMs = MINUTE;
-});
-
-function track<T extends RateLimiter>(limiter: T): T {
-  opened.push(limiter);
-  return limiter;
-}
+const { clock, now, track, silentRedisUrl } = limiterHarness(MINUTE);
 
 async function admitted(limiter: RateLimiter, clientKey: string, count: number): Promise<boolean[]> {
   const decisions: boolean[] = [];
@@ -51,14 +35,14 @@ describe('in memory', () => {
     const limiter = track(new MemoryRateLimiter({ usageStore: noUsage, now, anonymousLimit: 3 }));
     expect(await admitted(limiter, '203.0.113.7', 5)).toEqual([true, true, true, false, false]);
     expect(await admitted(limiter, '203.0.113.8', 1)).toEqual([true]);
-    nowMs = MINUTE + 60_000;
+    clock.ms = MINUTE + 60_000;
     expect(await admitted(limiter, '203.0.113.7', 4)).toEqual([true, true, true, false]);
   });
 
   it('forgets ended windows', async () => {
     const limiter = track(new MemoryRateLimiter({ usageStore: noUsage, now, anonymousLimit: 3 }));
     await admitted(limiter, '203.0.113.7', 3);
-    nowMs = MINUTE + 60_000;
+    clock.ms = MINUTE + 60_000;
     limiter.evictIdle();
     expect(await admitted(limiter, '203.0.113.7', 3)).toEqual([true, true, true]);
   });
@@ -66,9 +50,7 @@ describe('in memory', () => {
 
 describe('Redis not answering', () => {
   it('decides in memory, exactly, per instance', async () => {
-    const silent = await startSilentServer();
-    servers.push(silent);
-    const limiter = track(new RedisRateLimiter({ url: silent.url, usageStore: noUsage, now, anonymousLimit: 3, log: { warn: vi.fn(), info: vi.fn(), error: vi.fn() } }));
+    const limiter = track(new RedisRateLimiter({ url: await silentRedisUrl(), usageStore: noUsage, now, anonymousLimit: 3, log: { warn: vi.fn(), info: vi.fn(), error: vi.fn() } }));
     expect(await admitted(limiter, '203.0.113.7', 4)).toEqual([true, true, true, false]);
     expect(limiter.mode()).toBe('fallback');
   });
@@ -90,7 +72,7 @@ if (realRedisUrl) describe('in Redis', () => {
     expect(await admitted(a, '203.0.113.7', 1)).toEqual([false]);
     expect(a.mode()).toBe('redis');
     expect(await admitted(other, '203.0.113.7', 1)).toEqual([true]);
-    nowMs = MINUTE + 60_000;
+    clock.ms = MINUTE + 60_000;
     expect(await admitted(b, '203.0.113.7', 1)).toEqual([true]);
   });
 

@@ -4,34 +4,19 @@
  * decided in memory when Redis does not answer, and never touching the issuing key's limits.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryRateLimiter } from '../../src/services/limits/memory-limiter.js';
 import type { RateLimiter } from '../../src/services/limits/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/services/limits/redis-limiter.js';
 import { rollingWindowDecision } from '../../src/services/limits/rolling-window.js';
-import type { MonthlyUsageStore } from '../../src/services/limits/usage-store.js';
-import { startSilentServer, type LoopbackServer } from './network.js';
+import { limiterHarness, noUsage } from './harness.js';
 import { realRedisUrl } from './support.js';
 
-const noUsage: MonthlyUsageStore = { load: async () => ({ count: 0, refunded: 0 }), flush: async () => undefined };
 const START = Date.parse('2026-11-22T12:00:30Z');
 const POLICY = { hourly: 5, monthly: 100 };
 const LIMIT = 4;
 
-let nowMs = START;
-const now = () => nowMs;
-const opened: RateLimiter[] = [];
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((limiter) => limiter.close()));
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-  nowMs = START;
-});
-
-function track<T extends RateLimiter>(limiter: T): T {
-  opened.push(limiter);
-  return limiter;
-}
+const { clock, now, track, silentRedisUrl } = limiterHarness(START);
 
 async function opens(limiter: RateLimiter, tokenHash: string, count: number): Promise<number> {
   let admitted = 0;
@@ -47,16 +32,16 @@ async function expectRollingMinute(limiter: RateLimiter): Promise<void> {
   const token = randomUUID();
   for (let i = 0; i < LIMIT; i += 1) {
     expect((await limiter.consumeStreamTokenOpen(token, LIMIT)).allowed).toBe(true);
-    nowMs += 15_000;
+    clock.ms += 15_000;
   }
   // +60 s: the first open (at +0) is exactly a minute old and has left; one place.
   expect(await opens(limiter, token, 2)).toBe(1);
-  nowMs += 5_000;
+  clock.ms += 5_000;
   // +65 s: the minute (+5 s, +65 s] holds +15, +30, +45 and +60: the next place frees at +75 s.
   const refused = await limiter.consumeStreamTokenOpen(token, LIMIT);
   expect(refused).toEqual({ allowed: false, limit: LIMIT, remaining: 0, retryAfterSeconds: 10 });
   // A refused open is not logged: it does not push the next place back.
-  nowMs += 10_000;
+  clock.ms += 10_000;
   expect(await opens(limiter, token, 2)).toBe(1);
   // Another token, and the key's own limits, saw none of it.
   expect(await opens(limiter, randomUUID(), LIMIT + 1)).toBe(LIMIT);
@@ -81,7 +66,7 @@ describe('in memory', () => {
     const limiter = track(new MemoryRateLimiter({ usageStore: noUsage, now }));
     const token = randomUUID();
     expect(await opens(limiter, token, LIMIT + 1)).toBe(LIMIT);
-    nowMs += 60_000;
+    clock.ms += 60_000;
     limiter.evictIdle();
     expect(await opens(limiter, token, LIMIT + 1)).toBe(LIMIT);
   });
@@ -89,9 +74,7 @@ describe('in memory', () => {
 
 describe('Redis not answering', () => {
   it('decides in memory, exactly, per instance', async () => {
-    const silent = await startSilentServer();
-    servers.push(silent);
-    const limiter = track(new RedisRateLimiter({ url: silent.url, usageStore: noUsage, now, log: { warn: vi.fn(), info: vi.fn(), error: vi.fn() } }));
+    const limiter = track(new RedisRateLimiter({ url: await silentRedisUrl(), usageStore: noUsage, now, log: { warn: vi.fn(), info: vi.fn(), error: vi.fn() } }));
     expect(await opens(limiter, randomUUID(), LIMIT + 1)).toBe(LIMIT);
     expect(limiter.mode()).toBe('fallback');
   });

@@ -4,33 +4,18 @@
  * and never touching the key's hourly limit or monthly cap.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryRateLimiter } from '../../src/services/limits/memory-limiter.js';
 import type { RateLimiter } from '../../src/services/limits/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/services/limits/redis-limiter.js';
 import { USAGE_READ_LIMIT, usageReadDecision } from '../../src/services/limits/usage-window.js';
-import type { MonthlyUsageStore } from '../../src/services/limits/usage-store.js';
-import { startSilentServer, type LoopbackServer } from './network.js';
+import { limiterHarness, noUsage } from './harness.js';
 import { realRedisUrl } from './support.js';
 
-const noUsage: MonthlyUsageStore = { load: async () => ({ count: 0, refunded: 0 }), flush: async () => undefined };
 const HOUR = Date.parse('2026-11-22T12:00:00Z');
 const POLICY = { hourly: 5, monthly: 100 };
 
-let nowMs = HOUR;
-const now = () => nowMs;
-const opened: RateLimiter[] = [];
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((limiter) => limiter.close()));
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-  nowMs = HOUR;
-});
-
-function track<T extends RateLimiter>(limiter: T): T {
-  opened.push(limiter);
-  return limiter;
-}
+const { clock, now, track, silentRedisUrl } = limiterHarness(HOUR);
 
 async function reads(limiter: RateLimiter, apiKeyId: string, count: number): Promise<number> {
   let admitted = 0;
@@ -56,7 +41,7 @@ describe('in memory', () => {
     // The key's own limits saw none of it.
     expect(await limiter.peek(key, POLICY)).toMatchObject({ hourly: { remaining: 5 }, monthly: { used: 0 } });
     expect((await limiter.consume(key, POLICY)).allowed).toBe(true);
-    nowMs = HOUR + 3_600_000;
+    clock.ms = HOUR + 3_600_000;
     limiter.evictIdle();
     expect(await reads(limiter, key, 61)).toBe(60);
   });
@@ -64,9 +49,7 @@ describe('in memory', () => {
 
 describe('Redis not answering', () => {
   it('decides in memory, exactly, per instance', async () => {
-    const silent = await startSilentServer();
-    servers.push(silent);
-    const limiter = track(new RedisRateLimiter({ url: silent.url, usageStore: noUsage, now, log: { warn: vi.fn(), info: vi.fn(), error: vi.fn() } }));
+    const limiter = track(new RedisRateLimiter({ url: await silentRedisUrl(), usageStore: noUsage, now, log: { warn: vi.fn(), info: vi.fn(), error: vi.fn() } }));
     expect(await reads(limiter, randomUUID(), 61)).toBe(60);
     expect(limiter.mode()).toBe('fallback');
   });
@@ -87,7 +70,7 @@ if (realRedisUrl) describe('in Redis', () => {
     expect(a.mode()).toBe('redis');
     expect(await reads(a, randomUUID(), 1)).toBe(1);
     expect(await a.peek(key, POLICY)).toMatchObject({ monthly: { used: 0 } });
-    nowMs = HOUR + 3_600_000;
+    clock.ms = HOUR + 3_600_000;
     expect(await reads(b, key, 1)).toBe(1);
   });
 
