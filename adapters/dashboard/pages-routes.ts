@@ -13,6 +13,7 @@ import type { Clock } from '../../src/domain/clock.js';
 import { ErrorCode } from '../../src/domain/errors.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { errorPageHeaders, httpError, httpErrorOfGraphQL, type HttpError } from '../../src/server/http-errors.js';
+import { IMMUTABLE_CACHE_CONTROL } from '../../src/server/static-assets.js';
 import {
   CreateMyApiKeyDocument,
   CreateMyWebhookDocument,
@@ -28,6 +29,7 @@ import {
 } from '../common/generated/graphql.js';
 import { domainValue } from '../common/graphql-enums.js';
 import { openOperation, prepareOperation, type PreparedOperation } from '../common/operations.js';
+import { BASE_STYLESHEET, BASE_STYLESHEET_NAME } from '../common/page-chrome.js';
 import { confirmRevokePage, errorPage, keysPage, type AccountView, type WebhookFormState } from './pages.js';
 import { confirmDeleteWebhookPage, webhookSecretPage, webhookTestPage } from './webhook-pages.js';
 import { DASHBOARD_PREFIX, SESSION_COOKIE, STATUS_TITLES, csrfToken, sendPage, toLogin } from './setup.js';
@@ -44,15 +46,24 @@ export interface PageRoutesOptions {
 interface Asset {
   body: Buffer;
   type: string;
+  cacheControl: string;
 }
 
-/** A Map, not an object literal: an asset name such as `constructor` must not find Object.prototype's. */
+/** Assets change with releases only: a short cache, revalidated. */
+const ASSET_CACHE_CONTROL = 'public, max-age=300';
+
+/**
+ * A Map, not an object literal: an asset name such as `constructor` must not find Object.prototype's.
+ * With the dashboard's own files, those every page shares (the favicon, the base stylesheet under
+ * its hashed name, kept a year).
+ */
 function loadAssets(): ReadonlyMap<string, Asset> {
   const read = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url));
   return new Map([
-    ['dashboard.css', { body: read('dashboard.css'), type: 'text/css; charset=utf-8' }],
-    ['dashboard.js', { body: read('dashboard.js'), type: 'text/javascript; charset=utf-8' }],
-    ['favicon.svg', { body: read('favicon.svg'), type: 'image/svg+xml' }],
+    ['dashboard.css', { body: read('dashboard.css'), type: 'text/css; charset=utf-8', cacheControl: ASSET_CACHE_CONTROL }],
+    ['dashboard.js', { body: read('dashboard.js'), type: 'text/javascript; charset=utf-8', cacheControl: ASSET_CACHE_CONTROL }],
+    ['favicon.svg', { body: read('favicon.svg'), type: 'image/svg+xml', cacheControl: ASSET_CACHE_CONTROL }],
+    [BASE_STYLESHEET_NAME, { body: BASE_STYLESHEET, type: 'text/css; charset=utf-8', cacheControl: IMMUTABLE_CACHE_CONTROL }],
   ]);
 }
 
@@ -267,7 +278,6 @@ export function registerPageRoutes(scope: FastifyInstance, options: PageRoutesOp
   scope.get('/assets/:name', async (req, reply) => {
     const asset = assets.get((req.params as { name: string }).name);
     if (!asset) return reply.callNotFound();
-    // Assets change with releases only: a short cache, revalidated.
-    return reply.header('cache-control', 'public, max-age=300').type(asset.type).send(asset.body);
+    return reply.header('cache-control', asset.cacheControl).type(asset.type).send(asset.body);
   });
 }

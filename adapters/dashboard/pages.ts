@@ -4,7 +4,7 @@
  * (assets/), so the Content-Security-Policy can forbid anything inline.
  */
 import type { DashboardPageQuery, MyApiKeyQuery, Tier } from '../common/generated/graphql.js';
-import { FAVICON_PATH, LOGO } from './brand.js';
+import { BASE_STYLESHEET_PATH, FAVICON_PATH, LOGO } from './brand.js';
 import { html, type SafeHtml } from './html.js';
 
 export const ASSET_PATH = '/dashboard/assets';
@@ -93,6 +93,7 @@ export function layout(options: Layout, body: SafeHtml): string {
 <meta name="referrer" content="same-origin">
 <title>${options.title} · Picks API</title>
 <link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
+<link rel="stylesheet" href="${BASE_STYLESHEET_PATH}">
 <link rel="stylesheet" href="${ASSET_PATH}/dashboard.css">
 <script src="${ASSET_PATH}/dashboard.js" defer></script>
 </head>

@@ -13,34 +13,16 @@ import fastifyFormbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SESSION_ABSOLUTE_MS } from '../../src/domain/session.js';
 import type { Services } from '../../src/services/index.js';
+import { pageHeaders, SELF } from '../common/page-chrome.js';
 
 export const DASHBOARD_PREFIX = '/dashboard';
 export const SESSION_COOKIE = 'dashboard_session';
 export const CSRF_COOKIE = 'dashboard_csrf';
 const FORM_BODY_LIMIT = 16 * 1024;
 
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const PAGE_HEADERS = {
-  'content-security-policy': CONTENT_SECURITY_POLICY,
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
-};
+/** Everything from this origin (the stylesheets, the copy script, the favicon), nothing inline, forms posting here. */
+const PAGE_HEADERS = pageHeaders({ fallback: 'self', scripts: SELF, styles: SELF, images: SELF, fonts: SELF, connections: SELF, forms: 'self' });
+export const CONTENT_SECURITY_POLICY = PAGE_HEADERS['content-security-policy'];
 
 export const STATUS_TITLES: Record<number, string> = {
   400: 'That did not work',

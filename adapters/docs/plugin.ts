@@ -12,11 +12,11 @@
  * offers no way to read the bundle to name it), so browsers keep it but revalidate it before each
  * use: a 304 without a body while it is unchanged, the new bundle at once after an upgrade.
  */
-import { randomBytes } from 'node:crypto';
 import scalarApiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { REVALIDATED_CACHE_CONTROL } from '../../src/server/static-assets.js';
 import { OPENAPI_PATH } from '../common/openapi.js';
+import { freshNonce, pageHeaders, SELF, type PageHeaders } from '../common/page-chrome.js';
 
 export const DOCS_PREFIX = '/docs';
 /** Where the plugin serves Scalar's standalone bundle (its page names it `js/scalar.js`). */
@@ -31,26 +31,23 @@ const NONCE_PLACEHOLDER = 'docs-csp-nonce-placeholder';
 const SCALAR_STYLE_HASHES = ["'sha256-l/2OpPg0d+2VLTLgwjf5mQo2CYwHDEqdj5TjbfEyVJI='", "'sha256-T13Uev3xCax2N28XaoAE8DOzQZKvPp7ZQVAi1iRREjo='"];
 
 /**
- * As strict as Scalar allows: scripts from here or with this answer's nonce (no eval: Scalar
- * only probes for it), stylesheets from here, with the nonce or one of the two hashes, nothing
- * from any other host. Scalar's components set style attributes (positions, sizes), which only
- * 'unsafe-inline' on style-src-attr permits; attributes cannot load anything or run code.
+ * The headers of every answer under /docs, with that answer's nonce. The policy is as strict as
+ * Scalar allows: scripts from here or with this answer's nonce (no eval: Scalar only probes for
+ * it), stylesheets from here, with the nonce or one of the two hashes, nothing from any other
+ * host. Scalar's components set style attributes (positions, sizes), which only 'unsafe-inline'
+ * on style-src-attr permits; attributes cannot load anything or run code.
  */
-export function docsContentSecurityPolicy(nonce: string): string {
-  return [
-    "default-src 'none'",
-    `script-src 'self' 'nonce-${nonce}'`,
-    `style-src 'self' 'nonce-${nonce}'`,
-    `style-src-elem 'self' 'nonce-${nonce}' ${SCALAR_STYLE_HASHES.join(' ')}`,
-    "style-src-attr 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
+export function docsPageHeaders(nonce: string): PageHeaders {
+  return pageHeaders({
+    scripts: { self: true, nonce },
+    styles: { self: true, nonce },
+    styleElements: { self: true, nonce, hashes: SCALAR_STYLE_HASHES },
+    styleAttributes: 'unsafe-inline',
+    images: { self: true, data: true },
+    fonts: SELF,
+    connections: SELF,
+    forms: 'none',
+  });
 }
 
 /**
@@ -62,27 +59,17 @@ const RECORD_LINK =
   '<p class="record-link">Is it luck? The public <a href="/record">track record</a>: every pick settled, its significance, and a ledger anyone can verify.</p>';
 const SCALAR_MOUNT = '<div id="app"></div>';
 
-const PAGE_HEADERS = {
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
-};
-
 export async function registerApiReference(app: FastifyInstance): Promise<void> {
   await app.register(async (scope) => {
     scope.addHook('onSend', async (req, reply, payload) => {
-      reply.headers(PAGE_HEADERS);
+      const nonce = freshNonce();
+      reply.headers(docsPageHeaders(nonce));
       const contentType = String(reply.getHeader('content-type') ?? '');
       if (!contentType.startsWith('text/html') || typeof payload !== 'string') {
-        reply.header('content-security-policy', docsContentSecurityPolicy(randomBytes(16).toString('base64')));
         if (req.routeOptions.url === DOCS_SCRIPT_PATH) reply.header('cache-control', REVALIDATED_CACHE_CONTROL);
         return payload;
       }
-      const nonce = randomBytes(16).toString('base64');
-      reply.header('content-security-policy', docsContentSecurityPolicy(nonce)).header('cache-control', 'no-store');
+      reply.header('cache-control', 'no-store');
       return payload.replace(SCALAR_MOUNT, `${RECORD_LINK}${SCALAR_MOUNT}`).replaceAll(NONCE_PLACEHOLDER, nonce);
     });
     await scope.register(scalarApiReference, {

@@ -8,11 +8,11 @@
  * are compressed and kept by browsers, and the page runs no inline code: its options travel in a
  * JSON data block that the start script reads.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
+import { freshNonce, pageHeaders, SELF, type PageHeaders } from '../common/page-chrome.js';
 import { FAVICON_PATH } from '../dashboard/brand.js';
 import { html } from '../dashboard/html.js';
 import { hashedFileName, IMMUTABLE_CACHE_CONTROL } from '../../src/server/static-assets.js';
@@ -22,46 +22,35 @@ export const GRAPHIQL_ASSETS_PATH = '/graphql/assets';
 const NONCE_PLACEHOLDER = 'graphiql-csp-nonce-placeholder';
 
 /**
- * As strict as GraphiQL allows, in the manner of /docs: scripts and workers from this origin only
- * (no inline script, no eval); stylesheets from here or with this answer's nonce, which the start
- * script gives to the styles GraphiQL's scripts create (assets/graphiql-start.js says why);
- * 'unsafe-inline' only for style attributes, which Monaco sets everywhere (positions, sizes) and
- * which can neither load anything nor run code. Fonts and icons are data: URLs in GraphiQL's
- * stylesheet; requests go to this origin only.
+ * The page's headers with this answer's nonce. The policy is as strict as GraphiQL allows, in the
+ * manner of /docs: scripts and workers from this origin only (no inline script, no eval);
+ * stylesheets from here or with this answer's nonce, which the start script gives to the styles
+ * GraphiQL's scripts create (assets/graphiql-start.js says why); 'unsafe-inline' only for style
+ * attributes, which Monaco sets everywhere (positions, sizes) and which can neither load anything
+ * nor run code. Fonts and icons are data: URLs in GraphiQL's stylesheet; requests go to this
+ * origin only.
  */
-export function graphiqlContentSecurityPolicy(nonce: string): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "worker-src 'self'",
-    `style-src 'self' 'nonce-${nonce}'`,
-    `style-src-elem 'self' 'nonce-${nonce}'`,
-    "style-src-attr 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
+export function graphiqlPageHeaders(nonce: string): PageHeaders {
+  return pageHeaders({
+    scripts: SELF,
+    workers: SELF,
+    styles: { self: true, nonce },
+    styleElements: { self: true, nonce },
+    styleAttributes: 'unsafe-inline',
+    images: { self: true, data: true },
+    fonts: { self: true, data: true },
+    connections: SELF,
+    forms: 'none',
+  });
 }
 
-/** The page's other headers: not framed, never cached (GraphiQL is a tool, not content). */
-const PAGE_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-  'cross-origin-opener-policy': 'same-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
-};
-
-/** One answer of the page: a fresh nonce in its body and in its Content-Security-Policy. */
+/** One answer of the page: a fresh nonce in its body and in its Content-Security-Policy; never cached (GraphiQL is a tool, not content). */
 export function answerGraphiQLPage(page: string): { body: string; headers: Record<string, string> } {
-  const nonce = randomBytes(16).toString('base64');
-  return { body: page.replaceAll(NONCE_PLACEHOLDER, nonce), headers: { ...PAGE_HEADERS, 'content-security-policy': graphiqlContentSecurityPolicy(nonce) } };
+  const nonce = freshNonce();
+  return {
+    body: page.replaceAll(NONCE_PLACEHOLDER, nonce),
+    headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...graphiqlPageHeaders(nonce) },
+  };
 }
 
 /** What GraphiQL opens with: a query anyone may run, and where the admin token goes. */

@@ -1,10 +1,12 @@
 /**
  * The landing page at GET / (docs/API.md, "Home page"): what the service is and where to go,
- * server-rendered, no script. Its one stylesheet is inline, allowed by its SHA-256 in the
- * Content-Security-Policy (./plugin.ts), so the page is one request and needs nothing else but
- * the favicon. The same links, for a client that asks for JSON, are `homeIndex`.
+ * server-rendered, no script. Its one stylesheet (the base every page shares, then its own rules)
+ * is inline, allowed by its SHA-256 in the Content-Security-Policy (./plugin.ts), so the page is
+ * one request and needs nothing else but the favicon. The same links, for a client that asks for
+ * JSON, are `homeIndex`.
  */
-import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { BASE_STYLESHEET, sha256Source } from '../common/page-chrome.js';
 import { FAVICON_PATH, LOGO } from '../dashboard/brand.js';
 import { html, type SafeHtml } from '../dashboard/html.js';
 import { GRAPHQL_PATH } from './graphiql.js';
@@ -22,35 +24,28 @@ export const HOME_LINKS = {
   graphql: GRAPHQL_PATH,
 } as const;
 
-const STYLESHEET = `
-:root{--font:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans","Liberation Sans",sans-serif;--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono","DejaVu Sans Mono",monospace;--bg:#f4f6fb;--surface:#fff;--text:#0f172a;--muted:#526075;--border:#dde3ee;--primary:#4338ca;--primary-hover:#3730a3;--focus:#2563eb}
-*,*::before,*::after{box-sizing:border-box}
-html{-webkit-text-size-adjust:100%}
-body{margin:0;font:15px/1.55 var(--font);color:var(--text);background:var(--bg)}
-a{color:var(--primary)}
-a:hover{color:var(--primary-hover)}
-a:focus-visible{outline:3px solid var(--focus);outline-offset:2px;border-radius:4px}
-code{font-family:var(--mono);font-size:.88em;background:#f1f4f9;border:1px solid #e3e8f0;border-radius:5px;padding:.05em .35em;overflow-wrap:anywhere}
-.container{max-width:960px;margin:0 auto;padding:0 20px}
-.topbar{background:var(--surface);border-bottom:1px solid var(--border)}
-.topbar .container{display:flex;align-items:center;min-height:60px}
-.brand{display:inline-flex;align-items:center;gap:10px;font-weight:700;font-size:1.05rem;color:var(--text);text-decoration:none}
-.logo{width:28px;height:28px;color:var(--primary)}
-main.container{padding-top:36px;padding-bottom:16px}
-h1{font-size:1.9rem;line-height:1.25;margin:0 0 12px;letter-spacing:-.01em}
-.lead{font-size:1.05rem;max-width:70ch;margin:0 0 12px}
-.muted{color:var(--muted);max-width:70ch;margin:0 0 28px}
-.destinations{list-style:none;margin:0;padding:0;display:grid;gap:16px;grid-template-columns:repeat(auto-fill,minmax(270px,1fr))}
-.destination{background:var(--surface);border:1px solid var(--border);border-radius:12px;padding:18px 20px;box-shadow:0 1px 2px rgba(15,23,42,.06),0 1px 3px rgba(15,23,42,.08)}
-.destination h2{font-size:1.1rem;margin:0 0 6px}
-.destination p{margin:0 0 10px}
-.destination .path{margin:0;color:var(--muted);font-size:.9rem}
-footer.container{padding-top:12px;padding-bottom:36px;color:var(--muted);font-size:.9rem}
-@media (max-width:600px){main.container{padding-top:24px}h1{font-size:1.5rem}}
-`;
+/**
+ * CSS made compact for a page: comments out, runs of white space folded, none around braces,
+ * semicolons, commas and `>` nor after a colon (this CSS has no strings where that would matter).
+ */
+function compactCss(css: string): string {
+  return css
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/\s+/g, ' ')
+    .replace(/\s*([{};,>])\s*/g, '$1')
+    .replace(/:\s+/g, ':')
+    .replace(/;}/g, '}')
+    .trim();
+}
+
+/**
+ * The base every page shares, then the landing page's own rules (./assets/home.css), compact, as
+ * one inline stylesheet: its text goes into the page as it is, hashed as it is.
+ */
+const STYLESHEET = compactCss(`${BASE_STYLESHEET.toString('utf8')}\n${readFileSync(new URL('./assets/home.css', import.meta.url), 'utf8')}`);
 
 /** The stylesheet's hash, as the Content-Security-Policy's style-src names it. */
-export const STYLESHEET_HASH = `'sha256-${createHash('sha256').update(STYLESHEET).digest('base64')}'`;
+export const STYLESHEET_HASH = sha256Source(STYLESHEET);
 
 const head = html`<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -119,7 +114,7 @@ ${body(graphiql).value}
 function body(graphiql: boolean): SafeHtml {
   return html`<body>
 <header class="topbar">
-  <div class="container"><a class="brand" href="${HOME_PATH}">${LOGO}<span>Picks API</span></a></div>
+  <div class="container topbar-inner"><a class="brand" href="${HOME_PATH}">${LOGO}<span>Picks API</span></a></div>
 </header>
 <main id="main" class="container">
   <h1>Sports-betting picks with a measurable edge</h1>

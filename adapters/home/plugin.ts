@@ -6,29 +6,15 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
+import { pageHeaders, SELF } from '../common/page-chrome.js';
 import { notModified } from '../public/plugin.js';
 import { HOME_PATH, homeIndex, homePage, STYLESHEET_HASH } from './page.js';
 
 export const HOME_CACHE_CONTROL = 'public, max-age=300';
 
 /** No script at all, nothing from another host: the page's own inline stylesheet (by its hash) and the favicon. */
-export const HOME_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  `style-src ${STYLESHEET_HASH}`,
-  "img-src 'self'",
-  "form-action 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const PAGE_HEADERS = {
-  'content-security-policy': HOME_CONTENT_SECURITY_POLICY,
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-  'cross-origin-opener-policy': 'same-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
-};
+const PAGE_HEADERS = pageHeaders({ styles: { hashes: [STYLESHEET_HASH] }, images: SELF, forms: 'none' });
+export const HOME_CONTENT_SECURITY_POLICY = PAGE_HEADERS['content-security-policy'];
 
 interface MediaRange {
   type: string;

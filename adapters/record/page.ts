@@ -1,14 +1,15 @@
 /**
  * The public record page's HTML (docs/API.md, "Record page"), rendered on the server from the
  * results of its two documents. Every value goes through html`` (escaped); the charts are inline
- * SVG (./charts.ts); styles come from the stylesheet the app serves, so nothing inline needs the
- * Content-Security-Policy's permission and nothing is fetched from another host.
+ * SVG (./charts.ts); styles come from the stylesheets the app serves (the page's own and the base
+ * every page shares), so nothing inline needs the Content-Security-Policy's permission and nothing
+ * is fetched from another host.
  */
 import type { CommittedPick } from '../../src/domain/ledger.js';
 import { MARKETS } from '../../src/domain/market.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import type { RecordLedgerQuery, TrackRecordQuery } from '../common/generated/graphql.js';
-import { FAVICON_PATH, LOGO } from '../dashboard/brand.js';
+import { BASE_STYLESHEET_PATH, FAVICON_PATH, LOGO } from '../dashboard/brand.js';
 import { html, type SafeHtml } from '../dashboard/html.js';
 import { calibrationBandLabel, calibrationChart, clvBinLabel, clvChart, pnlChart } from './charts.js';
 import {
@@ -53,6 +54,7 @@ export interface RecordPageData {
   head: LedgerHeadView;
 }
 
+/** The page's own stylesheet, then the base every page shares (its cascade layer loses to the page's rules whatever the order). */
 function layout(title: string, body: SafeHtml): string {
   return `<!doctype html>${html`<html lang="en">
 <head>
@@ -64,6 +66,7 @@ function layout(title: string, body: SafeHtml): string {
 <title>${title} · Picks API</title>
 <link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="stylesheet" href="${BASE_STYLESHEET_PATH}">
 </head>
 <body>
 <a class="skip-link" href="#main">Skip to content</a>

@@ -19,6 +19,7 @@ import { errorPageHeaders, httpError, httpErrorOf, httpErrorOfGraphQL, type Http
 import { RecordLedgerDocument, TrackRecordDocument, type RecordLedgerQuery, type TrackRecordQuery } from '../common/generated/graphql.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openInternalOperation, prepareOperation } from '../common/operations.js';
+import { pageHeaders, SELF } from '../common/page-chrome.js';
 import { inRestNames, pageParam, parseParams, type ParamSpec } from '../common/params.js';
 import { notModified } from '../public/plugin.js';
 import { IMMUTABLE_CACHE_CONTROL } from '../../src/server/static-assets.js';
@@ -28,24 +29,9 @@ import { STYLESHEET, STYLESHEET_PATH } from './stylesheet.js';
 /** Shared caches and browsers keep the page a minute: picks are revealed at kickoff, results come in hours later. */
 export const RECORD_CACHE_CONTROL = 'public, max-age=60';
 
-/** Nothing but this origin's stylesheet and favicon: no script at all, no other host, no inline style. */
-export const RECORD_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const PAGE_HEADERS = {
-  'content-security-policy': RECORD_CONTENT_SECURITY_POLICY,
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-  'cross-origin-opener-policy': 'same-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=()',
-};
+/** Nothing but this origin's stylesheets and favicon: no script at all, no other host, no inline style; the filters' form sends here. */
+const PAGE_HEADERS = pageHeaders({ styles: SELF, images: SELF, forms: 'self' });
+export const RECORD_CONTENT_SECURITY_POLICY = PAGE_HEADERS['content-security-policy'];
 
 /** The API's own parameters (GET /api/v1/track-record): the same names, forms and refusals. */
 const PARAMS: readonly ParamSpec[] = [
