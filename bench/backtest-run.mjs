@@ -12,7 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BENCH_DIR, intEnv, log, machine, ROOT, summarise } from './common.mjs';
+import { BENCH_DIR, intEnv, log, machine, ROOT } from './common.mjs';
+import { summarise } from './lib/stats.mjs';
 
 const CSV = process.env.BACKTEST_CSV?.trim() || path.join(ROOT, 'test', 'fixtures', 'real-season', 'E0-2018-19.csv');
 const RUNS = intEnv('BACKTEST_RUNS', 5, 1, 100);

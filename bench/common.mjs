@@ -2,14 +2,15 @@
  * Helpers shared by the three benchmark harnesses (run.mjs, streams-run.mjs, webhooks-run.mjs)
  * and their children: the orchestrator's bookkeeping (env knobs, forked children answering
  * { id, cmd, args } over IPC, cleanup on any exit, loopback-only service URLs, results file
- * and docs block), the child side of the IPC protocol, machine pressure readings and
- * percentile summaries. What the bench server processes share is in server-common.mjs.
+ * and docs block), the child side of the IPC protocol and machine pressure readings.
+ * Statistics are in lib/stats.mjs, the seeded PRNG in lib/prng.mjs. What the bench server processes share is in server-common.mjs.
  */
 import { fork } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { r2 } from './lib/stats.mjs';
 
 /** bench/ and the repository root: children are forked from here, with the root as cwd. */
 export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -27,49 +28,12 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Wall clock with sub-millisecond resolution; every bench process uses the same expression. */
 export const wallNow = () => performance.timeOrigin + performance.now();
 
-export const r1 = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 10) / 10);
-export const r2 = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 100) / 100);
-export const r3 = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 1000) / 1000);
-
-/** mulberry32: a small seeded PRNG, so a seed replays the same numbers. */
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export function intEnv(name, fallback, min, max) {
   const raw = process.env[name]?.trim();
   if (!raw) return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer ${min}..${max}, got "${raw}"`);
   return value;
-}
-
-export function percentile(sorted, p) {
-  if (sorted.length === 0) return null;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index];
-}
-
-export function summarise(values) {
-  const sorted = Float64Array.from(values).sort();
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  return {
-    n: sorted.length,
-    min: r1(sorted.length ? sorted[0] : null),
-    mean: r1(sorted.length ? sum / sorted.length : null),
-    p50: r1(percentile(sorted, 50)),
-    p90: r1(percentile(sorted, 90)),
-    p99: r1(percentile(sorted, 99)),
-    max: r1(sorted.length ? sorted[sorted.length - 1] : null),
-  };
 }
 
 export function withTimeout(promise, ms, what) {
@@ -413,6 +377,23 @@ export async function othersCpuNow(excludePids, ms = 1_000, separateNames = new 
 }
 
 // ---------------------------------------------------------------- results file and docs block
+
+/** The modes of a run: <envVar> (comma-separated), else embedded, plus services when both service URLs are set. */
+export function selectModes(envVar, urls) {
+  const modes = process.env[envVar]?.split(',').map((m) => m.trim()).filter(Boolean);
+  return modes ?? ['embedded', ...(urls.db && urls.redis ? ['services'] : [])];
+}
+
+/**
+ * With <envVar>=1: prints the docs block rendered by `markdown` from `resultsFile`, writes it
+ * with `writeDoc` and returns true (nothing is measured); else false.
+ */
+export function reportOnly(envVar, { resultsFile, docFile, markdown, writeDoc, what }) {
+  if (process.env[envVar] !== '1') return false;
+  const results = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  log(`${markdown(results)}\n${writeDoc(results) ? `\nwrote ${what} of ${path.relative(ROOT, docFile)}` : ''}`);
+  return true;
+}
 
 /**
  * Results of modes (keys) not run this time are kept from the previous results file, marked

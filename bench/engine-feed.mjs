@@ -1,7 +1,7 @@
 /**
  * The value engine benchmark's odds feed (forked by bench/engine-run.mjs; control over IPC).
  *
- * A node:http server on 127.0.0.1 and a free port answering `GET /v4/sports/soccer_epl/odds`
+ * The shared local v4 feed (lib/v4-feed.mjs: 127.0.0.1, a free port) answering `GET /v4/sports/soccer_epl/odds`
  * with The Odds API v4 JSON (snake_case, ISO times, decimal prices): `events` soccer matches,
  * each quoted by `bookmakers` books, the references first (Pinnacle, then Betfair Exchange
  * when `references` is 2), in the markets asked for (`markets`, default all three):
@@ -38,9 +38,10 @@
  * Times are wall clock (performance.timeOrigin + performance.now(), as in every bench
  * process); `sentAt` is the response's 'finish' (the last byte handed to the kernel).
  */
-import { createServer } from 'node:http';
 import { devig } from '../dist/src/domain/devig.js';
-import { HOST, rng, serveCommands, wallNow } from './common.mjs';
+import { serveCommands, wallNow } from './common.mjs';
+import { startV4Feed } from './lib/v4-feed.mjs';
+import { between, choose, rng } from './lib/prng.mjs';
 
 if (!process.send) {
   process.stderr.write('bench/engine-feed.mjs is started by bench/engine-run.mjs (npm run bench:engine), not directly.\n');
@@ -105,7 +106,8 @@ let changedAt = new Date();
 let valued = new Set();
 let cells = 0;
 
-const between = (lo, hi) => lo + random() * (hi - lo);
+/** Uniform in [lo, hi) from the feed's seeded generator. */
+const uniform = (lo, hi) => between(random, lo, hi);
 
 /** Each reference's no-vig (power) probabilities of market `mi` of match m, in outcome order. */
 function referenceProbabilities(m, mi) {
@@ -159,7 +161,7 @@ function priceAnEdge(m, mi, o, edge) {
   const at = book * width + offset;
   const price = floor2((fair * (1 + edge)) / (1 - TAX));
   m.prices[at + o] = price;
-  const target = 1 + between(0.03, 0.05);
+  const target = 1 + uniform(0.03, 0.05);
   let others = 0;
   for (let j = 0; j < size; j += 1) if (j !== o) others += 1 / m.prices[at + j];
   const scale = (target - 1 / price) / others;
@@ -186,24 +188,24 @@ function generate({ seed, events, bookmakers, references = 1, markets = ['h2h'],
   const start = Math.ceil(Date.now() / 900_000) * 900_000;
   matches = [];
   for (let i = 0; i < events; i += 1) {
-    const home = CLUBS[Math.floor(random() * CLUBS.length)];
-    let away = CLUBS[Math.floor(random() * CLUBS.length)];
-    while (away === home) away = CLUBS[Math.floor(random() * CLUBS.length)];
-    const pHome = between(0.2, 0.65);
-    const pDraw = between(0.22, 0.3);
+    const home = choose(random, CLUBS);
+    let away = choose(random, CLUBS);
+    while (away === home) away = choose(random, CLUBS);
+    const pHome = uniform(0.2, 0.65);
+    const pDraw = uniform(0.22, 0.3);
     const pAway = Math.max(0.08, 1 - pHome - pDraw);
     const total = pHome + pDraw + pAway;
     // The stronger side gives the goals: about a goal and a half at the extremes.
     const spread = Math.max(-1.5, Math.min(1.5, quarter(((pAway - pHome) / total) * 3)));
     const point = 2.25 + Math.floor(random() * 4) * 0.25;
-    const pCover = between(0.44, 0.56);
-    const pOver = between(0.42, 0.58);
+    const pCover = uniform(0.44, 0.56);
+    const pOver = uniform(0.42, 0.58);
     // v4 order: h2h home, away, Draw; spreads home, away; totals Over, Under.
     const truth = { h2h: [pHome / total, pAway / total, pDraw / total], spreads: [pCover, 1 - pCover], totals: [pOver, 1 - pOver] };
     const prices = new Float64Array(books.length * width);
     for (let b = 0; b < books.length; b += 1) {
       const reference = b < refCount;
-      const margin = reference ? between(0.02, 0.03) : between(0.04, 0.08);
+      const margin = reference ? uniform(0.02, 0.03) : uniform(0.04, 0.08);
       for (const { key, offset, size } of layout) {
         for (let o = 0; o < size; o += 1) {
           const fairPrice = 1 / (truth[key][o] * (1 + margin));
@@ -233,7 +235,7 @@ function generate({ seed, events, bookmakers, references = 1, markets = ['h2h'],
     const mi = Math.floor(random() * layout.length);
     const o = Math.floor(random() * layout[mi].size);
     if (valued.has(`${i}:${mi}:${o}`)) continue;
-    if (priceAnEdge(matches[i], mi, o, between(0.03, 0.12))) {
+    if (priceAnEdge(matches[i], mi, o, uniform(0.03, 0.12))) {
       valued.add(`${i}:${mi}:${o}`);
       made += 1;
     }
@@ -291,7 +293,7 @@ function inject() {
     const o = Math.floor(random() * layout[mi].size);
     if (valued.has(`${i}:${mi}:${o}`)) continue;
     const m = matches[i];
-    const made = priceAnEdge(m, mi, o, between(0.05, 0.1));
+    const made = priceAnEdge(m, mi, o, uniform(0.05, 0.1));
     if (!made) continue;
     valued.add(`${i}:${mi}:${o}`);
     changedAt = new Date();
@@ -340,29 +342,18 @@ function render() {
 }
 
 let served = [];
-const server = createServer((req, res) => {
-  const receivedAt = wallNow();
-  const url = new URL(req.url ?? '/', `http://${HOST}`);
-  if (url.pathname === `/v4/sports/${SPORT_KEY}/scores`) {
-    res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
-    return;
-  }
-  if (url.pathname !== `/v4/sports/${SPORT_KEY}/odds`) {
-    res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Unknown sport"}');
-    return;
-  }
-  const payload = render();
-  const record = { receivedAt, sentAt: null, bytes: payload.length };
-  served.push(record);
-  res.on('finish', () => {
-    record.sentAt = wallNow();
-  });
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': payload.length, 'x-requests-remaining': '19000', 'x-requests-used': '1000' });
-  res.end(payload);
-});
-await new Promise((resolve, reject) => {
-  server.once('error', reject);
-  server.listen({ port: 0, host: HOST }, resolve);
+const feed = await startV4Feed({
+  sports: [SPORT_KEY],
+  odds: () => render(),
+  scores: () => '[]',
+  onServe({ kind, receivedAt, bytes, res }) {
+    if (kind !== 'odds') return;
+    const record = { receivedAt, sentAt: null, bytes };
+    served.push(record);
+    res.on('finish', () => {
+      record.sentAt = wallNow();
+    });
+  },
 });
 
 serveCommands({
@@ -375,12 +366,9 @@ serveCommands({
     return out;
   },
   stop() {
-    setImmediate(() => {
-      server.closeAllConnections();
-      server.close(() => process.exit(0));
-    });
+    setImmediate(() => feed.close().then(() => process.exit(0)));
     return true;
   },
 });
 
-process.send({ type: 'ready', port: server.address().port, url: `http://${HOST}:${server.address().port}` });
+process.send({ type: 'ready', port: feed.port, url: feed.url });

@@ -53,9 +53,10 @@
  * BENCH_ENGINE_REPORT_ONLY=1 re-renders the block from the results file.
  */
 import http from 'node:http';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BENCH_DIR, HOST, ROOT, cpuStallWindow, exitCleanup, intEnv, keepPreviousModes, loadAverage, log, machine, modeClock, modeEnv, othersCpuMeter, othersCpuNow, r1, r2, servicesUrls, sleep, startChild, stopChild, summarise, wallNow, withTimeout, writeDocBlock } from './common.mjs';
+import { BENCH_DIR, HOST, ROOT, reportOnly, selectModes, cpuStallWindow, exitCleanup, intEnv, keepPreviousModes, loadAverage, log, machine, modeClock, modeEnv, othersCpuMeter, othersCpuNow, servicesUrls, sleep, startChild, stopChild, wallNow, withTimeout, writeDocBlock } from './common.mjs';
+import { r1, r2, summarise } from './lib/stats.mjs';
 
 const RESULTS_FILE = path.join(BENCH_DIR, 'engine-results.json');
 const DOC_FILE = path.join(ROOT, 'docs', 'PERFORMANCE.md');
@@ -466,14 +467,10 @@ function writeDoc(results) {
 // ---------------------------------------------------------------- main
 
 async function main() {
-  if (process.env.BENCH_ENGINE_REPORT_ONLY === '1') {
-    const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
-    log(`${markdown(results)}\n${writeDoc(results) ? `\nwrote the engine block of ${path.relative(ROOT, DOC_FILE)}` : ''}`);
-    return;
-  }
-  const modes = process.env.BENCH_ENGINE_MODES?.split(',').map((m) => m.trim()).filter(Boolean);
+  // BENCH_ENGINE_REPORT_ONLY=1 re-renders the docs block from the results file without measuring.
+  if (reportOnly('BENCH_ENGINE_REPORT_ONLY', { resultsFile: RESULTS_FILE, docFile: DOC_FILE, markdown, writeDoc, what: 'the engine block' })) return;
   const urls = servicesUrls(DATABASE);
-  const run = modes ?? ['embedded', ...(urls.db && urls.redis ? ['services'] : [])];
+  const run = selectModes('BENCH_ENGINE_MODES', urls);
   log(
     `bench:engine: ${feedShape(settings)} = ${settings.prices} prices a poll, references ${settings.referenceBookmakers}; ${settings.firstPolls} first + ${settings.steadyPolls} steady polls (${settings.changeShare * 100} % of prices moving), ${settings.edges} edges; modes ${run.join(', ')}`,
   );

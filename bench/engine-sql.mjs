@@ -25,7 +25,8 @@
  */
 import { CompiledQuery } from 'kysely';
 import { initORM } from '../dist/src/persistence/orm.js';
-import { assertLoopbackUrl, r1, summarise } from './common.mjs';
+import { assertLoopbackUrl } from './common.mjs';
+import { r1, summarise } from './lib/stats.mjs';
 import { ensureDatabase, truncateTables } from './server-common.mjs';
 
 const EVENTS = 500;

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import autocannon from 'autocannon';
-import { percentile, r3 } from './common.mjs';
+import { percentile, r3 } from './lib/stats.mjs';
 
 function assertLoopback(url) {
   const { hostname } = new URL(url);

@@ -28,14 +28,14 @@
  * It passes when the end RSS is within 20 MiB of the start and no flooded token opens anything.
  * Output: bench/reservation-flood-results.json and a summary on stdout.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
-import { BENCH_DIR, HOST, ROOT, intEnv, loadAverage, log, machine, r1, sleep } from './common.mjs';
+import { BENCH_DIR, HOST, ROOT, intEnv, loadAverage, log, machine, sleep } from './common.mjs';
+import { freePort, startInstance } from './lib/launcher.mjs';
+import { r1 } from './lib/stats.mjs';
 import { serverEnv } from './server-common.mjs';
 
 const RESULTS_FILE = path.join(BENCH_DIR, 'reservation-flood-results.json');
@@ -52,17 +52,6 @@ const settings = {
   waitSeconds: intEnv('BENCH_RESERVATION_WAIT_S', 35, 0, 600),
 };
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, HOST, () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 /** Resident set size and its high-water mark of a process, in bytes (/proc/<pid>/status). */
 function memoryOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -76,21 +65,6 @@ const mib = (bytes) => r1(bytes / MIB);
 function floodToken(i) {
   const id = `flood-${i}-`;
   return id + 'x'.repeat(Math.max(0, settings.tokenBytes - id.length));
-}
-
-async function waitUntilReady(base, server, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (server.exitCode !== null) throw new Error(`the server exited (${server.exitCode}) during start-up`);
-    try {
-      const res = await fetch(`${base}/readyz`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the server was not ready within ${timeoutMs / 1000} s`);
-    await sleep(200);
-  }
 }
 
 async function createKeys(base, adminToken, count) {
@@ -178,23 +152,15 @@ async function main() {
   const port = await freePort();
   const env = await serverEnv({ mode: 'embedded', modeVar: 'mode', adminToken, dataDir, extra: { PORT: String(port) } });
   const base = `http://${HOST}:${port}`;
-  let server = null;
-  const cleanup = () => {
-    if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  process.on('exit', cleanup);
+  process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
 
   log(`bench:reservations: ${settings.puts.toLocaleString('en')} PUTs, ${settings.keys} keys, ${settings.concurrency} in flight on ${settings.connections} connections, tokens of ${settings.tokenBytes} bytes`);
-  server = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  server.stderr.on('data', (chunk) => {
-    stderr = (stderr + chunk).slice(-4000);
-  });
+  // The shared launcher (lib/launcher.mjs): killed on any exit of this process.
+  const server = await startInstance({ name: 'picks', port, env, baseEnv: process.env, probe: '/readyz', timeoutMs: 120_000 });
   try {
-    await waitUntilReady(base, server, 120_000);
+    await server.ready;
   } catch (error) {
-    throw new Error(`${error.message}\n${stderr}`);
+    throw new Error(`the server was not ready: ${error.message}`);
   }
   const keys = await createKeys(base, adminToken, settings.keys);
   const ready = memoryOf(server.pid);
@@ -230,8 +196,7 @@ async function main() {
   const streamsOpened = probes.filter((probe) => probe.stream || probe.status < 300).length;
   log(`  ${probes.length} attempts to use flooded tokens: ${streamsOpened} opened anything; statuses ${[...new Set(probes.map((probe) => `${probe.status} ${probe.code}`))].join(', ')}`);
 
-  server.kill('SIGTERM');
-  const exit = await new Promise((resolve) => server.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = await server.stop('SIGTERM', 30_000);
 
   const endMinusStartMiB = r1((end.rss - start.rss) / MIB);
   const passed = endMinusStartMiB <= RSS_BUDGET_MIB && streamsOpened === 0 && Object.keys(statuses).every((status) => status === '405');

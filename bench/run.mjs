@@ -25,10 +25,11 @@
  * the generated block of docs/PERFORMANCE.md, each mode ending with the judgement table of the
  * issue's targets (server CPU per request judged, req/s ratios reported beside).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BENCH_DIR, ROOT, assertLoopbackUrl, cpuStallUs, cpuStallWindow, exitCleanup, forkChild, intEnv, keepPreviousModes, loadAverage, log, r1, r2, r3, servicesUrls, startChild, stopChild, withTimeout, writeDocBlock } from './common.mjs';
+import { BENCH_DIR, ROOT, cpuStallUs, cpuStallWindow, exitCleanup, forkChild, intEnv, keepPreviousModes, loadAverage, log, modeEnv, servicesUrls, startChild, stopChild, withTimeout, writeDocBlock } from './common.mjs';
+import { median, r1, r2, r3 } from './lib/stats.mjs';
 import { formatSummary, summariseProfile } from './profile.mjs';
 
 const RESULTS_FILE = path.join(BENCH_DIR, 'results.json');
@@ -199,22 +200,16 @@ function assertClean(name, measured) {
   if (problems.length) throw new Error(`INVALID BENCH: ${name}: ${problems.join(', ')}`);
 }
 
+/** A mode's server environment: a fresh PGlite directory (BENCH_DATA_DIR), or the loopback services (BENCH_DB_URL, BENCH_REDIS_URL). */
+function benchModeEnv(mode, tmpPrefix) {
+  const urls = mode === 'services' ? servicesUrls({ ...DATABASE, checkLoopback: true }) : {};
+  return modeEnv(mode, { prefix: 'BENCH', tmpPrefix, urls, database: DATABASE, tempDirs });
+}
+
 async function runMode(mode) {
   log(`\n=== mode ${mode} ===`);
-  const env = {};
-  let dataDir = null;
-  if (mode === 'embedded') {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'picks-bench-'));
-    tempDirs.add(dataDir);
-    env.BENCH_DATA_DIR = dataDir;
-  } else {
-    const { db, redis } = servicesUrls(DATABASE);
-    if (!db || !redis) throw new Error('services mode needs BENCH_DATABASE_URL (or DATABASE_URL) and BENCH_REDIS_URL (or REDIS_URL)');
-    assertLoopbackUrl('database URL', db);
-    assertLoopbackUrl('Redis URL', redis);
-    env.BENCH_DB_URL = db;
-    env.BENCH_REDIS_URL = redis;
-  }
+  const env = benchModeEnv(mode, 'picks-bench-');
+  const dataDir = env.BENCH_DATA_DIR ?? null;
   const loadavgAtStart = loadAverage();
   const psiAtStart = (() => {
     try {
@@ -474,20 +469,8 @@ export const LEDGER_FLOOD_BAR_MS = 250;
  */
 async function runLedgerFlood(mode) {
   log(`\n=== ledger flood, mode ${mode} ===`);
-  const env = { BENCH_LEDGER: '1' };
-  let dataDir = null;
-  if (mode === 'embedded') {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'picks-bench-ledger-'));
-    tempDirs.add(dataDir);
-    env.BENCH_DATA_DIR = dataDir;
-  } else {
-    const { db, redis } = servicesUrls(DATABASE);
-    if (!db || !redis) throw new Error('services mode needs BENCH_DATABASE_URL (or DATABASE_URL) and BENCH_REDIS_URL (or REDIS_URL)');
-    assertLoopbackUrl('database URL', db);
-    assertLoopbackUrl('Redis URL', redis);
-    env.BENCH_DB_URL = db;
-    env.BENCH_REDIS_URL = redis;
-  }
+  const env = { BENCH_LEDGER: '1', ...benchModeEnv(mode, 'picks-bench-ledger-') };
+  const dataDir = env.BENCH_DATA_DIR ?? null;
   const loadavgAtStart = loadAverage();
   log(`  starting server (seeding ${settings.picks} picks and their ledger entries)...`);
   const server = await startServer(mode, env);
@@ -585,12 +568,6 @@ export function renderLedgerMarkdown(results) {
   }
   lines.push('', LEDGER_END);
   return lines.join('\n');
-}
-
-function median(values) {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 // ---------------------------------------------------------------- judgement

@@ -17,7 +17,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BENCH_DIR, ROOT, intEnv, log, machine, servicesUrls, summarise, r2, writeDocBlock } from './common.mjs';
+import { BENCH_DIR, ROOT, intEnv, log, machine, servicesUrls, writeDocBlock } from './common.mjs';
+import { summarise, r2 } from './lib/stats.mjs';
 import { ensureDatabase } from './server-common.mjs';
 import { SPORTS_WEIGHTED, seedPicksSql } from './seed.mjs';
 import { rebuildTrackRecord } from '../dist/src/persistence/track-record-repository.js';

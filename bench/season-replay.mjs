@@ -24,13 +24,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { ManualClock } from '../dist/src/domain/clock.js';
 import { createRuntime } from '../dist/src/runtime.js';
-import { BENCH_DIR, HOST, ROOT, log } from './common.mjs';
+import { BENCH_DIR, ROOT, log } from './common.mjs';
+import { startV4Feed } from './lib/v4-feed.mjs';
 
 const CSV_FILE = process.env.SEASON_REPLAY_CSV?.trim() || path.join(ROOT, 'test', 'fixtures', 'real-season', 'E0-2018-19.csv');
 const RESULTS_FILE = path.join(BENCH_DIR, 'season-replay.json');
@@ -129,23 +129,11 @@ function scoreEvent(match) {
   };
 }
 
-/** The local feed: GET /v4/sports/{key}/{odds|scores} answers the body last set for it. */
+/** The local feed (lib/v4-feed.mjs): GET /v4/sports/{key}/{odds|scores} answers the body last set for it. */
 async function startFeed() {
   const bodies = new Map();
-  const server = http.createServer((req, res) => {
-    const match = /^\/v4\/sports\/([^/]+)\/(odds|scores)$/.exec(new URL(req.url ?? '/', `http://${HOST}`).pathname);
-    if (!match) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Unknown sport"}');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(bodies.get(`${match[2]}:${match[1]}`) ?? []));
-  });
-  await new Promise((resolve) => server.listen(0, HOST, resolve));
-  return {
-    url: `http://${HOST}:${server.address().port}`,
-    set: (kind, body) => bodies.set(`${kind}:${SPORT_KEY}`, body),
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
+  const feed = await startV4Feed({ odds: (sport) => bodies.get(`odds:${sport}`) ?? [], scores: (sport) => bodies.get(`scores:${sport}`) ?? [] });
+  return { url: feed.url, set: (kind, body) => bodies.set(`${kind}:${SPORT_KEY}`, body), close: feed.close };
 }
 
 // ---------------------------------------------------------------- statistics

@@ -45,7 +45,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BENCH_DIR, ROOT, cpuStallWindow, exitCleanup, intEnv, keepPreviousModes, loadAverage, log, machine, modeClock, modeEnv, r1, r2, servicesUrls, sleep, startChild, stopChild, summarise, writeDocBlock } from './common.mjs';
+import { BENCH_DIR, ROOT, reportOnly, selectModes, cpuStallWindow, exitCleanup, intEnv, keepPreviousModes, loadAverage, log, machine, modeClock, modeEnv, servicesUrls, sleep, startChild, stopChild, writeDocBlock } from './common.mjs';
+import { r1, r2, summarise } from './lib/stats.mjs';
 
 const RESULTS_FILE = path.join(BENCH_DIR, 'streams-results.json');
 const DOC_FILE = path.join(ROOT, 'docs', 'PERFORMANCE.md');
@@ -469,12 +470,8 @@ function writeDoc(results) {
 // ---------------------------------------------------------------- main
 
 async function main() {
-  if (process.env.BENCH_STREAMS_REPORT_ONLY === '1') {
-    // Re-render the docs table from bench/streams-results.json without measuring.
-    const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
-    log(`${markdown(results)}\n${writeDoc(results) ? `\nwrote the streams table of ${path.relative(ROOT, DOC_FILE)}` : ''}`);
-    return;
-  }
+  // BENCH_STREAMS_REPORT_ONLY=1 re-renders the docs block from the results file without measuring.
+  if (reportOnly('BENCH_STREAMS_REPORT_ONLY', { resultsFile: RESULTS_FILE, docFile: DOC_FILE, markdown, writeDoc, what: 'the streams table' })) return;
   const limit = fdLimit();
   const ports = portRange();
   const perLoader = Math.ceil(settings.clients / settings.loaders);
@@ -484,9 +481,8 @@ async function main() {
   if (ports && ports.count < perLoader * settings.loaders + settings.warmupClients + 1_000) {
     throw new Error(`ephemeral port range ${ports.low}-${ports.high} is too small for ${settings.clients} connections from one address`);
   }
-  const modes = process.env.BENCH_STREAMS_MODES?.split(',').map((m) => m.trim()).filter(Boolean);
   const urls = servicesUrls(DATABASE);
-  const run = modes ?? ['embedded', ...(urls.db && urls.redis ? ['services'] : [])];
+  const run = selectModes('BENCH_STREAMS_MODES', urls);
   log(`bench:streams: ${settings.clients} clients over ${settings.loaders} load process(es), modes ${run.join(', ')} (fd limit ${limit}, ports ${ports?.low}-${ports?.high})`);
 
   const results = {

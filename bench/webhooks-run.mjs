@@ -59,7 +59,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BENCH_DIR, ROOT, cpuStallWindow, exitCleanup, intEnv, keepPreviousModes, loadAverage, log, machine, modeClock, modeEnv, othersCpuMeter, othersCpuNow, r1, r2, servicesUrls, sleep, startChild, stopChild, summarise, withTimeout, writeDocBlock } from './common.mjs';
+import { BENCH_DIR, ROOT, reportOnly, selectModes, cpuStallWindow, exitCleanup, intEnv, keepPreviousModes, loadAverage, log, machine, modeClock, modeEnv, othersCpuMeter, othersCpuNow, servicesUrls, sleep, startChild, stopChild, withTimeout, writeDocBlock } from './common.mjs';
+import { r1, r2, summarise } from './lib/stats.mjs';
 
 const RESULTS_FILE = path.join(BENCH_DIR, 'webhooks-results.json');
 const DOC_FILE = path.join(ROOT, 'docs', 'PERFORMANCE.md');
@@ -450,14 +451,10 @@ function writeDoc(results) {
 // ---------------------------------------------------------------- main
 
 async function main() {
-  if (process.env.BENCH_WEBHOOKS_REPORT_ONLY === '1') {
-    const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8'));
-    log(`${markdown(results)}\n${writeDoc(results) ? `\nwrote the webhooks block of ${path.relative(ROOT, DOC_FILE)}` : ''}`);
-    return;
-  }
-  const modes = process.env.BENCH_WEBHOOKS_MODES?.split(',').map((m) => m.trim()).filter(Boolean);
+  // BENCH_WEBHOOKS_REPORT_ONLY=1 re-renders the docs block from the results file without measuring.
+  if (reportOnly('BENCH_WEBHOOKS_REPORT_ONLY', { resultsFile: RESULTS_FILE, docFile: DOC_FILE, markdown, writeDoc, what: 'the webhooks block' })) return;
   const urls = servicesUrls(DATABASE);
-  const run = modes ?? ['embedded', ...(urls.db && urls.redis ? ['services'] : [])];
+  const run = selectModes('BENCH_WEBHOOKS_MODES', urls);
   log(
     `bench:webhooks: ${settings.subscriptions} subscriptions, offered ${settings.rates.join(', ')} deliveries/s, ${settings.warmupS} s warm-up + ${settings.durationS} s each, modes ${run.join(', ')}`,
   );
