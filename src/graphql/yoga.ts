@@ -212,10 +212,12 @@ function useGraphiQLPageAnswer(page: GraphiQLPage): Plugin {
 
 /**
  * A GraphQL answer is HTTP 200 whatever its errors, so the month invariant's HTTP rule (a 429 or
- * 5xx answer counts nothing) is told here: an operation whose every root field was refused with
- * a 429 or 5xx code (subscription_limit, api_key_limit, internal_error, ...) marks its request as
- * refused. An operation that answered any root field counts: it was served. (The root fields are
- * read from the document: a non-null root field's error nulls `data` as a whole.)
+ * 5xx answer counts nothing) is told here: an operation that served nothing, every root field it
+ * ran refused with a 429 or 5xx code (subscription_limit, api_key_limit, internal_error, ...),
+ * marks its request as refused. An operation that answered any root field counts: it was served.
+ * The root fields are read from the document, not from `data`: a non-null root field's error
+ * nulls `data` as a whole, and a mutation's fields after it never run. `__typename` serves
+ * nothing.
  */
 function useRefusalsCountNothing(): Plugin<ServerContext & Context> {
   return {
@@ -224,16 +226,22 @@ function useRefusalsCountNothing(): Plugin<ServerContext & Context> {
         onExecuteDone({ args, result }) {
           if (!('errors' in result) || !result.errors?.length) return;
           const req = (args.contextValue as Partial<ServerContext>).req;
-          if (!req) return;
-          const refusedFields = new Set<string | number>();
+          const operation = getOperationAST(args.document, args.operationName);
+          if (!req || !operation) return;
+          const failed = new Map<string | number, boolean>();
           for (const error of result.errors) {
             if (error.path?.length !== 1) continue;
             const status = errorHead(toPublicGraphQLError(error, () => undefined).extensions.code as ErrorCode).status;
-            if (status === 429 || status >= 500) refusedFields.add(error.path[0]!);
+            failed.set(error.path[0]!, (failed.get(error.path[0]!) ?? true) && (status === 429 || status >= 500));
           }
-          if (refusedFields.size === 0) return;
-          const operation = getOperationAST(args.document, args.operationName);
-          if (operation && rootResponseKeys(args.document, operation.selectionSet).every((key) => refusedFields.has(key))) req.refusedAfterAdmission = true;
+          if (![...failed.values()].some(Boolean)) return;
+          let keys = rootResponseKeys(args.document, operation.selectionSet).filter((key) => key !== '__typename');
+          // Mutation fields run one after another: once one nulls `data`, the rest never run.
+          if (operation.operation === 'mutation' && result.data == null) {
+            const stoppedAt = keys.findIndex((key) => failed.has(key));
+            if (stoppedAt >= 0) keys = keys.slice(0, stoppedAt + 1);
+          }
+          if (keys.every((key) => failed.get(key) === true)) req.refusedAfterAdmission = true;
         },
       };
     },

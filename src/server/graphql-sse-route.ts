@@ -14,7 +14,7 @@
  * and refused (400) on any other; graphql-sse's reservation table is never written.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import { errorHeadersFor, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
@@ -88,14 +88,18 @@ export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, option
         if (!(error instanceof GraphQLError) || error.originalError) throw error;
         return [JSON.stringify({ errors: [{ message: error.message }] }), { status: 400, statusText: 'Bad Request' }];
       }
-      // Depth, aliases, directives, cost and introspection throw query_too_complex or refuse here,
-      // before the caller is counted; the specified rules' errors are answered after
-      // authentication, in the stream, as graphql-sse answers an event-stream request.
+      // Depth, aliases, directives, cost and introspection throw query_too_complex or refuse here;
+      // a document that does not validate is answered as one event carrying the errors, then
+      // complete (as graphql-sse answers an event-stream request). Both before the caller is
+      // authenticated or counted, as on /graphql.
       const invalid = enveloped.validate(enveloped.schema, document);
+      if (invalid.length > 0) return (async function* validationErrors() { yield { errors: invalid }; })();
+      // Mutations are sent with POST (graphql-sse's own rule, checked here before anything is counted).
+      if (req.method === 'GET' && getOperationAST(document, params.operationName)?.operation === 'mutation') {
+        return [JSON.stringify({ errors: [{ message: 'Cannot perform mutations over GET' }] }), { status: 405, statusText: 'Method Not Allowed' }];
+      }
       const context = (await enveloped.contextFactory()) as unknown as OperationContext;
       principals.set(req.raw, context.principal);
-      // One event carrying the errors, then complete (what graphql-sse sends for its own validation).
-      if (invalid.length > 0) return (async function* validationErrors() { yield { errors: invalid }; })();
       if (context.principal.kind === 'streamToken') {
         try {
           assertStreamTokenOperation(context.principal, document, params.operationName);
@@ -117,7 +121,15 @@ export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, option
     },
     onNext: (_context, _req, result) => {
       if (!result.errors) return;
-      return { ...result, errors: result.errors.map((error) => toPublicGraphQLError(error, options.logUnexpected)) };
+      // yoga's HTTP hints (extensions.http) are for answering a request, not for an event's body.
+      return {
+        ...result,
+        errors: result.errors.map((error) => {
+          const shown = toPublicGraphQLError(error, options.logUnexpected);
+          const { http: _http, ...extensions } = shown.extensions;
+          return new GraphQLError(shown.message, { nodes: shown.nodes, path: shown.path, extensions });
+        }),
+      };
     },
   });
 

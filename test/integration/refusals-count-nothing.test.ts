@@ -124,6 +124,14 @@ describe('over GraphQL', () => {
     await expectCountsNothing(key, () => graphql(key, create(99)), 'subscription_limit', 200);
   });
 
+  it('a mutation refused at its first field serves nothing, whatever follows it (fields never run, __typename)', async () => {
+    const key = await createKey('GROWTH');
+    const create = (i: number) => `createWebhookSubscription(input: { url: "${webhook(i).url}", events: [PICK_PUBLISHED] }) { secret }`;
+    for (let i = 0; i < SUBSCRIPTIONS_PER_KEY; i++) expect(await graphql(key, `mutation { ${create(i)} }`)).toEqual({ status: 200, code: 'none' });
+    await expectCountsNothing(key, () => graphql(key, `mutation { a: ${create(10)} b: ${create(11)} }`), 'subscription_limit', 200);
+    await expectCountsNothing(key, () => graphql(key, `mutation { __typename ${create(12)} }`), 'subscription_limit', 200);
+  });
+
   it('an operation that answered any root field counts, even beside a refusal', async () => {
     const key = await createKey('GROWTH');
     const create = (i: number) => `createWebhookSubscription(input: { url: "${webhook(i).url}", events: [PICK_PUBLISHED] }) { secret }`;
@@ -137,5 +145,39 @@ describe('over GraphQL', () => {
     expect(listed.json().data.map((subscription: { url: string }) => subscription.url)).toContain(webhook(5).url);
     // The mutation and the list: two.
     await vi.waitFor(async () => expect(await used(key)).toEqual({ hourly: before.hourly + 2, monthly: before.monthly + 2 }), { timeout: 10_000, interval: 20 });
+  });
+});
+
+describe('documents /graphql/stream refuses count nothing, as on /graphql', () => {
+  async function streamAnswer(key: string, method: 'GET' | 'POST', query: string): Promise<{ status: number; body: string }> {
+    const res = await t.app.inject({
+      method,
+      url: method === 'GET' ? `/graphql/stream?query=${encodeURIComponent(query)}` : '/graphql/stream',
+      headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+      ...(method === 'POST' ? { payload: JSON.stringify({ query }) } : {}),
+    });
+    return { status: res.statusCode, body: res.body };
+  }
+
+  it('a document that does not validate: one event with the error (no HTTP hints in it), nothing counted', async () => {
+    const key = await createKey('ENTERPRISE');
+    const before = await used(key);
+    const answer = await streamAnswer(key, 'POST', 'subscription { pickPublished { nope } }');
+    expect(answer.status).toBe(200);
+    const event = JSON.parse(/^data: (.*)$/m.exec(answer.body)![1]!) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+    expect(event.errors[0]!.message).toMatch(/nope/);
+    expect(event.errors[0]!.extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED' });
+    // And the same document on /graphql, for comparison: not counted either.
+    expect((await call(key, 'POST', '/graphql', { query: '{ nope }' })).json().errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(await used(key)).toEqual(before);
+  });
+
+  it('a mutation over GET: 405 method_not_allowed, nothing counted', async () => {
+    const key = await createKey('ENTERPRISE');
+    const before = await used(key);
+    const answer = await streamAnswer(key, 'GET', 'mutation { createStreamToken { token } }');
+    expect(answer.status).toBe(405);
+    expect(JSON.parse(answer.body).errors[0].extensions.code).toBe('method_not_allowed');
+    expect(await used(key)).toEqual(before);
   });
 });
