@@ -30,11 +30,29 @@ async function boot(start = '2026-11-22T12:00:00Z'): Promise<{ t: TestApp; clock
   return { t, clock };
 }
 
+/**
+ * Runs a change the service announces and waits until its announcement has come back: the
+ * instance drops its caches at once, and again when the bus delivers the message it sent (on
+ * Redis a few milliseconds later), which must not land in the middle of the next read.
+ */
+async function announced<T>(t: TestApp, change: () => Promise<T>): Promise<T> {
+  let heard = 0;
+  let echoed!: () => void;
+  const both = new Promise<void>((resolve) => (echoed = resolve));
+  t.runtime.onVisibilityChange(() => {
+    heard += 1;
+    if (heard === 2) echoed();
+  });
+  const result = await change();
+  await both;
+  return result;
+}
+
 let team = 0;
 /** Publishes a pick (one ledger entry, announced); a new home team each time. */
 async function publish(t: TestApp, overrides: Record<string, unknown> = {}): Promise<string> {
   team += 1;
-  const res = await t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: `Home ${team}`, selection: `Home ${team}`, ...overrides }) });
+  const res = await announced(t, () => t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: `Home ${team}`, selection: `Home ${team}`, ...overrides }) }));
   expect(res.errors).toBeUndefined();
   return res.data!.publishPick.id;
 }
@@ -110,7 +128,7 @@ describe('the public ledger keeps its rendered bodies', () => {
     expect((await get(t, `${LEDGER}/checkpoints`)).json()).toEqual(before.checkpoints);
     expect(checkpointCalls.calls).toBe(2);
 
-    expect((await t.graphql(HOLD, { id })).errors).toBeUndefined();
+    expect((await announced(t, () => t.graphql(HOLD, { id }))).errors).toBeUndefined();
     expect((await get(t, `${LEDGER}/head`)).json()).toMatchObject({ seq: 3 });
     expect(((await get(t, LEDGER)).json() as Page).entries.map((entry) => [entry.seq, entry.type])).toEqual([[1, 'pick.published'], [2, 'pick.published'], [3, 'pick.held']]);
   });
