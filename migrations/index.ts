@@ -17,6 +17,7 @@ import { Migration20261202000000StreamTokens } from './Migration20261202000000_s
 import { Migration20261203000000ReferenceConsensus } from './Migration20261203000000_reference_consensus.js';
 import { Migration20261204000000Ledger } from './Migration20261204000000_ledger.js';
 import { Migration20261205000000RecordStatistics } from './Migration20261205000000_record_statistics.js';
+import { Migration20261206000000ReferenceRefresh } from './Migration20261206000000_reference_refresh.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -38,4 +39,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261203000000_reference_consensus', class: Migration20261203000000ReferenceConsensus },
   { name: 'Migration20261204000000_ledger', class: Migration20261204000000Ledger },
   { name: 'Migration20261205000000_record_statistics', class: Migration20261205000000RecordStatistics },
+  { name: 'Migration20261206000000_reference_refresh', class: Migration20261206000000ReferenceRefresh },
 ];
