@@ -18,6 +18,15 @@
 import type { TierLimit } from './access.js';
 import { perUtcPeriod, startOfNextUtcMonth, utcMonthKey } from './time.js';
 
+/**
+ * An admitted request whose answer counts nothing: a 429 (whichever limit refused it after
+ * admission: too many streams, webhook subscriptions or token mints) or a 5xx (a database
+ * outage's 503, an internal error). The HTTP status of an answer, or of a GraphQL refusal's code.
+ */
+export function answerCountsNothing(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
 export const BUCKET_WIDTH_MS = 60_000;
 /** The exact window the guarantee is about; the buckets cover it conservatively. */
 export const WINDOW_MS = 3_600_000;

@@ -14,6 +14,7 @@ import {
   RateLimitExceededError,
   ServiceUnavailableError,
 } from '../domain/errors.js';
+import { answerCountsNothing } from '../domain/rate-limit.js';
 import { streamTokenOriginAllowed } from '../domain/stream-token.js';
 import { isDatabaseUnavailable } from '../persistence/availability.js';
 import { authorizationHeaders } from '../services/auth.js';
@@ -232,7 +233,7 @@ function useRefusalsCountNothing(): Plugin<ServerContext & Context> {
           for (const error of result.errors) {
             if (error.path?.length !== 1) continue;
             const status = errorHead(toPublicGraphQLError(error, () => undefined).extensions.code as ErrorCode).status;
-            failed.set(error.path[0]!, (failed.get(error.path[0]!) ?? true) && (status === 429 || status >= 500));
+            failed.set(error.path[0]!, (failed.get(error.path[0]!) ?? true) && answerCountsNothing(status));
           }
           if (![...failed.values()].some(Boolean)) return;
           let keys = rootResponseKeys(args.document, operation.selectionSet).filter((key) => key !== '__typename');

@@ -4,6 +4,7 @@
  * an addition the IETF draft RateLimit-Policy / RateLimit fields for both policies.
  */
 import type { FastifyInstance } from 'fastify';
+import { answerCountsNothing } from '../domain/rate-limit.js';
 import type { Admission, LimitDecision } from '../services/limits/rate-limiter.js';
 
 export function rateLimitHeaders(decision: LimitDecision, nowMs: number): Record<string, string> {
@@ -20,15 +21,6 @@ export function rateLimitHeaders(decision: LimitDecision, nowMs: number): Record
   };
   if (!decision.allowed) headers['retry-after'] = String(decision.retryAfterSeconds);
   return headers;
-}
-
-/**
- * An admitted request whose answer counts nothing: a 429 (whichever limit refused it after
- * admission: too many streams, webhook subscriptions or token mints) or a 5xx (a database
- * outage's 503, an internal error).
- */
-export function answerCountsNothing(status: number): boolean {
-  return status === 429 || status >= 500;
 }
 
 /**
