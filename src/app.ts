@@ -16,7 +16,6 @@ import { DOCS_SCRIPT_PATH, registerApiReference } from '../adapters/docs/plugin.
 import { answerGraphiQLPage, GRAPHIQL_OPTIONS, registerGraphiQLAssets, renderGraphiQL } from '../adapters/home/graphiql.js';
 import { registerHomePage } from '../adapters/home/plugin.js';
 import { getSchema } from './graphql/schema.js';
-import { createReadCache } from './graphql/read-cache.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';
 import type { Runtime } from './runtime.js';
 import { createFrameworkErrorHandler } from './server/framework-errors.js';
@@ -117,14 +116,10 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   app.setErrorHandler(handleHttpError);
   app.setNotFoundHandler((req, reply) => sendError(reply, ErrorCode.notFound, `No route for ${req.method} ${req.url.split('?')[0]}.`));
 
-  // Dropped with every visibility change, here or (through the bus) on another instance.
-  const readCache = createReadCache();
-  runtime.onVisibilityChange(() => readCache.invalidate());
   // GraphiQL needs introspection: served outside production while introspection is on.
   const graphiql = !runtime.config.production && runtime.config.graphqlIntrospection;
   const yoga = createYogaServer({
     services: runtime.services,
-    readCache,
     // Its page and assets come from this app, not a CDN (adapters/home/graphiql.ts).
     graphiql: graphiql ? { options: GRAPHIQL_OPTIONS, render: renderGraphiQL, answer: answerGraphiQLPage } : null,
     introspection: runtime.config.graphqlIntrospection,
@@ -145,7 +140,9 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     now: () => runtime.clock.now().getTime(),
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
   });
-  registerRestRoutes(app, yoga, getSchema());
+  const readCaches = registerRestRoutes(app, yoga, getSchema());
+  // Dropped with every visibility change, here or (through the bus) on another instance.
+  runtime.onVisibilityChange(() => readCaches.invalidate());
   frameworkErrors.bind({ admitCustomerApi: (req, reply) => admitUnroutedRequest(yoga, req, reply), now: () => runtime.clock.now().getTime() });
   const streams = registerStreamRoutes(app, yoga, getSchema(), {
     heartbeatSeconds: runtime.config.streamHeartbeatSeconds,
@@ -155,10 +152,11 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // How many SSE picks streams this instance holds (operations, the stream benchmark).
   app.decorate('openStreams', () => streams.openStreams());
   // Hits and stores of the read cache (tests, the benchmark).
-  app.decorate('readCacheStats', () => readCache.stats());
+  app.decorate('readCacheStats', () => readCaches.stats());
   const publicAdapter = registerPublicRoutes(app, yoga, getSchema(), runtime.clock);
   const ledgerAdapter = registerLedgerRoutes(app, yoga, getSchema(), runtime.clock);
-  registerRecordPage(app, yoga, getSchema(), internalContext(runtime.services));
+  const recordPage = registerRecordPage(app, yoga, getSchema(), internalContext(runtime.services));
+  runtime.onVisibilityChange(() => recordPage.invalidate());
   const publicStream = registerPublicStream(app, yoga, getSchema(), {
     ...runtime.config.publicStream,
     heartbeatSeconds: runtime.config.streamHeartbeatSeconds,

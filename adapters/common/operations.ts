@@ -9,32 +9,32 @@
  */
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { GraphQLError, Kind, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { operationAccessRefusal } from '../../src/graphql/argument-guard.js';
 import type { Context } from '../../src/graphql/context.js';
 import type { ServerContext, Yoga } from '../../src/graphql/yoga.js';
 
 export interface PreparedOperation<TData, TVariables> {
   name: string;
   document: TypedDocumentNode<TData, TVariables>;
-  /** Results may come from and go to the read cache (src/graphql/read-cache.ts). */
-  cached: boolean;
 }
 
 /** Validates a generated document against the served schema; a bad document stops start-up. */
 export function prepareOperation<TData, TVariables>(
   schema: GraphQLSchema,
   document: TypedDocumentNode<TData, TVariables>,
-  options: { cached?: boolean } = {},
 ): PreparedOperation<TData, TVariables> {
   const operation = document.definitions.find((definition) => definition.kind === Kind.OPERATION_DEFINITION);
   const name = operation?.name?.value;
   if (!name) throw new Error('An adapter document must hold one named operation.');
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`${name}: ${errors.map((error) => error.message).join('; ')}`);
-  return { name, document, cached: options.cached ?? false };
+  return { name, document };
 }
 
 export interface OperationRunner {
   context: Context;
+  /** The refusal (401, 403) executing the operation would answer for a field this caller may not use, or null. */
+  accessRefusal(operation: PreparedOperation<unknown, unknown>): GraphQLError | null;
   execute<TData, TVariables>(operation: PreparedOperation<TData, TVariables>, variables: TVariables): Promise<ExecutionResult<TData>>;
   /** For subscription documents: a stream of results, or one result carrying the refusal. */
   subscribe<TData, TVariables>(
@@ -78,13 +78,13 @@ function runner(context: Context, enveloped: Pick<ReturnType<Yoga['getEnveloped'
     document: operation.document,
     operationName: operation.name,
     variableValues: variables as Record<string, unknown>,
-    // A context of its own per cached execution: the cache decides per context object.
-    contextValue: operation.cached ? { ...context, cachedRead: true as const } : context,
+    contextValue: context,
   });
   // The one place results meet their types: the document was validated against this schema,
   // so the data has the shape its generated type describes.
   return {
     context,
+    accessRefusal: (operation) => operationAccessRefusal(schema, operation.document, operation.name, context),
     execute: async <TData, TVariables>(operation: PreparedOperation<TData, TVariables>, variables: TVariables) =>
       (await execute(args(operation, variables))) as ExecutionResult<TData>,
     subscribe: async <TData, TVariables>(operation: PreparedOperation<TData, TVariables>, variables: TVariables) =>

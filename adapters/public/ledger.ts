@@ -31,7 +31,7 @@ import { openOperation, prepareOperation, type OperationRunner } from '../common
 import { pageParam, parseParams, type ParamSpec } from '../common/params.js';
 import { ledgerCheckpointsSchema, ledgerHeadSchema, ledgerPageSchema } from '../common/schemas.js';
 import { answerRendered, CORS_HEADERS, PUBLIC_CACHE_CONTROL, PUBLIC_CACHE_TTL_MS, sendPublicError, type RenderedBody } from './plugin.js';
-import { SingleFlightCache } from './single-flight-cache.js';
+import { SingleFlightCache } from '../common/single-flight-cache.js';
 
 export const LEDGER_PATH = '/api/public/ledger';
 

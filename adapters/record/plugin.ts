@@ -18,6 +18,7 @@ import type { Yoga } from '../../src/graphql/yoga.js';
 import { errorPageHeaders, httpError, httpErrorOf, httpErrorOfGraphQL, type HttpError } from '../../src/server/http-errors.js';
 import { RecordLedgerDocument, TrackRecordDocument, type RecordLedgerQuery, type TrackRecordQuery } from '../common/generated/graphql.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
+import { SingleFlightCache } from '../common/single-flight-cache.js';
 import { openInternalOperation, prepareOperation } from '../common/operations.js';
 import { pageHeaders, SELF } from '../common/page-chrome.js';
 import { inRestNames, pageParam, parseParams, type ParamSpec } from '../common/params.js';
@@ -53,9 +54,15 @@ function filtersShown(query: Record<string, unknown>): RecordFilters {
   return { sport, market, daysBack: days >= 1 && days <= DAYS_BACK.max ? days : DAYS_BACK.default };
 }
 
-export function registerRecordPage(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, internalContext: Context): void {
+/** How long a track record the page showed may be shown again at most: a change drops it sooner (invalidate). */
+const RECORD_TTL_MS = 5_000;
+
+/** Registers the page; what it returns drops its kept track records (call it on every change a record can show). */
+export function registerRecordPage(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, internalContext: Context): { invalidate(): void } {
   // The very document of GET /api/v1/track-record: the page shows the API's figures.
-  const trackRecord = prepareOperation(schema, TrackRecordDocument, { cached: true });
+  const trackRecord = prepareOperation(schema, TrackRecordDocument);
+  // Its results per filter: the page is public, so a burst of views costs one execution.
+  const records = new SingleFlightCache<ExecutionResult<TrackRecordQuery>>({ max: 200, ttlMs: RECORD_TTL_MS, cacheable: (result) => !result.errors?.length });
   // Not cached: what is revealed moves with the clock (at each kickoff), not with writes.
   const ledger = prepareOperation(schema, RecordLedgerDocument);
 
@@ -89,7 +96,7 @@ export function registerRecordPage(app: FastifyInstance, yoga: Yoga, schema: Gra
       const runner = openInternalOperation(yoga, { ...internalContext, requestId: req.id });
       let results: [ExecutionResult<TrackRecordQuery>, ExecutionResult<RecordLedgerQuery>];
       try {
-        results = await Promise.all([runner.execute(trackRecord, filters), runner.execute(ledger, { ...filters, limit: REVEALED_PICKS_PAGE.default })]);
+        results = await Promise.all([records.get(JSON.stringify(filters), () => runner.execute(trackRecord, filters)), runner.execute(ledger, { ...filters, limit: REVEALED_PICKS_PAGE.default })]);
       } catch (error) {
         return sendErrorPage(req, reply, httpErrorOf(error, (unexpected) => req.log.error({ err: unexpected }, 'record page failed')), shown);
       }
@@ -118,4 +125,5 @@ export function registerRecordPage(app: FastifyInstance, yoga: Yoga, schema: Gra
     handler: async (_req, reply) => reply.status(200).header('cache-control', IMMUTABLE_CACHE_CONTROL).type('text/css; charset=utf-8').send(STYLESHEET),
   });
   registerMethodNotAllowed(app, STYLESHEET_PATH, ['GET']);
+  return { invalidate: () => records.invalidate() };
 }

@@ -13,13 +13,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { AppError, ErrorCode, isAppError, NotFoundError } from '../../src/domain/errors.js';
-import { assertTier } from '../../src/graphql/auth.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { BODY_ERROR_MESSAGES, sendGraphQLError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openOperation, prepareOperation } from '../common/operations.js';
 import { inRestNames, parseParams, type ParsedParams } from '../common/params.js';
 import { openApiRouteSchema } from '../common/openapi.js';
+import { createReadCaches, type ReadCaches, type ReadRefusal } from './read-cache.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { USAGE_ROUTE, type UsageMeteredRoute } from './usage-route.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
@@ -107,20 +107,6 @@ function readRequest(route: RestRoute, req: FastifyRequest): ParsedParams | { va
   }
 }
 
-/**
- * A cacheable route's body: the bytes kept beside this result, or rendered now (toBody may
- * throw a documented error, e.g. 404, which is never kept) and kept for the next hit.
- */
-function sendCachedBody(reply: FastifyReply, bodies: WeakMap<object, Buffer>, result: object, toBody: () => unknown) {
-  let bytes = bodies.get(result);
-  if (bytes === undefined) {
-    // As send() serialises every route's object (adapters/common/openapi.ts: JSON.stringify).
-    bytes = Buffer.from(JSON.stringify(toBody()), 'utf8');
-    bodies.set(result, bytes);
-  }
-  return reply.type(JSON_CONTENT_TYPE).send(bytes);
-}
-
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** The methods of each path, so a 405 lists all of them in Allow. */
@@ -130,16 +116,28 @@ function methodsByUrl(routes: readonly RestRoute[]): Map<string, string[]> {
   return byUrl;
 }
 
-export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, routes: readonly RestRoute[] = ALL_REST_ROUTES): void {
+/** Sets the success answer's declared constant headers (Cache-Control: no-store on a secret). */
+function setSuccessHeaders(reply: FastifyReply, route: RestRoute): FastifyReply {
+  for (const [name, spec] of Object.entries(route.successHeaders ?? {})) {
+    const value = (spec.schema as { const?: unknown }).const;
+    if (typeof value === 'string') reply.header(name, value);
+  }
+  return reply.status(route.successStatus ?? 200);
+}
+
+/** Registers the routes; what it returns drops the cached reads (call it on every change an answer can show). */
+export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, routes: readonly RestRoute[] = ALL_REST_ROUTES): ReadCaches {
+  const readCaches = createReadCaches();
   // Prepared now: a document that does not validate stops start-up.
-  const prepared = routes.map((route) => ({ route, operation: prepareOperation(schema, route.document, { cached: route.cached }) }));
-  // The serialised body beside each cached result: a hit is sent without mapping or stringify.
-  // Keyed by the result object the read cache hands back on every hit; dropped with it.
-  const bodies = new WeakMap<object, Buffer>();
+  const prepared = routes.map((route) => ({
+    route,
+    operation: prepareOperation(schema, route.document),
+    cache: route.cacheTtlMs === undefined ? null : readCaches.forRoute(route.cacheTtlMs),
+  }));
   void app.register(async (scope) => {
     deferBodyParsing(scope);
     scope.setErrorHandler(judgeUnparsableContentType);
-    for (const { route, operation } of prepared) {
+    for (const { route, operation, cache } of prepared) {
       scope.route({
         method: route.method,
         url: route.url,
@@ -149,23 +147,39 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           const runner = await openOperation(yoga, { req, reply, customerApi: true, ...(countedAsUsageRead(route) ? { usageEndpoint: true } : {}) });
           if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
           if (form.error) {
-            // Check order (docs/DECISIONS.md): 401 -> 429 -> 403 -> 400. Thrown errors leave
-            // through the one error exit (src/server/http-errors.ts, Fastify's error handler).
-            assertTier(runner.context.principal, route.minimumTier);
+            // Check order (docs/DECISIONS.md): 401 -> 429 -> 403 -> 400. A field of the route's
+            // document the caller may not use is refused first, as its execution would be.
+            const denied = runner.accessRefusal(operation);
+            if (denied) return sendGraphQLError(reply, denied);
+            // Thrown errors leave through the one error exit (src/server/http-errors.ts).
             throw form.error;
           }
-          const result = await runner.execute(operation, form.variables);
-          const firstError = result.errors?.[0];
-          if (firstError || !result.data) return sendGraphQLError(reply, firstError ? inRestNames(firstError, route.params) : { message: 'No data', extensions: {} });
-          // The success answer's declared constant headers (Cache-Control: no-store on a secret).
-          for (const [name, spec] of Object.entries(route.successHeaders ?? {})) {
-            const value = (spec.schema as { const?: unknown }).const;
-            if (typeof value === 'string') reply.header(name, value);
+          const run = async (): Promise<{ body: unknown } | { error: ReadRefusal }> => {
+            const result = await runner.execute(operation, form.variables);
+            const firstError = result.errors?.[0];
+            if (firstError || !result.data) return { error: firstError ? inRestNames(firstError, route.params) : { message: 'No data', extensions: {} } };
+            // toBody may throw a documented error (a 404): it leaves through the error exit.
+            return { body: route.toBody(result.data) };
+          };
+          if (cache === null) {
+            const answer = await run();
+            if ('error' in answer) return sendGraphQLError(reply, answer.error);
+            setSuccessHeaders(reply, route);
+            return route.successStatus === 204 ? reply.send() : reply.send(answer.body);
           }
-          if (operation.cached) return sendCachedBody(reply.status(route.successStatus ?? 200), bodies, result, () => route.toBody(result.data));
-          const body = route.toBody(result.data);
-          if (route.successStatus === 204) return reply.status(204).send();
-          return reply.status(route.successStatus ?? 200).send(body);
+          const answer = await cache.read(runner.context.principal, form.variables, async () => {
+            try {
+              const ran = await run();
+              // As send() serialises every route's object (adapters/common/openapi.ts: JSON.stringify).
+              return 'error' in ran ? ran : { bytes: Buffer.from(JSON.stringify(ran.body), 'utf8') };
+            } catch (error) {
+              if (isAppError(error)) return { routeAnswer: error };
+              throw error;
+            }
+          });
+          if ('error' in answer) return sendGraphQLError(reply, answer.error);
+          if ('routeAnswer' in answer) throw answer.routeAnswer;
+          return setSuccessHeaders(reply, route).type(JSON_CONTENT_TYPE).send(answer.bytes);
         },
       });
     }
@@ -187,4 +201,5 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
       });
     }
   });
+  return readCaches;
 }

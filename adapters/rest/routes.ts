@@ -2,12 +2,10 @@
  * The /api/v1 read endpoints (docs/API.md); the webhook routes are in webhook-routes.ts.
  * Each route: one GraphQL document, its parameters (and body), the documented response
  * schema, and the mapping of the GraphQL data to the documented JSON. Nothing here decides
- * access or validity: the GraphQL layer does.
+ * access or validity: the GraphQL layer does (the tier each route needs is its fields' scopes).
  */
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { MINIMUM_TIER } from '../../src/domain/access.js';
 import { DAYS_BACK, PICKS_PAGE } from '../../src/domain/bounds.js';
-import type { Tier } from '../../src/domain/api-key.js';
 import { NotFoundError, type ErrorCode } from '../../src/domain/errors.js';
 import { MARKETS } from '../../src/domain/market.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
@@ -46,17 +44,18 @@ export interface RestRoute<TData = unknown> {
   url: string;
   summary: string;
   description: string;
-  minimumTier: Tier;
   /** The route's typed document (adapters/common/generated/graphql.ts, `npm run codegen`). */
   document: TypedDocumentNode<TData, RuntimeVariables>;
   params: readonly ParamSpec[];
   /** Routes without one ignore whatever body is sent. */
   body?: RestBody;
   /**
-   * Answers may be kept in the read cache (src/graphql/read-cache.ts), with their serialised
-   * bytes: reads whose result depends only on the variables and the caller's access level.
+   * Answers may be kept this long at most (ms) in the read cache (read-cache.ts), as their
+   * serialised bytes: for reads whose answer depends only on the variables and the caller's
+   * access level. Every change that can alter an answer drops them sooner; the bound is for a
+   * lost bus message.
    */
-  cached?: boolean;
+  cacheTtlMs?: number;
   /** 200 unless stated; 204 sends no body (toBody's result is dropped). */
   successStatus?: 200 | 201 | 204;
   responseSchema: object;
@@ -95,12 +94,12 @@ const sportParam = (description: string): ParamSpec => ({
 export const REST_ROUTES: readonly RestRoute[] = [
   restRoute({
     operationId: 'listPicks',
-    cached: true,
+    // A page moves with every publication: the shortest bound.
+    cacheTtlMs: 2_000,
     method: 'GET',
     url: '/api/v1/picks',
     summary: 'List published and settled picks',
     description: 'Kickoff time descending, then id descending; keyset pagination with `cursor`. admin_review picks are never returned.',
-    minimumTier: MINIMUM_TIER.listPicks,
     document: ListPicksDocument,
     params: [
       sportParam('Sport slug filter (exact).'),
@@ -116,12 +115,11 @@ export const REST_ROUTES: readonly RestRoute[] = [
   }),
   restRoute({
     operationId: 'getTrackRecord',
-    cached: true,
+    cacheTtlMs: 5_000,
     method: 'GET',
     url: '/api/v1/track-record',
     summary: 'Aggregated performance of settled picks',
     description: 'Flat 1-unit stakes over picks settled in the last `days_back` days.',
-    minimumTier: MINIMUM_TIER.trackRecord,
     document: TrackRecordDocument,
     params: [
       sportParam('Scope to one sport.'),
@@ -134,12 +132,11 @@ export const REST_ROUTES: readonly RestRoute[] = [
   }),
   restRoute({
     operationId: 'getMatchAnalysis',
-    cached: true,
+    cacheTtlMs: 5_000,
     method: 'GET',
     url: '/api/v1/match-analyses/:matchId',
     summary: 'Analysis text for the match of a pick',
     description: '`matchId` is the pick `id`. 404 not_found when there is no analysis (or no visible pick).',
-    minimumTier: MINIMUM_TIER.matchAnalysis,
     document: MatchAnalysisDocument,
     params: [{ name: 'matchId', in: 'path', type: 'string', format: 'uuid', required: true, variable: 'matchId', description: 'The pick id.' }],
     responseSchema: matchAnalysisSchema,

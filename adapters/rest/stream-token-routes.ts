@@ -3,7 +3,6 @@
  * for a browser. The body translation checks JSON types only; the rules (lifetime, origins, the
  * hourly cap) live in the service behind GraphQL's createStreamToken.
  */
-import { MINIMUM_TIER } from '../../src/domain/access.js';
 import { InvalidParameterError } from '../../src/domain/errors.js';
 import { CreateStreamTokenDocument } from '../common/generated/graphql.js';
 import { createStreamTokenBodySchema, streamTokenSchema } from '../common/schemas.js';
@@ -21,7 +20,6 @@ export const STREAM_TOKEN_ROUTES: readonly RestRoute[] = [
       "Server to server: exchange the API key for a short-lived token a web page may hold. The token reads this key's pick stream only " +
       '(`GET /api/v1/picks/stream?access_token=`, `/graphql/stream` with `Authorization: Bearer`), from the origins it names, until it expires; ' +
       'everywhere else it is 401 invalid_api_key. Counts one request; at most 60 tokens per key per hour (429 stream_token_limit). Body: Content-Type application/json, optional.',
-    minimumTier: MINIMUM_TIER.streamTokens,
     document: CreateStreamTokenDocument,
     params: [],
     body: {

@@ -48,7 +48,6 @@ export const USAGE_ROUTE: UsageMeteredRoute = {
     summary: "The calling key's tier and usage",
     description:
       "The key's tier, its rolling hourly window and its monthly usage: the numbers the dashboard shows. Not counted against the hourly limit or the monthly cap, and answered when they are exhausted; it has its own limit of 60 reads per key per clock hour (UTC), then 429 `rate_limit_exceeded` with `Retry-After`. The rate-limit headers describe the key's hourly and monthly standing, as on every other route. Every tier; the admin token is not a key (401 `invalid_api_key`, as everywhere on /api/v1).",
-    minimumTier: 'starter',
     document: UsageDocument,
     params: [],
     responseSchema: usageSchema,

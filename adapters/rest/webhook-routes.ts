@@ -6,7 +6,6 @@
  * REST event names to the GraphQL enum; the rules (URL policy, 409 before 429, limits,
  * ownership) live in the services behind GraphQL.
  */
-import { MINIMUM_TIER } from '../../src/domain/access.js';
 import { DELIVERIES_PAGE } from '../../src/domain/bounds.js';
 import { AppError, ErrorCode, InvalidParameterError } from '../../src/domain/errors.js';
 import { checkText } from '../../src/domain/text.js';
@@ -165,7 +164,6 @@ const idParam: ParamSpec = { name: 'id', in: 'path', type: 'string', format: 'uu
 
 const COLLECTION = '/api/v1/webhooks';
 const ITEM = '/api/v1/webhooks/:id';
-const TIER = MINIMUM_TIER.webhooks;
 
 export const WEBHOOK_ROUTES: readonly RestRoute[] = [
   restRoute({
@@ -176,7 +174,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     description:
       'At most 5 per API key, one per url: 409 duplicate_url (with subscription_id) is checked before 429 subscription_limit (with limit). ' +
       'The hmac_secret is returned only here and by rotate-secret. Body: Content-Type application/json; unknown fields are ignored.',
-    minimumTier: TIER,
     document: CreateWebhookSubscriptionDocument,
     params: [],
     body: {
@@ -200,7 +197,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     url: COLLECTION,
     summary: "The API key's webhook subscriptions",
     description: 'Oldest first. hmac_secret is never included.',
-    minimumTier: TIER,
     document: ListWebhookSubscriptionsDocument,
     params: [],
     responseSchema: webhookSubscriptionListSchema,
@@ -215,7 +211,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     url: ITEM,
     summary: 'One webhook subscription',
     description: "hmac_secret is never included. 404 not_found for an unknown or malformed id and for another key's subscription.",
-    minimumTier: TIER,
     document: GetWebhookSubscriptionDocument,
     params: [idParam],
     responseSchema: webhookSubscriptionSchema,
@@ -230,7 +225,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     description:
       'Any of url, events, status; at least one (else 400 invalid_request). status accepts only "active": it reactivates an exhausted subscription. ' +
       'A new url follows the creation rules (invalid_url, duplicate_url). Unknown fields are ignored.',
-    minimumTier: TIER,
     document: UpdateWebhookSubscriptionDocument,
     params: [idParam],
     body: {
@@ -256,7 +250,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     url: ITEM,
     summary: 'Delete a webhook subscription',
     description: 'Deletes it with its pending deliveries and its delivery log. 204, no body.',
-    minimumTier: TIER,
     document: DeleteWebhookSubscriptionDocument,
     params: [idParam],
     successStatus: 204,
@@ -273,7 +266,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
       'Returns the subscription with its new hmac_secret, shown only now; every later attempt (retries included) is signed with it. ' +
       'For 24 h the replaced secret still signs too: webhook-signature carries both Standard Webhooks signatures (new first, space-separated), ' +
       'while X-Service-Signature carries only sha256=<hex> under the new secret. No body needed; any body is ignored.',
-    minimumTier: TIER,
     document: RotateWebhookSecretDocument,
     params: [idParam],
     responseSchema: webhookSubscriptionWithSecretSchema,
@@ -290,7 +282,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
       'Sends a sample pick.published to the url at once, whatever the status: body field "test": true, header X-Service-Test: true, ' +
       'every signature as usual (including the overlap after a rotation). Answers the outcome of that one attempt; ' +
       'it is never retried and not written to the deliveries log. Counts one request. No body needed; any body is ignored.',
-    minimumTier: TIER,
     document: TestWebhookSubscriptionDocument,
     params: [idParam],
     responseSchema: webhookTestResultSchema,
@@ -316,7 +307,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
       'Body {"since": "<ISO 8601>"}: the failed and cancelled deliveries of this subscription created at or after since are queued again, ' +
       'due now, with the retry schedule from its start (their log keeps the earlier attempts). since may not be earlier than 30 days ago ' +
       '(the log retention): 400 invalid_parameter. Those of an exhausted subscription are sent once it is reactivated. Answers how many were queued.',
-    minimumTier: TIER,
     document: ReplayWebhookDeliveriesDocument,
     params: [idParam],
     body: {
@@ -336,7 +326,6 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     url: `${ITEM}/deliveries`,
     summary: 'Deliveries of a subscription, with every attempt',
     description: 'Newest first; keyset pagination with `cursor`. next_attempt_at is set while a delivery is pending.',
-    minimumTier: TIER,
     document: WebhookDeliveriesDocument,
     params: [
       idParam,

@@ -23,3 +23,12 @@ export type Principal =
     }
   /** A customer signed in to the dashboard (session cookie, dashboard adapter only; docs/DASHBOARD.md). */
   | { kind: 'account'; accountId: string; tier: Tier; sessionId: string };
+
+/**
+ * What an answer may depend on besides the request itself: the kind of caller and its tier.
+ * Two callers of one access level see the same data (nothing cached or shared is per key), so
+ * the caches of rendered answers and the shared subscription results key by it, never by key.
+ */
+export function accessLevelOf(principal: Principal): string {
+  return 'tier' in principal ? `${principal.kind}:${principal.tier}` : principal.kind;
+}

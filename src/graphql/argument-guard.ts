@@ -272,6 +272,16 @@ function accessRefusal(plan: Plan, principal: Principal, context: Context): AppE
 }
 
 /**
+ * The first access refusal (401, 403) of the fields the operation selects, for this context, or
+ * null: what their resolvers would answer. For a surface that refuses a request of the wrong
+ * form itself, after the access checks (the REST parameters).
+ */
+export function operationAccessRefusal(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, context: Context): GraphQLError | null {
+  const error = accessRefusal(cachedPlan(schema, document, operationName), context.principal, context);
+  return error ? refusal(error) : null;
+}
+
+/**
  * The refusal of this operation's arguments, or null when all of them pass. With a context, a
  * field the caller may not use is refused first (its 401 or 403), as its resolver would be.
  */

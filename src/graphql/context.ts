@@ -11,11 +11,6 @@ export interface Context {
   requestId: string;
   /** The limiter's decision for this request (API keys only). */
   limits: LimitDecision | null;
-  /**
-   * Set by the adapters when they run a cacheable document: its result may be served from and
-   * kept in the read cache (src/graphql/read-cache.ts). Never set for /graphql.
-   */
-  cachedRead?: true;
 }
 
 /** What an HTTP surface hands to yoga with each request (the server context). */

@@ -29,12 +29,11 @@ import {
   type ExecutionResult,
 } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import { accessLevelOf } from '../domain/principal.js';
 import type { Context } from './context.js';
 
 function accessLevel(context: Partial<Context> | undefined): string {
-  const principal = context?.principal;
-  if (!principal) return 'none';
-  return principal.kind === 'apiKey' ? `apiKey:${principal.tier}` : principal.kind;
+  return context?.principal ? accessLevelOf(context.principal) : 'none';
 }
 
 /** Names of the variables that can influence the execution of one event. */

@@ -24,7 +24,6 @@ import type { Context, ServerContext } from './context.js';
 
 export type { ServerContext };
 import { guardPlugins } from './limits.js';
-import type { ReadCache } from './read-cache.js';
 import { getSchema } from './schema.js';
 import { useSharedSubscriptionResults } from './shared-subscription-results.js';
 import { useArgumentGuard } from './argument-guard.js';
@@ -183,8 +182,6 @@ export interface YogaOptions {
   /** GRAPHQL_CORS_ORIGINS: exact origins that may call /graphql from a browser; empty: no CORS. */
   corsOrigins: readonly string[];
   logUnexpected: (error: unknown) => void;
-  /** The adapters' read cache (src/graphql/read-cache.ts); absent: nothing is cached. */
-  readCache?: ReadCache;
 }
 
 /** GraphiQL's page: yoga's own loads GraphiQL from a CDN, so the app brings its own. */
@@ -358,8 +355,6 @@ export function createYogaServer(options: YogaOptions): Yoga {
       ...guardPlugins({ introspection: options.introspection }),
       useArgumentGuard(), // Strings (src/domain/text.ts) and bounds before execution: 400 invalid_parameter, never a database error.
       useGraphQlJit({}, { cache: { get: (key) => jitCache.get(key), set: (key, value) => void jitCache.set(key, value) } }),
-      // After jit: a hit replaces its execute function, a miss wraps it.
-      ...(options.readCache ? [options.readCache.plugin] : []),
       // After jit: replaces its subscribe so each event is executed once per access level, not per subscriber.
       useSharedSubscriptionResults(),
       useRefusalsCountNothing(),

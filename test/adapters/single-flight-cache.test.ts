@@ -1,11 +1,11 @@
 /**
- * SingleFlightCache (adapters/public/single-flight-cache.ts), the public adapters' cache of
+ * SingleFlightCache (adapters/common/single-flight-cache.ts), the public adapters' cache of
  * rendered bodies: misses of one key share one load, failed or uncacheable loads are handed to
  * their waiters and not kept, a load that began before invalidate() is not kept, a value no
  * longer fresh is loaded again, and immutable values outlive invalidate().
  */
 import { describe, expect, it } from 'vitest';
-import { SingleFlightCache } from '../../adapters/public/single-flight-cache.js';
+import { SingleFlightCache } from '../../adapters/common/single-flight-cache.js';
 
 interface Value {
   n: number;

@@ -3,7 +3,7 @@
  * the same key, or one request asking it many times, costs one load per key per TTL.
  * invalidate() drops everything at once (but the values declared immutable); a load that
  * started before it is served to its waiters but not cached. The public adapters' cache of
- * their rendered bodies (the public endpoint's, the ledger's).
+ * their rendered bodies (the public endpoint's, the ledger's) and the REST reads' answers.
  */
 import { LRUCache } from 'lru-cache';
 
@@ -32,6 +32,10 @@ export class SingleFlightCache<T extends object> {
   private readonly immutable: ((value: T) => boolean) | null;
   /** Bumped by invalidate(). */
   private generation = 0;
+  /** Reads of get() answered without a load of their own (cached, or joining one in flight). */
+  private hits = 0;
+  /** Loaded values kept. */
+  private stored = 0;
 
   constructor(options: SingleFlightCacheOptions<T>) {
     this.cache = new LRUCache<string, T>({
@@ -54,13 +58,20 @@ export class SingleFlightCache<T extends object> {
 
   get(key: string, load: () => Promise<T>): Promise<T> {
     const cached = this.peek(key);
-    if (cached !== undefined) return Promise.resolve(cached);
+    if (cached !== undefined) {
+      this.hits += 1;
+      return Promise.resolve(cached);
+    }
     const pending = this.inFlight.get(key);
-    if (pending) return pending;
+    if (pending) {
+      this.hits += 1;
+      return pending;
+    }
     const startedIn = this.generation;
     const shared: Promise<T> = load()
       .then((value) => {
         if (startedIn === this.generation && this.cacheable(value)) {
+          this.stored += 1;
           // ttl 0: no wall-time bound for this value.
           this.cache.set(key, value, this.immutable?.(value) ? { ttl: 0 } : undefined);
         }
@@ -71,6 +82,11 @@ export class SingleFlightCache<T extends object> {
       });
     this.inFlight.set(key, shared);
     return shared;
+  }
+
+  /** For operations, tests and the bench: see hits and stored above. */
+  stats(): { hits: number; stored: number } {
+    return { hits: this.hits, stored: this.stored };
   }
 
   invalidate(): void {
