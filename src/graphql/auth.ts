@@ -1,6 +1,6 @@
 /**
- * Who may do what, as the schema's auth scopes (./builder.ts) and the REST adapter's check
- * order ask it: each throws the precise AppError (401 invalid_api_key, 403 tier_upgrade_required
+ * Who may do what, as the schema's auth scopes (./builder.ts) ask it, in resolvers and in the
+ * argument guard's access checks before execution: each throws the precise AppError (401 invalid_api_key, 403 tier_upgrade_required
  * / admin_required, 401 session_required), so every surface reports the same code.
  */
 import { tierAtLeast, type Tier } from '../domain/api-key.js';
@@ -13,7 +13,7 @@ import type { Principal } from './context.js';
  * token carries its key's current tier; it reaches only the stream endpoints, and there only
  * the pickPublished subscription (assertStreamTokenOperation).
  */
-export function assertTier(principal: Principal, minimum: Tier): void {
+function assertTier(principal: Principal, minimum: Tier): void {
   if (principal.kind === 'admin') return;
   if (principal.kind !== 'apiKey' && principal.kind !== 'streamToken') throw new InvalidApiKeyError();
   if (!tierAtLeast(principal.tier, minimum)) throw new TierUpgradeRequiredError(minimum);
