@@ -6,7 +6,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { CodegenConfig } from '@graphql-codegen/cli';
-import { PUBLIC_PICK_FRAGMENT, V1_PICK_FRAGMENT } from './common/v1-json.js';
+import { DECLARED_FRAGMENTS } from './common/v1-json.js';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -15,8 +15,9 @@ export const GENERATED_DOCUMENTS = here('./common/generated/graphql.ts');
 const config: CodegenConfig = {
   schema: here('../schema.graphql'),
   // The shared fragments are documents too: every operation that spreads one gets its definition.
-  // The pick's are made from its layouts (src/domain/pick-shape.ts), not written by hand.
-  documents: [here('./*/documents/*.graphql'), here('./common/*.graphql'), V1_PICK_FRAGMENT, PUBLIC_PICK_FRAGMENT],
+  // The pick's are made from its layouts (src/domain/pick-shape.ts), the track record's from its
+  // declaration (src/domain/track-record-shape.ts), not written by hand.
+  documents: [here('./*/documents/*.graphql'), here('./common/*.graphql'), ...DECLARED_FRAGMENTS],
   generates: {
     [GENERATED_DOCUMENTS]: {
       plugins: [

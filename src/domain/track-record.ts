@@ -3,11 +3,16 @@
  * Aggregation runs on buckets the database pre-groups by (UTC date, sport, market, result), so
  * the work here is proportional to days x sports x markets, not to the number of picks.
  */
+import type { Static } from 'typebox';
 import { roundTo } from './numbers.js';
 import type { PickResult } from './pick.js';
 import type { RecordStatistics } from './record-statistics.js';
 import { settlementProfit } from './settlement.js';
 import { addDays, utcDateString } from './time.js';
+import type { TRACK_RECORD } from './track-record-shape.js';
+
+/** The track record with its statistics (docs/API.md, "Track record"): what every surface publishes, as declared. */
+export type TrackRecordReport = Static<typeof TRACK_RECORD>;
 
 export interface TrackRecordBucket {
   /** YYYY-MM-DD of settled_at, UTC. */
@@ -33,21 +38,10 @@ export interface SettledPickFacts {
   settledAt: Date;
 }
 
-export interface TrackRecord {
-  overall: {
-    roiPct: number;
-    winRate: number;
-    totalSettled: number;
-    clvAvgPct: number;
-    /** The settled picks in the CLV mean: those with a closing line that was not stale. */
-    clvCount: number;
-    edgeAvgPct: number;
-  };
-  perSport: { sport: string; roiPct: number; totalSettled: number }[];
-  perMarket: { market: string; roiPct: number; totalSettled: number; clvAvgPct: number }[];
-  /** Cumulative profit in units of stake, and the same x 100 (the API's older field). */
-  series: { date: string; cumulativePnlUnits: number; cumulativePnlPct: number }[];
-}
+/** What the buckets give (aggregateTrackRecord): the report but for the statistics of the picks and the reference coverage. */
+export type TrackRecord = Pick<TrackRecordReport, 'perSport' | 'perMarket' | 'series'> & {
+  overall: Omit<TrackRecordReport['overall'], keyof RecordStatistics>;
+};
 
 /** Closing-line value of one pick in percent: how much better our odds were than the close. */
 export function clvPct(odds: number, closingOdds: number): number {
@@ -200,14 +194,8 @@ export function aggregateTrackRecord(
   };
 }
 
-/** The track record with its statistics (docs/API.md, "Track record"): what every surface publishes. */
 /** One sharp reference and the settled engine picks whose fair price it helped make. */
-export interface ReferenceCoverageRow {
-  bookmaker: string;
-  picks: number;
-  /** Percent of the window's settled engine picks (manual picks have no reference), 2 decimals. */
-  sharePct: number;
-}
+export type ReferenceCoverageRow = TrackRecordReport['referenceCoverage'][number];
 
 /**
  * Per reference, how many settled engine picks it helped price and their share of all settled
@@ -226,16 +214,6 @@ export function referenceCoverageOfPicks(picks: readonly { references: readonly 
   const counts = new Map<string, number>();
   for (const pick of picks) for (const bookmaker of new Set(pick.references)) counts.set(bookmaker, (counts.get(bookmaker) ?? 0) + 1);
   return referenceCoverage([...counts].map(([bookmaker, n]) => ({ bookmaker, picks: n })), picks.length);
-}
-
-export interface TrackRecordReport {
-  overall: TrackRecord['overall'] & Omit<RecordStatistics, 'calibration' | 'clvDistribution'>;
-  perSport: TrackRecord['perSport'];
-  perMarket: TrackRecord['perMarket'];
-  series: TrackRecord['series'];
-  calibration: RecordStatistics['calibration'];
-  clvDistribution: RecordStatistics['clvDistribution'];
-  referenceCoverage: ReferenceCoverageRow[];
 }
 
 export function trackRecordReport(record: TrackRecord, statistics: RecordStatistics, coverage: ReferenceCoverageRow[]): TrackRecordReport {

@@ -3,7 +3,7 @@
  * src/graphql/limits.ts are refused with 400 query_too_complex on /graphql and /graphql/stream;
  * every legitimate document of the repository passes them; introspection follows its setting.
  */
-import { PUBLIC_PICK_FRAGMENT, V1_PICK_FRAGMENT } from '../../adapters/common/v1-json.js';
+import { DECLARED_FRAGMENTS, V1_PICK_FRAGMENT } from '../../adapters/common/v1-json.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import {
   getIntrospectionQuery,
@@ -41,11 +41,10 @@ function graphqlFiles(dir: URL): URL[] {
 function repositoryDocuments(): [string, string][] {
   const files = graphqlFiles(new URL('adapters/', ROOT));
   // Shared fragments live next to the documents (adapters/common/*.graphql), or are made from the
-  // pick's layouts; each is appended when spread.
+  // declarations; each is appended when spread.
   const fragments = [
     ...files.filter((file) => !file.pathname.includes('/documents/')).map((file) => readFileSync(file, 'utf8')),
-    V1_PICK_FRAGMENT,
-    PUBLIC_PICK_FRAGMENT,
+    ...DECLARED_FRAGMENTS,
   ];
   const documents: [string, string][] = [];
   for (const file of files.filter((f) => f.pathname.includes('/documents/'))) {

@@ -1,0 +1,126 @@
+/**
+ * A resource declared once (src/domain/resource-shape.ts): its documented JSON Schema and its
+ * GraphQL selection are written out here by hand, so a derivation that drifts fails.
+ */
+import Type from 'typebox';
+import { describe, expect, it } from 'vitest';
+import { graphqlSelectionOfResource, nullable, resource, resourceFieldOf, resourceJsonSchema, resourceObject, snakeCase } from '../../src/domain/resource-shape.js';
+import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
+
+const SCORE = resourceObject('Score', { homeGoals: Type.Integer({ minimum: 0 }), awayGoals: nullable(Type.Integer({ minimum: 0, description: 'null until kickoff.' })) }, { description: 'A score.' });
+
+const MATCH = resource(
+  'Match',
+  {
+    matchId: Type.String({ format: 'uuid' }),
+    oddsRange: nullable(Type.Tuple([Type.Number(), Type.Number()], { description: '[low, high].' })),
+    finalScore: SCORE,
+    market: nullable(Type.String({ enum: ['h2h', 'totals'] })),
+    lastGoals: Type.Array(SCORE, { maxItems: 3, description: 'Newest first.' }),
+    tags: Type.Array(Type.String(), { graphqlCostItems: 5 }),
+    isLive: Type.Boolean(),
+  },
+  {
+    description: 'A match.',
+    example: {
+      matchId: '0b7f3c9e-5d2a-4e61-9a8b-3c4d5e6f7a81',
+      oddsRange: [1.5, 2.5],
+      finalScore: { homeGoals: 2, awayGoals: null },
+      market: null,
+      lastGoals: [{ homeGoals: 1, awayGoals: 0 }],
+      tags: ['derby'],
+      isLive: false,
+    },
+  },
+);
+
+describe('resourceJsonSchema', () => {
+  it('documents the resource in snake_case: every property required, null in type, bounds and example kept, GraphQL options left out', () => {
+    expect(resourceJsonSchema(MATCH)).toStrictEqual({
+      type: 'object',
+      description: 'A match.',
+      required: ['match_id', 'odds_range', 'final_score', 'market', 'last_goals', 'tags', 'is_live'],
+      properties: {
+        match_id: { type: 'string', format: 'uuid' },
+        odds_range: { type: ['array', 'null'], items: { type: 'number' }, minItems: 2, maxItems: 2, description: '[low, high].' },
+        final_score: {
+          type: 'object',
+          description: 'A score.',
+          required: ['home_goals', 'away_goals'],
+          properties: {
+            home_goals: { type: 'integer', minimum: 0 },
+            away_goals: { type: ['integer', 'null'], minimum: 0, description: 'null until kickoff.' },
+          },
+        },
+        market: { type: ['string', 'null'], enum: ['h2h', 'totals', null] },
+        last_goals: {
+          type: 'array',
+          maxItems: 3,
+          description: 'Newest first.',
+          items: {
+            type: 'object',
+            description: 'A score.',
+            required: ['home_goals', 'away_goals'],
+            properties: {
+              home_goals: { type: 'integer', minimum: 0 },
+              away_goals: { type: ['integer', 'null'], minimum: 0, description: 'null until kickoff.' },
+            },
+          },
+        },
+        tags: { type: 'array', items: { type: 'string' } },
+        is_live: { type: 'boolean' },
+      },
+      examples: [
+        {
+          match_id: '0b7f3c9e-5d2a-4e61-9a8b-3c4d5e6f7a81',
+          odds_range: [1.5, 2.5],
+          final_score: { home_goals: 2, away_goals: null },
+          market: null,
+          last_goals: [{ home_goals: 1, away_goals: 0 }],
+          tags: ['derby'],
+          is_live: false,
+        },
+      ],
+    });
+  });
+
+  it("keeps the track record's documented bounds", () => {
+    const schema = resourceJsonSchema(TRACK_RECORD) as any;
+    expect(schema.required).toEqual(['overall', 'per_sport', 'per_market', 'series', 'calibration', 'clv_distribution', 'reference_coverage']);
+    expect(schema.properties.overall.properties.roi_ci95).toMatchObject({ type: ['array', 'null'], items: { type: 'number' }, minItems: 2, maxItems: 2 });
+    expect(schema.properties.calibration).toMatchObject({ minItems: 10, maxItems: 10 });
+    expect(schema.properties.per_sport).not.toHaveProperty('maxItems');
+    expect(schema.properties.per_market.items.properties.market).toMatchObject({ type: 'string', enum: ['h2h', 'spreads', 'totals'] });
+    expect(schema.examples[0].overall).toMatchObject({ roi_ci95: [-24.1, 36.9], t_score: 0.42, max_drawdown_units: 5.12 });
+  });
+
+  it('refuses what GraphQL or the contract cannot say', () => {
+    expect(() => resourceJsonSchema(resourceObject('A', { a: Type.Optional(Type.Number()) }))).toThrow(/required/);
+    expect(() => resourceJsonSchema(Type.Tuple([Type.Number(), Type.String()]))).toThrow(/one schema/);
+    expect(() => resourceJsonSchema(Type.Union([Type.Number(), Type.String()]))).toThrow(/null/);
+  });
+});
+
+describe('graphqlSelectionOfResource', () => {
+  it('selects every field, nested objects and lists of objects with their fields', () => {
+    expect(graphqlSelectionOfResource(MATCH)).toBe('matchId oddsRange finalScore { homeGoals awayGoals } market lastGoals { homeGoals awayGoals } tags isLive');
+  });
+});
+
+describe('resourceFieldOf', () => {
+  it('says null, list and the count a list is costed at', () => {
+    const { properties } = MATCH;
+    expect(resourceFieldOf(properties.oddsRange)).toMatchObject({ nullable: true, list: { itemsNullable: false, items: 2 }, description: '[low, high].' });
+    expect(resourceFieldOf(properties.lastGoals)).toMatchObject({ nullable: false, list: { itemsNullable: false, items: 3 }, description: 'Newest first.' });
+    expect(resourceFieldOf(properties.tags)).toMatchObject({ nullable: false, list: { itemsNullable: false, items: 5 } });
+    expect(resourceFieldOf(Type.Array(nullable(Type.Number())))).toStrictEqual({ element: Type.Number(), nullable: false, list: { itemsNullable: true } });
+    // A nested object's description is its type's, not the field's.
+    expect(resourceFieldOf(properties.finalScore)).toStrictEqual({ element: SCORE, nullable: false });
+  });
+});
+
+describe('snakeCase', () => {
+  it('spells GraphQL names as the documented JSON does', () => {
+    expect(['roiCi95', 'tScore', 'cumulativePnlUnits', 'sport'].map(snakeCase)).toEqual(['roi_ci95', 't_score', 'cumulative_pnl_units', 'sport']);
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * The GraphQL types of a declared resource (src/graphql/resource-types.ts), seen through the
+ * track record: scalars, null, lists and each list's cost, written out by hand.
+ */
+import { getNamedType, type GraphQLObjectType } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { getSchema } from '../../src/graphql/schema.js';
+
+const fieldsOf = (name: string) => (getSchema().getType(name) as GraphQLObjectType).getFields();
+
+describe('resourceObjectType (the track record)', () => {
+  it('types each field as declared: Float, Int, String, null, lists, nested objects', () => {
+    const overall = fieldsOf('TrackRecordOverall');
+    expect(String(overall.roiPct!.type)).toBe('Float!');
+    expect(String(overall.totalSettled!.type)).toBe('Int!');
+    expect(String(overall.avgOdds!.type)).toBe('Float');
+    expect(String(overall.roiCi95!.type)).toBe('[Float!]');
+    const record = fieldsOf('TrackRecord');
+    expect(String(record.overall!.type)).toBe('TrackRecordOverall!');
+    expect(String(record.clvDistribution!.type)).toBe('[TrackRecordClvBin!]!');
+    expect(String(fieldsOf('TrackRecordPoint').date!.type)).toBe('String!');
+    expect(getNamedType(record.series!.type).description).toBeUndefined();
+    expect((getSchema().getType('TrackRecordClvBin') as GraphQLObjectType).description).toBe(
+      'Picks in the CLV mean whose CLV (percent) is in [low_pct, high_pct); null is an open end.',
+    );
+    expect(fieldsOf('TrackRecordClvBin').lowPct!.description).toBe('Inclusive; null for the open lower end.');
+  });
+
+  it('costs each list of the track record at its most items', () => {
+    const record = fieldsOf('TrackRecord');
+    const multipliers = Object.fromEntries(
+      ['perSport', 'perMarket', 'series', 'calibration', 'clvDistribution', 'referenceCoverage'].map((name) => [name, record[name]!.extensions.complexity]),
+    );
+    expect(multipliers).toEqual({
+      perSport: { field: 1, multiplier: 11 },
+      perMarket: { field: 1, multiplier: 3 },
+      series: { field: 1, multiplier: 366 },
+      calibration: { field: 1, multiplier: 10 },
+      clvDistribution: { field: 1, multiplier: 12 },
+      referenceCoverage: { field: 1, multiplier: 10 },
+    });
+  });
+});
