@@ -14,6 +14,7 @@ import { LEDGER_ENTRY_TYPES } from '../../src/domain/ledger.js';
 import { layoutExample, layoutJsonSchema, PUBLIC_PICK, V1_PICK } from '../../src/domain/pick-shape.js';
 import { resourceJsonSchema } from '../../src/domain/resource-shape.js';
 import { STREAM_TOKEN_MAX_ORIGINS, STREAM_TOKEN_TTL } from '../../src/domain/stream-token.js';
+import { MATCH_ANALYSIS } from '../../src/domain/match-analysis-shape.js';
 import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
 import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
@@ -108,16 +109,7 @@ export const API_SCHEMAS = {
     examples: [{ data: [EXAMPLE_PICK], next_cursor: encodePickCursor({ kickoffAt: new Date(EXAMPLE_PICK.kickoff_at), id: EXAMPLE_PICK.id }), count: 1 }],
   },
   TrackRecord: resourceJsonSchema(TRACK_RECORD),
-  MatchAnalysis: {
-    type: 'object',
-    required: ['match_id', 'analysis', 'created_at'],
-    properties: {
-      match_id: { type: 'string', format: 'uuid', description: 'Equals the pick id.' },
-      analysis: { type: 'string', description: 'Analysis text (up to 20,000 characters, may span lines).' },
-      created_at: timestamp,
-    },
-    examples: [{ match_id: EXAMPLE_PICK.id, analysis: 'Arsenal should control midfield.', created_at: '2026-11-30T09:00:00.000Z' }],
-  },
+  MatchAnalysis: resourceJsonSchema(MATCH_ANALYSIS),
   WebhookSubscription: {
     type: 'object',
     description: 'hmac_secret is never part of it (see WebhookSubscriptionWithSecret).',

@@ -18,8 +18,10 @@ import {
   type PublicPickJson,
   type V1PickJson,
 } from '../../src/domain/pick-shape.js';
-import { graphqlSelectionOfResource, snakeCase } from '../../src/domain/resource-shape.js';
+import { graphqlSelectionOfResource } from '../../src/domain/resource-shape.js';
 import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
+import { MATCH_ANALYSIS } from '../../src/domain/match-analysis-shape.js';
+import type { TObject } from 'typebox';
 import type { PublicPickFragment, V1PickFragment } from './generated/graphql.js';
 
 const GRAPHQL_PATHS = layoutPaths(GRAPHQL_PICK);
@@ -60,18 +62,16 @@ function selectionOf(layout: Layout): string {
 /** The fragments the adapters' documents spread (`...V1Pick`, `...PublicPick`), for GraphQL Code Generator. */
 export const V1_PICK_FRAGMENT = `fragment V1Pick on Pick { ${selectionOf(V1_PICK)} }`;
 export const PUBLIC_PICK_FRAGMENT = `fragment PublicPick on Pick { ${selectionOf(PUBLIC_PICK)} }`;
-/** Every field of the declared track record (src/domain/track-record-shape.ts), for the REST document. */
-export const TRACK_RECORD_FRAGMENT = `fragment TrackRecordFields on TrackRecord { ${graphqlSelectionOfResource(TRACK_RECORD)} }`;
-/** Every fragment made from a declaration rather than written in a .graphql file. */
-export const DECLARED_FRAGMENTS: readonly string[] = [V1_PICK_FRAGMENT, PUBLIC_PICK_FRAGMENT, TRACK_RECORD_FRAGMENT];
+/**
+ * The declared resources whose documents select them whole: each gets a fragment `<Type>Fields`
+ * of every field its JSON shows (graphqlSelectionOfResource), for the REST documents.
+ */
+const DECLARED_RESOURCES: readonly TObject[] = [TRACK_RECORD, MATCH_ANALYSIS];
 
-/** A GraphQL result as the documented JSON: every object key in snake_case (roiCi95 -> roi_ci95), values unchanged. */
-export function snakeCaseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(snakeCaseKeys);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([key]) => key !== '__typename')
-      .map(([key, child]) => [snakeCase(key), snakeCaseKeys(child)]),
-  );
+function resourceFragment(declaration: TObject): string {
+  const type = (declaration as { graphqlName?: string }).graphqlName;
+  return `fragment ${type}Fields on ${type} { ${graphqlSelectionOfResource(declaration)} }`;
 }
+
+/** Every fragment made from a declaration rather than written in a .graphql file. */
+export const DECLARED_FRAGMENTS: readonly string[] = [V1_PICK_FRAGMENT, PUBLIC_PICK_FRAGMENT, ...DECLARED_RESOURCES.map(resourceFragment)];

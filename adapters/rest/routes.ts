@@ -13,7 +13,10 @@ import type { HeaderSpec } from '../common/openapi.js';
 import { pageParam, type ParamSpec } from '../common/params.js';
 import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../common/schemas.js';
 import { ListPicksDocument, MatchAnalysisDocument, TrackRecordDocument } from '../common/generated/graphql.js';
-import { snakeCaseKeys, v1Pick } from '../common/v1-json.js';
+import { v1Pick } from '../common/v1-json.js';
+import { MATCH_ANALYSIS } from '../../src/domain/match-analysis-shape.js';
+import { resourceJson } from '../../src/domain/resource-shape.js';
+import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
 
 export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -128,7 +131,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     ],
     responseSchema: trackRecordSchema,
     errors: [400, 401, 403, 429],
-    toBody: ({ trackRecord: record }) => snakeCaseKeys(record),
+    toBody: ({ trackRecord: record }) => resourceJson(TRACK_RECORD, record),
   }),
   restRoute({
     operationId: 'getMatchAnalysis',
@@ -143,7 +146,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     errors: [401, 403, 404, 429],
     toBody: ({ matchAnalysis: analysis }) => {
       if (!analysis) throw new NotFoundError('No analysis exists for this match.');
-      return { match_id: analysis.matchId, analysis: analysis.analysis, created_at: analysis.createdAt };
+      return resourceJson(MATCH_ANALYSIS, analysis);
     },
   }),
 ];

@@ -3,6 +3,8 @@
  * plain records, never ORM entities.
  */
 import type { Tier } from './api-key.js';
+import type { Static } from 'typebox';
+import type { MATCH_ANALYSIS } from './match-analysis-shape.js';
 
 export interface AccountRecord {
   id: string;
@@ -31,10 +33,5 @@ export interface ApiKeyRecord {
   accountId: string | null;
 }
 
-export interface MatchAnalysisRecord {
-  /** Equals the pick id. */
-  matchId: string;
-  analysis: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** As declared (MATCH_ANALYSIS). */
+export type MatchAnalysisRecord = Static<typeof MATCH_ANALYSIS>;

@@ -1,13 +1,34 @@
 /**
  * The GraphQL object types of a resource declared with TypeBox (src/domain/resource-shape.ts):
  * one per object, named by its graphqlName, each property a field of the same name exposed as
- * is. Number is Float, Integer Int; null, lists, descriptions and a list's cost (its maxItems or
- * graphqlCostItems) come from the declaration.
+ * is. Number is Float, Integer Int, a string String (or ID), dateTime() DateTime, oneOf() its enum
+ * type; null, lists, descriptions and a list's cost (its maxItems or graphqlCostItems) come from
+ * the declaration. Fields GraphQL alone has (a connection with arguments) are added to the type
+ * where it is used (builder.objectFields).
  */
-import type { ObjectRef } from '@pothos/core';
+import type { EnumRef, ObjectRef } from '@pothos/core';
 import Type, { type Static, type TObject, type TSchema } from 'typebox';
-import { resourceFieldOf, resourceProperties } from '../domain/resource-shape.js';
+import { declaredLeaf, graphqlEnumName, resourceFieldOf, resourceProperties } from '../domain/resource-shape.js';
 import { builder, type Types } from './builder.js';
+
+const enumTypes = new Map<string, EnumRef<Types, string, string>>();
+
+/**
+ * The GraphQL enum of a closed list of values, made once per name: each value named by
+ * graphqlEnumName (pick.published -> PICK_PUBLISHED), resolving to the value itself. The first
+ * call with a name gives its description.
+ */
+export function declaredEnumType<const V extends readonly string[]>(name: string, values: V, description?: string): EnumRef<Types, V[number], V[number]> {
+  let ref = enumTypes.get(name);
+  if (ref === undefined) {
+    ref = builder.enumType(name, {
+      ...(description === undefined ? {} : { description }),
+      values: Object.fromEntries(values.map((value) => [graphqlEnumName(value), { value }])),
+    }) as EnumRef<Types, string, string>;
+    enumTypes.set(name, ref);
+  }
+  return ref as EnumRef<Types, V[number], V[number]>;
+}
 
 type Json = Record<string, unknown>;
 type ResourceFieldBuilder = PothosSchemaTypes.ObjectFieldBuilder<Types, Json>;
@@ -44,10 +65,14 @@ export function resourceObjectType<S extends TObject>(declaration: S): ObjectRef
   return objectType(declaration) as unknown as ObjectRef<Types, Static<S>>;
 }
 
-function scalarOf(leaf: TSchema, key: string): 'Float' | 'Int' | 'String' | 'Boolean' {
+function scalarOf(leaf: TSchema, key: string): 'Float' | 'Int' | 'String' | 'ID' | 'Boolean' | 'DateTime' | EnumRef<Types, string, string> {
+  const declared = declaredLeaf(leaf);
+  if (declared?.kind === 'dateTime') return 'DateTime';
+  if (declared?.kind === 'enum') return declaredEnumType(declared.graphqlEnum, declared.values);
+  if ((leaf as { graphqlType?: unknown }).graphqlType === 'ID') return 'ID';
   if (Type.IsInteger(leaf)) return 'Int';
   if (Type.IsNumber(leaf)) return 'Float';
   if (Type.IsString(leaf)) return 'String';
   if (Type.IsBoolean(leaf)) return 'Boolean';
-  throw new Error(`${key}: a resource leaf is a number, an integer, a string or a boolean`);
+  throw new Error(`${key}: a resource leaf is a number, an integer, a string, a boolean, a dateTime() or a oneOf()`);
 }

@@ -4,7 +4,7 @@
  */
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { graphqlSelectionOfResource, nullable, resource, resourceFieldOf, resourceJsonSchema, resourceObject, snakeCase } from '../../src/domain/resource-shape.js';
+import { dateTime, graphqlEnumName, graphqlSelectionOfResource, nullable, oneOf, resource, resourceFieldOf, resourceJson, resourceJsonSchema, resourceObject, snakeCase } from '../../src/domain/resource-shape.js';
 import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
 
 const SCORE = resourceObject('Score', { homeGoals: Type.Integer({ minimum: 0 }), awayGoals: nullable(Type.Integer({ minimum: 0, description: 'null until kickoff.' })) }, { description: 'A score.' });
@@ -122,5 +122,52 @@ describe('resourceFieldOf', () => {
 describe('snakeCase', () => {
   it('spells GraphQL names as the documented JSON does', () => {
     expect(['roiCi95', 'tScore', 'cumulativePnlUnits', 'sport'].map(snakeCase)).toEqual(['roi_ci95', 't_score', 'cumulative_pnl_units', 'sport']);
+  });
+});
+
+describe('points in time, closed lists, IDs and JSON names', () => {
+  const HOOK = resource(
+    'Hook',
+    {
+      id: Type.String({ format: 'uuid', graphqlType: 'ID', json: 'hook_id' }),
+      events: Type.Array(oneOf(['pick.published', 'pick.settled'], 'HookEvent')),
+      state: nullable(oneOf(['active', 'exhausted'], 'HookState', { description: 'null while unknown.' })),
+      createdAt: dateTime({ description: 'Creation.' }),
+      updatedAt: dateTime({ json: false }),
+    },
+    {
+      example: {
+        id: '6f1d2c3b-4a59-4e8d-8c7b-1a2b3c4d5e6f',
+        events: ['pick.settled'],
+        state: 'active',
+        createdAt: new Date('2026-11-22T12:00:00.000Z'),
+        updatedAt: new Date('2026-11-23T12:00:00.000Z'),
+      },
+    },
+  );
+
+  it('documents them: a date-time string, the values as an enum, the JSON name, nothing of a field JSON does not show', () => {
+    expect(resourceJsonSchema(HOOK)).toStrictEqual({
+      type: 'object',
+      required: ['hook_id', 'events', 'state', 'created_at'],
+      properties: {
+        hook_id: { type: 'string', format: 'uuid' },
+        events: { type: 'array', items: { type: 'string', enum: ['pick.published', 'pick.settled'] } },
+        state: { type: ['string', 'null'], enum: ['active', 'exhausted', null], description: 'null while unknown.' },
+        created_at: { type: 'string', format: 'date-time', description: 'Creation.' },
+      },
+      examples: [{ hook_id: '6f1d2c3b-4a59-4e8d-8c7b-1a2b3c4d5e6f', events: ['pick.settled'], state: 'active', created_at: '2026-11-22T12:00:00.000Z' }],
+    });
+  });
+
+  it('selects only what JSON shows, and maps a GraphQL answer to the documented JSON', () => {
+    expect(graphqlSelectionOfResource(HOOK)).toBe('id events state createdAt');
+    const answer = { id: 'x', events: ['PICK_PUBLISHED', 'PICK_SETTLED'], state: null, createdAt: '2026-11-22T12:00:00.000Z' };
+    expect(resourceJson(HOOK, answer)).toStrictEqual({ hook_id: 'x', events: ['pick.published', 'pick.settled'], state: null, created_at: '2026-11-22T12:00:00.000Z' });
+    expect(resourceJson(HOOK, { ...answer, state: 'EXHAUSTED' })).toMatchObject({ state: 'exhausted' });
+  });
+
+  it('names enum values as GraphQL allows', () => {
+    expect(['pick.published', 'admin_review', 'h2h'].map(graphqlEnumName)).toEqual(['PICK_PUBLISHED', 'ADMIN_REVIEW', 'H2H']);
   });
 });

@@ -1,15 +1,9 @@
 import { MINIMUM_TIER } from '../../domain/access.js';
-import type { MatchAnalysisRecord } from '../../domain/account-records.js';
+import { MATCH_ANALYSIS } from '../../domain/match-analysis-shape.js';
 import { builder } from '../builder.js';
+import { resourceObjectType } from '../resource-types.js';
 
-export const MatchAnalysisRef = builder.objectRef<MatchAnalysisRecord>('MatchAnalysis').implement({
-  fields: (t) => ({
-    matchId: t.exposeID('matchId', { description: 'Equals the pick id.' }),
-    analysis: t.exposeString('analysis'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-  }),
-});
+export const MatchAnalysisRef = resourceObjectType(MATCH_ANALYSIS);
 
 builder.queryFields((t) => ({
   matchAnalysis: t.field({
