@@ -10,29 +10,31 @@
  */
 import { encodePickCursor } from '../../src/domain/cursor.js';
 import { ERROR_EXTRA_FIELDS, ERRORS, type ErrorCode, type ErrorExtraField } from '../../src/domain/errors.js';
-import { LEDGER_ENTRY_TYPES } from '../../src/domain/ledger.js';
+import { CURRENT_LEDGER_HEAD, LEDGER_CHECKPOINTS, LEDGER_ENTRY, LEDGER_PAGE } from '../../src/domain/ledger-shape.js';
 import { layoutExample, layoutJsonSchema, PUBLIC_PICK, V1_PICK } from '../../src/domain/pick-shape.js';
-import { resourceJsonSchema } from '../../src/domain/resource-shape.js';
-import { STREAM_TOKEN_MAX_ORIGINS, STREAM_TOKEN_TTL } from '../../src/domain/stream-token.js';
+import { PUBLIC_PICK_LIST } from '../../src/domain/public-picks-shape.js';
+import { requestBodyJsonSchema, resourceJson, resourceJsonSchema } from '../../src/domain/resource-shape.js';
+import { CREATE_STREAM_TOKEN_BODY, STREAM_TOKEN } from '../../src/domain/stream-token-shape.js';
 import { MATCH_ANALYSIS } from '../../src/domain/match-analysis-shape.js';
 import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
-import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
-import { MAX_WEBHOOK_URL_LENGTH } from '../../src/domain/webhook-url.js';
+import { MAX_SUBSCRIPTIONS_PER_KEY, WEBHOOK_EVENT_TYPES } from '../../src/domain/webhook.js';
+import {
+  WEBHOOK_DELIVERY,
+  WEBHOOK_DELIVERY_EXAMPLE,
+  WEBHOOK_SUBSCRIPTION,
+  WEBHOOK_SUBSCRIPTION_EXAMPLE,
+  webhookSubscriptionWithSecretJsonSchema,
+} from '../../src/domain/webhook-shape.js';
+import { CREATE_WEBHOOK_SUBSCRIPTION_BODY, UPDATE_WEBHOOK_SUBSCRIPTION_BODY } from '../../src/domain/webhook-body-shape.js';
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
-const HEX_256 = { type: 'string', pattern: '^[0-9a-f]{64}$' } as const;
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 const SCHEMAS_PATH = '#/components/schemas/';
+/** How a declaration refers to a nested value documented as a component of its own (resourceJsonSchema). */
+const componentRef = (name: string) => ({ $ref: `${SCHEMAS_PATH}${name}` });
 
 const EXAMPLE_PICK = layoutExample(V1_PICK);
 
-const EXAMPLE_SUBSCRIPTION = {
-  subscription_id: '6f1d2c3b-4a59-4e8d-8c7b-1a2b3c4d5e6f',
-  url: 'https://hooks.example.com/picks',
-  events: ['pick.published', 'pick.settled'],
-  status: 'active',
-  created_at: '2026-11-22T12:00:00.000Z',
-};
+const EXAMPLE_SUBSCRIPTION = resourceJson(WEBHOOK_SUBSCRIPTION, WEBHOOK_SUBSCRIPTION_EXAMPLE, 'value');
 
 const pick = {
   ...layoutJsonSchema(V1_PICK, 'A published or settled pick. Picks held for review are never returned.'),
@@ -45,43 +47,27 @@ const nextCursor = {
 } as const;
 
 const webhookEvent = { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] } as const;
-const webhookUrl = {
-  type: 'string',
-  format: 'uri',
-  maxLength: MAX_WEBHOOK_URL_LENGTH,
-  description: 'https URL of a publicly reachable host: no user:password, no fragment; every address it resolves to must be public unicast.',
-} as const;
-const webhookEvents = {
-  type: 'array',
-  minItems: 1,
-  uniqueItems: true,
-  items: webhookEvent,
-  description: 'Event types to deliver; each at most once.',
-} as const;
 
-const webhookSubscriptionProperties = {
-  subscription_id: { type: 'string', format: 'uuid' },
-  url: { type: 'string', description: 'As normalised by the URL parser (lower-case host, default port dropped).' },
-  events: { type: 'array', items: webhookEvent, description: 'In a fixed order: pick.published, pick.settled.' },
-  status: { type: 'string', enum: [...WEBHOOK_SUBSCRIPTION_STATUSES], description: 'exhausted after the last retry of a delivery failed; PATCH status "active" to resume.' },
-  created_at: timestamp,
-} as const;
-
-const webhookAttempt = {
-  type: 'object',
-  required: ['attempt_number', 'attempted_at', 'duration_ms', 'status_code', 'error_kind', 'response_body'],
-  properties: {
-    attempt_number: { type: 'integer', minimum: 1 },
-    attempted_at: timestamp,
-    duration_ms: { type: 'integer', minimum: 0 },
-    status_code: { type: ['integer', 'null'], description: 'HTTP status of the answer; null when none arrived.' },
-    error_kind: {
-      type: ['string', 'null'],
-      description: 'null on success; otherwise http_status, timeout, connection, tls, redirect or invalid_url.',
+/**
+ * A REST list of a named component: `data`, `count` and, for a paged list, `next_cursor` (the
+ * envelope every /api/v1 list shares, docs/API.md "Lists and cursors").
+ */
+function listSchema(
+  item: string,
+  options: { description?: string; count?: string; nextCursor?: true; items?: { maxItems?: number; description?: string }; example: object },
+): Record<string, unknown> {
+  return {
+    type: 'object',
+    ...(options.description === undefined ? {} : { description: options.description }),
+    required: options.nextCursor ? ['data', 'next_cursor', 'count'] : ['data', 'count'],
+    properties: {
+      data: { type: 'array', items: componentRef(item), ...options.items },
+      ...(options.nextCursor ? { next_cursor: nextCursor } : {}),
+      count: { type: 'integer', minimum: 0, ...(options.count === undefined ? {} : { description: options.count }) },
     },
-    response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer, as UTF-8 text.' },
-  },
-} as const;
+    examples: [options.example],
+  };
+}
 
 /**
  * Every body field an error can carry beside `error` and `message`: the error table's extra
@@ -97,217 +83,37 @@ const errorExtras = Object.fromEntries(
 /** The named components, in the order the document lists them. */
 export const API_SCHEMAS = {
   Pick: pick,
-  PickList: {
-    type: 'object',
+  PickList: listSchema('Pick', {
     description: 'One page of picks, kickoff_at descending, then id descending.',
-    required: ['data', 'next_cursor', 'count'],
-    properties: {
-      data: { type: 'array', items: { $ref: `${SCHEMAS_PATH}Pick` } },
-      next_cursor: nextCursor,
-      count: { type: 'integer', minimum: 0, description: 'Number of picks in this page (not a total).' },
-    },
-    examples: [{ data: [EXAMPLE_PICK], next_cursor: encodePickCursor({ kickoffAt: new Date(EXAMPLE_PICK.kickoff_at), id: EXAMPLE_PICK.id }), count: 1 }],
-  },
+    count: 'Number of picks in this page (not a total).',
+    nextCursor: true,
+    example: { data: [EXAMPLE_PICK], next_cursor: encodePickCursor({ kickoffAt: new Date(EXAMPLE_PICK.kickoff_at), id: EXAMPLE_PICK.id }), count: 1 },
+  }),
   TrackRecord: resourceJsonSchema(TRACK_RECORD),
   MatchAnalysis: resourceJsonSchema(MATCH_ANALYSIS),
-  WebhookSubscription: {
-    type: 'object',
-    description: 'hmac_secret is never part of it (see WebhookSubscriptionWithSecret).',
-    required: ['subscription_id', 'url', 'events', 'status', 'created_at'],
-    properties: webhookSubscriptionProperties,
-    examples: [EXAMPLE_SUBSCRIPTION],
-  },
-  WebhookSubscriptionWithSecret: {
-    type: 'object',
-    description: 'Creation and rotation only: the one time the secret is shown.',
-    required: ['subscription_id', 'url', 'events', 'hmac_secret', 'status', 'created_at'],
-    properties: {
-      ...webhookSubscriptionProperties,
-      hmac_secret: {
-        type: 'string',
-        pattern: '^whsec_',
-        description: 'Key of the X-Service-Signature HMAC (and of the Standard Webhooks signature). Shown only now; stored encrypted.',
-      },
-    },
-    examples: [{ ...EXAMPLE_SUBSCRIPTION, hmac_secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8b8sNLXDv1M=' }],
-  },
-  WebhookSubscriptionList: {
-    type: 'object',
-    required: ['data', 'count'],
-    properties: {
-      data: { type: 'array', items: { $ref: `${SCHEMAS_PATH}WebhookSubscription` }, maxItems: MAX_SUBSCRIPTIONS_PER_KEY, description: 'Oldest first.' },
-      count: { type: 'integer', minimum: 0 },
-    },
-    examples: [{ data: [EXAMPLE_SUBSCRIPTION], count: 1 }],
-  },
-  WebhookDelivery: {
-    type: 'object',
-    description: 'One event sent (or to be sent) to one subscription, with every attempt.',
-    required: ['delivery_id', 'event_id', 'event_type', 'status', 'attempt_count', 'next_attempt_at', 'last_status_code', 'last_error', 'created_at', 'attempts'],
-    properties: {
-      delivery_id: { type: 'string', format: 'uuid', description: 'The X-Service-Delivery header (and webhook-id), stable across retries.' },
-      event_id: { type: 'string', format: 'uuid', description: 'The `id` of the delivery body.' },
-      event_type: webhookEvent,
-      status: { type: 'string', enum: [...WEBHOOK_DELIVERY_STATUSES] },
-      attempt_count: { type: 'integer', minimum: 0 },
-      next_attempt_at: { ...nullableTimestamp, description: 'When the next attempt is due; null unless pending.' },
-      last_status_code: { type: ['integer', 'null'], description: 'HTTP status of the last answer; null when none arrived.' },
-      last_error: { type: ['string', 'null'] },
-      created_at: timestamp,
-      attempts: { type: 'array', description: 'Oldest first.', items: webhookAttempt },
-    },
-  },
-  WebhookDeliveryList: {
-    type: 'object',
+  WebhookSubscription: resourceJsonSchema(WEBHOOK_SUBSCRIPTION),
+  WebhookSubscriptionWithSecret: webhookSubscriptionWithSecretJsonSchema(),
+  WebhookSubscriptionList: listSchema('WebhookSubscription', {
+    items: { maxItems: MAX_SUBSCRIPTIONS_PER_KEY, description: 'Oldest first.' },
+    example: { data: [EXAMPLE_SUBSCRIPTION], count: 1 },
+  }),
+  WebhookDelivery: resourceJsonSchema(WEBHOOK_DELIVERY),
+  WebhookDeliveryList: listSchema('WebhookDelivery', {
     description: 'One page of deliveries, newest first.',
-    required: ['data', 'next_cursor', 'count'],
-    properties: {
-      data: { type: 'array', items: { $ref: `${SCHEMAS_PATH}WebhookDelivery` } },
-      next_cursor: nextCursor,
-      count: { type: 'integer', minimum: 0, description: 'Number of deliveries in this page.' },
-    },
-    examples: [
-      {
-        data: [
-          {
-            delivery_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
-            event_id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f',
-            event_type: 'pick.published',
-            status: 'succeeded',
-            attempt_count: 1,
-            next_attempt_at: null,
-            last_status_code: 200,
-            last_error: null,
-            created_at: '2026-11-22T12:00:00.120Z',
-            attempts: [
-              { attempt_number: 1, attempted_at: '2026-11-22T12:00:00.150Z', duration_ms: 84, status_code: 200, error_kind: null, response_body: 'ok' },
-            ],
-          },
-        ],
-        next_cursor: null,
-        count: 1,
-      },
-    ],
-  },
-  CreateWebhookSubscription: {
-    type: 'object',
-    description: 'Unknown fields are ignored.',
-    required: ['url', 'events'],
-    properties: { url: webhookUrl, events: webhookEvents },
-    examples: [{ url: 'https://hooks.example.com/picks', events: ['pick.published'] }],
-  },
-  UpdateWebhookSubscription: {
-    type: 'object',
-    description: 'At least one of url, events, status. Unknown fields are ignored.',
-    anyOf: [{ required: ['url'] }, { required: ['events'] }, { required: ['status'] }],
-    properties: {
-      url: webhookUrl,
-      events: webhookEvents,
-      status: { type: 'string', enum: ['active'], description: 'Reactivates an exhausted subscription.' },
-    },
-    examples: [{ status: 'active' }],
-  },
-  CreateStreamToken: {
-    type: 'object',
-    description: 'Every field is optional; an empty object (or no body) gives a 15-minute token for no page origin. Unknown fields are ignored.',
-    properties: {
-      ttl_seconds: {
-        type: 'integer',
-        minimum: STREAM_TOKEN_TTL.min,
-        maximum: STREAM_TOKEN_TTL.max,
-        default: STREAM_TOKEN_TTL.default,
-        description: 'Lifetime of the token in seconds.',
-      },
-      origins: {
-        type: 'array',
-        maxItems: STREAM_TOKEN_MAX_ORIGINS,
-        items: { type: 'string', examples: ['https://app.example.com'] },
-        description: 'Exact origins whose pages may use the token: `https://host[:port]`, or `http://` on localhost or 127.0.0.1; no path or trailing slash.',
-      },
-    },
-    examples: [{ ttl_seconds: 900, origins: ['https://app.example.com'] }],
-  },
-  StreamToken: {
-    type: 'object',
-    required: ['token', 'expires_at', 'origins'],
-    properties: {
-      token: { type: 'string', pattern: '^sst_[A-Za-z0-9_-]{43}$', description: "Reads this key's pick stream only, from the origins below; returned once." },
-      expires_at: { type: 'string', format: 'date-time', description: 'Refused from then on; a stream it opened ends then.' },
-      origins: { type: 'array', items: { type: 'string' }, description: 'As normalised (lower-case host, default port dropped).' },
-    },
-    examples: [{ token: 'sst_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx', expires_at: '2026-12-01T15:15:00.000Z', origins: ['https://app.example.com'] }],
-  },
+    count: 'Number of deliveries in this page.',
+    nextCursor: true,
+    example: { data: [resourceJson(WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_EXAMPLE, 'value')], next_cursor: null, count: 1 },
+  }),
+  CreateWebhookSubscription: requestBodyJsonSchema(CREATE_WEBHOOK_SUBSCRIPTION_BODY),
+  UpdateWebhookSubscription: requestBodyJsonSchema(UPDATE_WEBHOOK_SUBSCRIPTION_BODY),
+  CreateStreamToken: requestBodyJsonSchema(CREATE_STREAM_TOKEN_BODY),
+  StreamToken: resourceJsonSchema(STREAM_TOKEN),
   PublicPick: layoutJsonSchema(PUBLIC_PICK),
-  PublicPickList: {
-    type: 'object',
-    description: "Today's picks (first published on the current UTC date), best post-tax edge first.",
-    required: ['generatedAt', 'count', 'picks'],
-    properties: {
-      generatedAt: timestamp,
-      count: { type: 'integer', minimum: 0 },
-      picks: { type: 'array', items: { $ref: `${SCHEMAS_PATH}PublicPick` } },
-    },
-    examples: [
-      {
-        generatedAt: '2026-11-22T12:00:03.512Z',
-        count: 1,
-        picks: [
-          layoutExample(PUBLIC_PICK),
-        ],
-      },
-    ],
-  },
-  LedgerEntry: {
-    type: 'object',
-    description: 'One entry of the public ledger (see "Verifying the record"). pick and salt appear from reveal_after on (and not while the pick\'s current kickoff is ahead).',
-    required: ['seq', 'type', 'at', 'pick_id', 'reveal_after', 'commitment', 'prev_hash', 'hash'],
-    properties: {
-      seq: { type: 'integer', minimum: 1 },
-      type: { type: 'string', enum: [...LEDGER_ENTRY_TYPES] },
-      at: { ...timestamp, description: 'Append time, exactly as hashed.' },
-      pick_id: { type: 'string', format: 'uuid' },
-      reveal_after: { ...timestamp, description: "The pick's kickoff when the entry was appended, rounded up to the quarter hour (UTC), exactly as hashed." },
-      commitment: { ...HEX_256, description: 'hex SHA-256 of the RFC 8785 canonical JSON of {"pick": pick, "salt": salt}.' },
-      prev_hash: { ...HEX_256, description: "The previous entry's hash; 64 zeros for seq 1." },
-      hash: { ...HEX_256, description: 'hex SHA-256 of the canonical JSON of seq, type, at, pick_id, reveal_after, commitment and prev_hash.' },
-      pick: { type: 'object', description: 'The Pick as it was committed, without ledger_seq and ledger_hash. Revealed entries only.' },
-      salt: { ...HEX_256, description: '32 random bytes, hex. Revealed entries only.' },
-    },
-  },
-  LedgerPage: {
-    type: 'object',
-    required: ['entries', 'next_after'],
-    properties: {
-      entries: { type: 'array', items: { $ref: `${SCHEMAS_PATH}LedgerEntry` } },
-      next_after: { type: ['integer', 'null'], description: 'Ask again with after=next_after; null at the end of the chain.' },
-    },
-    examples: [{ entries: [], next_after: null }],
-  },
-  LedgerHead: {
-    type: 'object',
-    required: ['seq', 'hash', 'at'],
-    properties: {
-      seq: { type: 'integer', minimum: 0, description: '0 while the ledger is empty.' },
-      hash: { ...HEX_256, description: '64 zeros while the ledger is empty.' },
-      at: { type: ['string', 'null'], format: 'date-time' },
-    },
-    examples: [{ seq: 1042, hash: 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c', at: '2026-11-22T12:00:00.000Z' }],
-  },
-  LedgerCheckpoints: {
-    type: 'object',
-    required: ['checkpoints'],
-    properties: {
-      checkpoints: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['checkpoint', 'seq', 'hash', 'at'],
-          properties: { checkpoint: { ...timestamp, description: 'A midnight, 00:00 UTC.' }, seq: { type: 'integer', minimum: 1 }, hash: HEX_256, at: timestamp },
-        },
-      },
-    },
-    examples: [{ checkpoints: [{ checkpoint: '2026-11-23T00:00:00.000Z', seq: 1042, hash: 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c', at: '2026-11-22T23:58:12.345Z' }] }],
-  },
+  PublicPickList: resourceJsonSchema(PUBLIC_PICK_LIST, componentRef),
+  LedgerEntry: resourceJsonSchema(LEDGER_ENTRY),
+  LedgerPage: resourceJsonSchema(LEDGER_PAGE, componentRef),
+  LedgerHead: resourceJsonSchema(CURRENT_LEDGER_HEAD),
+  LedgerCheckpoints: resourceJsonSchema(LEDGER_CHECKPOINTS),
   WebhookEvent: {
     type: 'object',
     description: 'The body of a webhook delivery: the same bytes on every attempt of one delivery.',
@@ -365,7 +171,7 @@ export function errorExample(code: ErrorCode): Record<string, unknown> {
     minimum_tier: 'growth',
     retry_after_seconds: 1200,
     resets_at: '2026-12-01T00:00:00.000Z',
-    subscription_id: EXAMPLE_SUBSCRIPTION.subscription_id,
+    subscription_id: WEBHOOK_SUBSCRIPTION_EXAMPLE.id,
     limit: MAX_SUBSCRIPTIONS_PER_KEY,
     from: 'settled',
     to: 'published',

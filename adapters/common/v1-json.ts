@@ -18,9 +18,13 @@ import {
   type PublicPickJson,
   type V1PickJson,
 } from '../../src/domain/pick-shape.js';
+import { LEDGER_HEAD, LEDGER_PAGE } from '../../src/domain/ledger-shape.js';
 import { graphqlSelectionOfResource } from '../../src/domain/resource-shape.js';
 import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
 import { MATCH_ANALYSIS } from '../../src/domain/match-analysis-shape.js';
+import { STREAM_TOKEN } from '../../src/domain/stream-token-shape.js';
+import { USAGE } from '../../src/domain/usage-shape.js';
+import { WEBHOOK_DELIVERY, WEBHOOK_REPLAY_RESULT, WEBHOOK_SUBSCRIPTION, WEBHOOK_SUBSCRIPTION_WITH_SECRET, WEBHOOK_TEST_RESULT } from '../../src/domain/webhook-shape.js';
 import type { TObject } from 'typebox';
 import type { PublicPickFragment, V1PickFragment } from './generated/graphql.js';
 
@@ -66,7 +70,7 @@ export const PUBLIC_PICK_FRAGMENT = `fragment PublicPick on Pick { ${selectionOf
  * The declared resources whose documents select them whole: each gets a fragment `<Type>Fields`
  * of every field its JSON shows (graphqlSelectionOfResource), for the REST documents.
  */
-const DECLARED_RESOURCES: readonly TObject[] = [TRACK_RECORD, MATCH_ANALYSIS];
+const DECLARED_RESOURCES: readonly TObject[] = [TRACK_RECORD, MATCH_ANALYSIS, WEBHOOK_SUBSCRIPTION, WEBHOOK_SUBSCRIPTION_WITH_SECRET, WEBHOOK_DELIVERY, WEBHOOK_TEST_RESULT, WEBHOOK_REPLAY_RESULT, STREAM_TOKEN, USAGE, LEDGER_PAGE, LEDGER_HEAD];
 
 function resourceFragment(declaration: TObject): string {
   const type = (declaration as { graphqlName?: string }).graphqlName;

@@ -18,9 +18,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import { LEDGER_AFTER, LEDGER_PAGE } from '../../src/domain/bounds.js';
+import { LEDGER_AFTER, LEDGER_PAGE as LEDGER_PAGE_SIZE } from '../../src/domain/bounds.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { GENESIS_HASH } from '../../src/domain/ledger.js';
+import { CURRENT_LEDGER_HEAD, EMPTY_LEDGER_HEAD, LEDGER_CHECKPOINTS, LEDGER_PAGE } from '../../src/domain/ledger-shape.js';
+import { resourceJson } from '../../src/domain/resource-shape.js';
 import { addDays, startOfUtcDay } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
 import { httpError, httpErrorOf, httpErrorOfGraphQL, type HttpError } from '../../src/server/http-errors.js';
@@ -44,7 +45,7 @@ const LEDGER_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 
 const PAGE_PARAMS: readonly ParamSpec[] = [
   { name: 'after', in: 'query', type: 'integer', minimum: LEDGER_AFTER.min!, maximum: LEDGER_AFTER.max, default: LEDGER_AFTER.default, variable: 'after', description: 'Entries after this seq (0: from the start).' },
-  { name: 'limit', in: 'query', type: 'integer', ...pageParam(LEDGER_PAGE), variable: 'limit', description: 'Entries per page.' },
+  { name: 'limit', in: 'query', type: 'integer', ...pageParam(LEDGER_PAGE_SIZE), variable: 'limit', description: 'Entries per page.' },
 ];
 
 const PUBLIC_ERROR_HEADERS = {
@@ -176,22 +177,8 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   async function renderPage(req: FastifyRequest, reply: FastifyReply, after: number, limit: number): Promise<RenderOutcome> {
     const outcome = await run(req, reply, (runner) => runner.execute(page, { after, limit }));
     if ('error' in outcome) return outcome;
-    const { entries, nextAfter, nextRevealAt } = outcome.data.ledger;
-    const body = {
-      entries: entries.map(({ pickId, revealAfter, prevHash, pick, salt, ...entry }) => ({
-        seq: entry.seq,
-        type: entry.type,
-        at: entry.at,
-        pick_id: pickId,
-        reveal_after: revealAfter,
-        commitment: entry.commitment,
-        prev_hash: prevHash,
-        hash: entry.hash,
-        // Only the clear fields before the reveal: a paid pick is not given away.
-        ...(pick === null || pick === undefined ? {} : { pick: JSON.parse(pick) as unknown, salt }),
-      })),
-      next_after: nextAfter ?? null,
-    };
+    const { entries, nextRevealAt } = outcome.data.ledger;
+    const body = resourceJson(LEDGER_PAGE, outcome.data.ledger);
     const last = entries.at(-1)?.seq ?? null;
     // A page shorter than its limit ends the chain: an append changes it (an empty one as well, from after + 1).
     const endsChain = entries.length < limit;
@@ -218,7 +205,7 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       // Keyed on the numbers GraphQL will get, defaults applied ('+500', '0500' and '500' are one
       // page; no limit is limit=100). Their range is GraphQL's to check: a refusal is never kept.
       const after = (parsed.variables.after as number | undefined) ?? LEDGER_AFTER.default;
-      const limit = (parsed.variables.limit as number | undefined) ?? LEDGER_PAGE.default;
+      const limit = (parsed.variables.limit as number | undefined) ?? LEDGER_PAGE_SIZE.default;
       return { key: `${after} ${limit}`, render: (req, reply) => renderPage(req, reply, after, limit) };
     },
   );
@@ -240,7 +227,7 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         const last = outcome.data.ledgerHead;
         sawChainUpTo(last?.seq ?? null, last?.seq ?? 0);
         // Only an append moves the head.
-        return rendered(last ? { seq: last.seq, hash: last.hash, at: last.at } : { seq: 0, hash: GENESIS_HASH, at: null }, { staleAtMs: Infinity, immutable: false });
+        return rendered(resourceJson(CURRENT_LEDGER_HEAD, last ?? EMPTY_LEDGER_HEAD), { staleAtMs: Infinity, immutable: false });
       },
     }),
   );
@@ -261,9 +248,9 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         const nextMidnight = addDays(startOfUtcDay(clock.now()), 1).getTime();
         const outcome = await run(req, reply, (runner) => runner.execute(checkpoints, {}));
         if ('error' in outcome) return outcome;
-        const list = outcome.data.ledgerCheckpoints.map(({ checkpoint, seq, hash, at }) => ({ checkpoint, seq, hash, at }));
-        sawChainUpTo(list.at(-1)?.seq ?? null, null);
-        return rendered({ checkpoints: list }, { staleAtMs: nextMidnight, immutable: false });
+        const heads = outcome.data.ledgerCheckpoints;
+        sawChainUpTo(heads.at(-1)?.seq ?? null, null);
+        return rendered(resourceJson(LEDGER_CHECKPOINTS, { checkpoints: heads }), { staleAtMs: nextMidnight, immutable: false });
       },
     }),
   );

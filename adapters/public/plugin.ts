@@ -11,6 +11,8 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { SingleFlightCache } from '../common/single-flight-cache.js';
 import { TODAY_PAGE } from '../../src/domain/bounds.js';
 import type { Clock } from '../../src/domain/clock.js';
+import { PUBLIC_PICK_LIST } from '../../src/domain/public-picks-shape.js';
+import { resourceJson } from '../../src/domain/resource-shape.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import { perUtcPeriod, utcDateString } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
@@ -117,7 +119,7 @@ export function registerPublicRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       return { error: error ? httpErrorOfGraphQL(error, { onUnexpected: (unexpected) => req.log.error({ error: unexpected }, 'public operation failed without a known code') }) : httpError('internal_error') };
     }
     const picks = result.data.todayPicks.map(publicPick);
-    const body = JSON.stringify({ generatedAt: now.toISOString(), count: picks.length, picks }, null, 2);
+    const body = JSON.stringify(resourceJson(PUBLIC_PICK_LIST, { generatedAt: now, count: picks.length, picks }, 'value'), null, 2);
     // The ETag covers the picks only, so an unchanged list revalidates even as generatedAt moves.
     const etag = `"${createHash('sha256').update(JSON.stringify(picks)).digest('base64url').slice(0, 27)}"`;
     return { body: Buffer.from(body, 'utf8'), etag, ...renderedHeaders(etag) };

@@ -2,14 +2,25 @@
  * The /api/v1/webhooks routes (docs/API.md, "Endpoints" and "Webhooks", for create, list, get,
  * update, delete, rotate-secret and deliveries; docs/WEBHOOKS.md for test and replay). Same shape as routes.ts: one GraphQL
  * document per route, its parameters and body, the documented schemas, and the mapping of
- * the GraphQL data to snake_case JSON. The body translation only checks JSON types and maps
+ * the GraphQL data to snake_case JSON; schemas and JSON derive from the declared resources
+ * (src/domain/webhook-shape.ts). The body translation only checks JSON types and maps
  * REST event names to the GraphQL enum; the rules (URL policy, 409 before 429, limits,
  * ownership) live in the services behind GraphQL.
  */
 import { DELIVERIES_PAGE } from '../../src/domain/bounds.js';
 import { AppError, ErrorCode, InvalidParameterError } from '../../src/domain/errors.js';
 import { checkText } from '../../src/domain/text.js';
-import { parseEventTypes, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/domain/webhook.js';
+import { bodyVariables, resourceJson, resourceJsonSchema } from '../../src/domain/resource-shape.js';
+import { parseEventTypes, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../src/domain/webhook.js';
+import { CREATE_WEBHOOK_SUBSCRIPTION_BODY, UPDATE_WEBHOOK_SUBSCRIPTION_BODY } from '../../src/domain/webhook-body-shape.js';
+import {
+  WEBHOOK_DELIVERY,
+  WEBHOOK_REPLAY_RESULT,
+  WEBHOOK_SUBSCRIPTION,
+  webhookSubscriptionWithSecretJson,
+  webhookTestResultJson,
+  webhookTestResultJsonSchema,
+} from '../../src/domain/webhook-shape.js';
 import {
   CreateWebhookSubscriptionDocument,
   DeleteWebhookSubscriptionDocument,
@@ -20,9 +31,6 @@ import {
   TestWebhookSubscriptionDocument,
   UpdateWebhookSubscriptionDocument,
   WebhookDeliveriesDocument,
-  type V1WebhookSubscriptionFragment,
-  type WebhookDeliveriesQuery,
-  type WebhookEventType as WebhookEventEnum,
 } from '../common/generated/graphql.js';
 import { pageParam, type ParamSpec } from '../common/params.js';
 import {
@@ -35,52 +43,6 @@ import {
   webhookSubscriptionWithSecretSchema,
 } from '../common/schemas.js';
 import { restRoute, SECRET_ANSWER_HEADERS, type RestRoute } from './routes.js';
-
-/** REST `pick.published` <-> GraphQL PICK_PUBLISHED. */
-const ENUM_OF_EVENT = Object.fromEntries(WEBHOOK_EVENT_TYPES.map((type) => [type, type.toUpperCase().replace('.', '_')])) as Record<WebhookEventType, WebhookEventEnum>;
-const EVENT_OF_ENUM = Object.fromEntries(Object.entries(ENUM_OF_EVENT).map(([type, name]) => [name, type])) as Record<string, WebhookEventType>;
-
-function restEvent(name: WebhookEventEnum): WebhookEventType {
-  const type = EVENT_OF_ENUM[name];
-  if (!type) throw new Error(`unexpected WebhookEventType ${name}`);
-  return type;
-}
-
-type DeliveryNode = WebhookDeliveriesQuery['webhookSubscription']['deliveries']['nodes'][number];
-
-/** Spec 2.5 field order; hmac_secret only when the operation returned one (create, rotate). */
-function v1Subscription(node: V1WebhookSubscriptionFragment, secret?: string) {
-  return {
-    subscription_id: node.id,
-    url: node.url,
-    events: node.events.map(restEvent),
-    ...(secret === undefined ? {} : { hmac_secret: secret }),
-    status: node.status.toLowerCase(),
-    created_at: node.createdAt,
-  };
-}
-
-function v1Delivery(node: DeliveryNode) {
-  return {
-    delivery_id: node.id,
-    event_id: node.eventId,
-    event_type: restEvent(node.eventType),
-    status: node.status.toLowerCase(),
-    attempt_count: node.attemptCount,
-    next_attempt_at: node.nextAttemptAt,
-    last_status_code: node.lastStatusCode,
-    last_error: node.lastError,
-    created_at: node.createdAt,
-    attempts: node.attempts.map((attempt) => ({
-      attempt_number: attempt.attemptNumber,
-      attempted_at: attempt.attemptedAt,
-      duration_ms: attempt.durationMs,
-      status_code: attempt.statusCode,
-      error_kind: attempt.errorKind,
-      response_body: attempt.responseBody,
-    })),
-  };
-}
 
 // Body fields. Absent (a required field) -> invalid_request naming it; present with the wrong
 // JSON type, null included -> invalid_parameter with `parameter`. A string url that breaks the
@@ -97,17 +59,17 @@ function urlField(body: Record<string, unknown>): string {
 }
 
 /** parseEventTypes is the domain's rule (non-empty, known, distinct); unknown names never reach GraphQL. */
-function eventsField(body: Record<string, unknown>): WebhookEventEnum[] {
-  return parseEventTypes(body.events).map((type) => ENUM_OF_EVENT[type]);
+function eventsField(body: Record<string, unknown>): readonly string[] | undefined {
+  return has(body, 'events') ? parseEventTypes(body.events) : undefined;
 }
 
-const STATUS_VALUES: Record<string, string> = { active: 'ACTIVE', exhausted: 'EXHAUSTED' };
-
 /** Only "active" is accepted by the service; "exhausted" is passed on so that rule stays there. */
-function statusField(body: Record<string, unknown>): string {
-  const status = typeof body.status === 'string' ? STATUS_VALUES[body.status] : undefined;
-  if (!status) throw new InvalidParameterError('status', 'status can only be set to "active" (to reactivate an exhausted subscription).');
-  return status;
+function statusField(body: Record<string, unknown>): string | undefined {
+  if (!has(body, 'status')) return undefined;
+  if (typeof body.status !== 'string' || !(WEBHOOK_SUBSCRIPTION_STATUSES as readonly string[]).includes(body.status)) {
+    throw new InvalidParameterError('status', 'status can only be set to "active" (to reactivate an exhausted subscription).');
+  }
+  return body.status;
 }
 
 /** The replay's lower bound; its form and range are the service's rule (ISO 8601 with a zone, within the log retention). */
@@ -116,45 +78,17 @@ function sinceField(body: Record<string, unknown>): string {
   return checkText('since', body.since, 'line');
 }
 
-// The schemas of the test and replay routes (documentation; the served OpenAPI document carries them).
-const timestampSchema = { type: 'string', format: 'date-time' } as const;
+// The test and replay results are documented inline in their routes (the served OpenAPI document carries them).
+const webhookTestResultSchema = webhookTestResultJsonSchema();
+const replayResultSchema = resourceJsonSchema(WEBHOOK_REPLAY_RESULT);
 
-const webhookTestResultSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['delivery_id', 'event_type', 'test', 'succeeded', 'status_code', 'duration_ms', 'error_kind', 'error', 'response_body'],
-  properties: {
-    delivery_id: { type: 'string', format: 'uuid', description: 'X-Service-Delivery and webhook-id of the test delivery (not in the deliveries log).' },
-    event_type: { type: 'string', enum: ['pick.published'] },
-    test: { type: 'boolean', const: true },
-    succeeded: { type: 'boolean', description: 'A 2xx arrived within 10 s.' },
-    status_code: { type: ['integer', 'null'], description: 'HTTP status of the answer; null when none arrived.' },
-    duration_ms: { type: 'integer', minimum: 0 },
-    error_kind: {
-      type: ['string', 'null'],
-      enum: [null, 'http_status', 'timeout', 'connection', 'tls', 'redirect', 'invalid_url'],
-      description: 'null on success.',
-    },
-    error: { type: ['string', 'null'], description: 'What went wrong (as last_error of a delivery); null on success.' },
-    response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer.' },
-  },
-} as const;
+const timestampSchema = { type: 'string', format: 'date-time' } as const;
 
 const replayBodySchema = {
   type: 'object',
   required: ['since'],
   properties: {
     since: { ...timestampSchema, description: 'ISO 8601 with a time zone; not earlier than 30 days ago (the deliveries log retention).' },
-  },
-} as const;
-
-const replayResultSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['queued', 'since'],
-  properties: {
-    queued: { type: 'integer', minimum: 0, description: 'How many failed or cancelled deliveries were queued again.' },
-    since: timestampSchema,
   },
 } as const;
 
@@ -182,14 +116,14 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
         if (!has(body, 'url')) throw missing('url');
         const url = urlField(body);
         if (!has(body, 'events')) throw missing('events');
-        return { input: { url, events: eventsField(body) } };
+        return { input: bodyVariables(CREATE_WEBHOOK_SUBSCRIPTION_BODY, { url, events: eventsField(body) }) };
       },
     },
     successStatus: 201,
     responseSchema: webhookSubscriptionWithSecretSchema,
     successHeaders: SECRET_ANSWER_HEADERS,
     errors: [400, 'invalid_url', 401, 403, 409, 413, 429, 'subscription_limit'],
-    toBody: ({ createWebhookSubscription: created }) => v1Subscription(created.subscription, created.secret),
+    toBody: ({ createWebhookSubscription }) => webhookSubscriptionWithSecretJson(createWebhookSubscription),
   }),
   restRoute({
     operationId: 'listWebhookSubscriptions',
@@ -202,7 +136,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     responseSchema: webhookSubscriptionListSchema,
     errors: [401, 403, 429],
     toBody: ({ webhookSubscriptions: nodes }) => {
-      return { data: nodes.map((node) => v1Subscription(node)), count: nodes.length };
+      return { data: nodes.map((node) => resourceJson(WEBHOOK_SUBSCRIPTION, node)), count: nodes.length };
     },
   }),
   restRoute({
@@ -215,7 +149,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     params: [idParam],
     responseSchema: webhookSubscriptionSchema,
     errors: [401, 403, 404, 429],
-    toBody: ({ webhookSubscription }) => v1Subscription(webhookSubscription),
+    toBody: ({ webhookSubscription }) => resourceJson(WEBHOOK_SUBSCRIPTION, webhookSubscription),
   }),
   restRoute({
     operationId: 'updateWebhookSubscription',
@@ -230,10 +164,11 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     body: {
       schema: updateWebhookBodySchema,
       toVariables: (body) => {
-        const input: Record<string, unknown> = {};
-        if (has(body, 'url')) input.url = urlField(body);
-        if (has(body, 'events')) input.events = eventsField(body);
-        if (has(body, 'status')) input.status = statusField(body);
+        const input = bodyVariables(UPDATE_WEBHOOK_SUBSCRIPTION_BODY, {
+          url: has(body, 'url') ? urlField(body) : undefined,
+          events: eventsField(body),
+          status: statusField(body),
+        });
         if (Object.keys(input).length === 0) {
           throw new AppError(ErrorCode.invalidRequest, 'Nothing to change: send at least one of url, events, status.');
         }
@@ -242,7 +177,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     },
     responseSchema: webhookSubscriptionSchema,
     errors: [400, 'invalid_url', 401, 403, 404, 409, 413, 429],
-    toBody: ({ updateWebhookSubscription }) => v1Subscription(updateWebhookSubscription),
+    toBody: ({ updateWebhookSubscription }) => resourceJson(WEBHOOK_SUBSCRIPTION, updateWebhookSubscription),
   }),
   restRoute({
     operationId: 'deleteWebhookSubscription',
@@ -271,7 +206,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     responseSchema: webhookSubscriptionWithSecretSchema,
     successHeaders: SECRET_ANSWER_HEADERS,
     errors: [401, 403, 404, 429],
-    toBody: ({ rotateWebhookSecret: rotated }) => v1Subscription(rotated.subscription, rotated.secret),
+    toBody: ({ rotateWebhookSecret }) => webhookSubscriptionWithSecretJson(rotateWebhookSecret),
   }),
   restRoute({
     operationId: 'testWebhookSubscription',
@@ -286,17 +221,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     params: [idParam],
     responseSchema: webhookTestResultSchema,
     errors: [401, 403, 404, 429],
-    toBody: ({ testWebhookSubscription: result }) => ({
-      delivery_id: result.deliveryId,
-      event_type: restEvent(result.eventType),
-      test: true,
-      succeeded: result.succeeded,
-      status_code: result.statusCode,
-      duration_ms: result.durationMs,
-      error_kind: result.errorKind,
-      error: result.error,
-      response_body: result.responseBody,
-    }),
+    toBody: ({ testWebhookSubscription }) => webhookTestResultJson(testWebhookSubscription),
   }),
   restRoute({
     operationId: 'replayWebhookDeliveries',
@@ -318,7 +243,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     },
     responseSchema: replayResultSchema,
     errors: [400, 401, 403, 404, 413, 429],
-    toBody: ({ replayWebhookDeliveries: replay }) => ({ queued: replay.queued, since: replay.since }),
+    toBody: ({ replayWebhookDeliveries }) => resourceJson(WEBHOOK_REPLAY_RESULT, replayWebhookDeliveries),
   }),
   restRoute({
     operationId: 'listWebhookDeliveries',
@@ -336,7 +261,7 @@ export const WEBHOOK_ROUTES: readonly RestRoute[] = [
     errors: [400, 401, 403, 404, 429],
     toBody: ({ webhookSubscription }) => {
       const page = webhookSubscription.deliveries;
-      return { data: page.nodes.map(v1Delivery), next_cursor: page.pageInfo.endCursor, count: page.nodes.length };
+      return { data: page.nodes.map((node) => resourceJson(WEBHOOK_DELIVERY, node)), next_cursor: page.pageInfo.endCursor, count: page.nodes.length };
     },
   }),
 ];

@@ -16,7 +16,12 @@
  * - lists: Type.Array with maxItems where the contract bounds them, or graphqlCostItems (the
  *   count GraphQL's query cost assumes) where it does not; a homogeneous Type.Tuple is a list of
  *   exactly that many items.
- * Every property is required (a value that may be missing is nullable instead).
+ * Every property is required (a value that may be missing is nullable instead, or
+ * absentWhenNull where the documented JSON leaves it out).
+ *
+ * Where JSON and GraphQL carry a value differently: jsonText() (JSON text in GraphQL, the value in
+ * JSON); component() and resourceObject's jsonComponent (documented as a named schema of its own,
+ * which resourceJsonSchema refers to when given componentRef).
  */
 import Type, { type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 
@@ -32,11 +37,26 @@ export interface DeclarationOptions {
   graphqlEnum?: string;
   /** The property's JSON name, when not the snake_case of its GraphQL name; false: not shown in JSON. */
   json?: string | false;
+  /** A nullable value (absentWhenNull) the documented JSON leaves out while it is null. */
+  jsonAbsentWhenNull?: true;
+  /** A JSON value GraphQL carries as its text (jsonText). */
+  graphqlJsonText?: true;
+  /** The name of the schema documenting this value on its own (component, resourceObject). */
+  jsonComponent?: string;
 }
-const DECLARATION_OPTIONS: readonly string[] = ['graphqlName', 'graphqlCostItems', 'graphqlType', 'graphqlEnum', 'json'] satisfies (keyof DeclarationOptions)[];
+const DECLARATION_OPTIONS: readonly string[] = [
+  'graphqlName',
+  'graphqlCostItems',
+  'graphqlType',
+  'graphqlEnum',
+  'json',
+  'jsonAbsentWhenNull',
+  'graphqlJsonText',
+  'jsonComponent',
+] satisfies (keyof DeclarationOptions)[];
 
-/** A nested object of a resource, named as its GraphQL type. */
-export function resourceObject<P extends TProperties>(graphqlName: string, properties: P, options: { description?: string } = {}): TObject<P> {
+/** A nested object of a resource, named as its GraphQL type; jsonComponent: documented as that named schema of its own. */
+export function resourceObject<P extends TProperties>(graphqlName: string, properties: P, options: { description?: string; jsonComponent?: string } = {}): TObject<P> {
   return Type.Object(properties, { graphqlName, ...options });
 }
 
@@ -54,6 +74,31 @@ export function nullable<S extends TSchema>(schema: S) {
   return Type.Union([schema, Type.Null()]);
 }
 
+/**
+ * A value that may be null, which the documented JSON leaves out while it is null (a field shown
+ * only once known): nullable in GraphQL, not required in the JSON Schema.
+ */
+export function absentWhenNull<S extends TSchema>(schema: S) {
+  return Type.Union([schema, Type.Null()], { jsonAbsentWhenNull: true });
+}
+
+/**
+ * A JSON value GraphQL carries as its text (a String; canonical JSON, say, that is hashed as
+ * is): records hold the text, the documented JSON shows the value, which jsonSchema documents.
+ */
+export function jsonText(jsonSchema: Record<string, unknown>, options: { description?: string } = {}) {
+  return Type.Unsafe<string>({ ...jsonSchema, graphqlJsonText: true, ...options });
+}
+
+/**
+ * A JSON value documented elsewhere, as the named schema `name` (jsonSchema): shown as it is,
+ * referred to by the JSON Schema of a resource holding it (resourceJsonSchema's componentRef).
+ * JSON only: it has no GraphQL type.
+ */
+export function component<T>(name: string, jsonSchema: Record<string, unknown>) {
+  return Type.Unsafe<T>({ ...jsonSchema, jsonComponent: name });
+}
+
 /** A point in time: a Date in records, GraphQL's DateTime, an ISO 8601 string in JSON. */
 export function dateTime(options: { description?: string; json?: string | false } = {}) {
   return Type.Unsafe<Date>({ type: 'string', format: 'date-time', ...options });
@@ -69,9 +114,10 @@ export function graphqlEnumName(value: string): string {
   return value.toUpperCase().replace(/[^A-Z0-9_]/g, '_');
 }
 
-/** What a leaf is beyond TypeBox's own kinds: a point in time, a value of a GraphQL enum, or neither. */
-export function declaredLeaf(schema: TSchema): { kind: 'dateTime' } | { kind: 'enum'; graphqlEnum: string; values: readonly string[] } | null {
+/** What a leaf is beyond TypeBox's own kinds: a point in time, a value of a GraphQL enum, JSON text, or none of these. */
+export function declaredLeaf(schema: TSchema): { kind: 'dateTime' } | { kind: 'enum'; graphqlEnum: string; values: readonly string[] } | { kind: 'jsonText' } | null {
   const options = optionsOf(schema);
+  if (options.graphqlJsonText === true) return { kind: 'jsonText' };
   if (typeof options.graphqlEnum === 'string') return { kind: 'enum', graphqlEnum: options.graphqlEnum, values: options.enum as string[] };
   if (options.type === 'string' && options.format === 'date-time' && Type.IsUnsafe(schema)) return { kind: 'dateTime' };
   return null;
@@ -79,7 +125,9 @@ export function declaredLeaf(schema: TSchema): { kind: 'dateTime' } | { kind: 'e
 
 /** A property's name in the documented JSON, or null when JSON does not show it. */
 export function jsonNameOf(key: string, property: TSchema): string | null {
-  const { json } = optionsOf(property);
+  // Said of the property, or of the value a nullable() property holds: nullable(dateTime({ json: false })).
+  const value = Type.IsUnion(property) ? property.anyOf.find((member) => !Type.IsNull(member)) : undefined;
+  const json = optionsOf(property).json ?? (value === undefined ? undefined : optionsOf(value).json);
   if (json === false) return null;
   return typeof json === 'string' ? json : snakeCase(key);
 }
@@ -91,6 +139,7 @@ export function snakeCase(name: string): string {
 
 type Json = Record<string, unknown>;
 const optionsOf = (schema: TSchema): Json => schema as unknown as Json;
+const isAbsentWhenNull = (property: TSchema): boolean => optionsOf(property).jsonAbsentWhenNull === true;
 
 /** A schema without the null it may be united with, and whether it was. */
 function withoutNull(schema: TSchema): { schema: TSchema; nullable: boolean; description?: string } {
@@ -150,24 +199,34 @@ export function resourceProperties(object: TObject): [string, TSchema][] {
 }
 
 /**
- * The documented JSON Schema of a resource: snake_case keys, every property required, null as
- * `type: [x, 'null']`, descriptions, bounds and the example (snake_cased) kept; no
- * additionalProperties: false (a new field is a non-breaking change).
+ * The documented JSON Schema of a resource: snake_case keys, every property required (but those
+ * absentWhenNull), null as `type: [x, 'null']`, descriptions, bounds and the example (snake_cased)
+ * kept; no additionalProperties: false (a new field is a non-breaking change). Given componentRef,
+ * a nested value with a jsonComponent is its reference (`{ $ref }`), not its schema again.
  */
-export function resourceJsonSchema(declaration: TSchema): Json {
+export function resourceJsonSchema(declaration: TSchema, componentRef?: (name: string) => Json): Json {
   const { schema, nullable: orNull } = withoutNull(declaration);
   const json: Json = { ...withoutGraphqlOptions(optionsOf(schema)), ...describedBy(declaration) };
+  const nested = (child: TSchema): Json => {
+    const { jsonComponent } = optionsOf(child);
+    return componentRef !== undefined && typeof jsonComponent === 'string' ? componentRef(jsonComponent) : resourceJsonSchema(child, componentRef);
+  };
   if (Type.IsObject(schema)) {
     const properties = jsonProperties(schema);
-    json.required = properties.map(([name]) => name);
-    json.properties = Object.fromEntries(properties.map(([name, , property]) => [name, resourceJsonSchema(property)]));
+    json.required = properties.filter(([, , property]) => !isAbsentWhenNull(property)).map(([name]) => name);
+    json.properties = Object.fromEntries(
+      // Left out while null, so never null when shown.
+      properties.map(([name, , property]) => [name, isAbsentWhenNull(property) ? { ...nested(withoutNull(property).schema), ...describedBy(property) } : nested(property)]),
+    );
   } else if (Type.IsTuple(schema)) {
     const count = tupleLength(schema);
     delete json.additionalItems;
-    Object.assign(json, { items: resourceJsonSchema(homogeneousItem(schema)), minItems: count, maxItems: count });
+    Object.assign(json, { items: nested(homogeneousItem(schema)), minItems: count, maxItems: count });
   } else if (Type.IsArray(schema)) {
-    json.items = resourceJsonSchema(schema.items);
-  } else if (!(Type.IsNumber(schema) || Type.IsInteger(schema) || Type.IsString(schema) || Type.IsBoolean(schema) || declaredLeaf(schema))) {
+    json.items = nested(schema.items);
+  } else if (
+    !(Type.IsNumber(schema) || Type.IsInteger(schema) || Type.IsString(schema) || Type.IsBoolean(schema) || declaredLeaf(schema) || typeof optionsOf(schema).jsonComponent === 'string')
+  ) {
     throw new Error(`a resource has no JSON Schema for ${JSON.stringify(schema)}`);
   }
   if (Array.isArray(json.examples)) json.examples = json.examples.map((example) => resourceJson(schema, example, 'value'));
@@ -190,15 +249,20 @@ function jsonProperties(object: TObject): [string, string, TSchema][] {
 
 /**
  * The documented JSON of a value of the declaration: keys by their JSON names, properties JSON
- * does not show left out, a Date as its ISO 8601 string. An enum's value comes as GraphQL
- * answers it (`from: 'graphql'`: its name, PICK_PUBLISHED) or as the record holds it (`'value'`).
+ * does not show (or absentWhenNull and null) left out, a Date as its ISO 8601 string, JSON text as
+ * the value it encodes. An enum's value comes as GraphQL answers it (`from: 'graphql'`: its name,
+ * PICK_PUBLISHED) or as the record holds it (`'value'`).
  */
 export function resourceJson(declaration: TSchema, value: unknown, from: 'graphql' | 'value' = 'graphql'): unknown {
   if (value === null || value === undefined) return null;
   const { schema } = withoutNull(declaration);
   if (Type.IsObject(schema)) {
     const source = value as Json;
-    return Object.fromEntries(jsonProperties(schema).map(([name, key, property]) => [name, resourceJson(property, source[key], from)]));
+    return Object.fromEntries(
+      jsonProperties(schema).flatMap(([name, key, property]) =>
+        (source[key] === null || source[key] === undefined) && isAbsentWhenNull(property) ? [] : [[name, resourceJson(property, source[key], from)]],
+      ),
+    );
   }
   if (Type.IsArray(schema) || Type.IsTuple(schema)) {
     const item = homogeneousItem(schema);
@@ -206,6 +270,7 @@ export function resourceJson(declaration: TSchema, value: unknown, from: 'graphq
   }
   if (value instanceof Date) return value.toISOString();
   const leaf = declaredLeaf(schema);
+  if (leaf?.kind === 'jsonText') return JSON.parse(value as string) as unknown;
   if (leaf?.kind === 'enum' && from === 'graphql') return leaf.values.find((candidate) => graphqlEnumName(candidate) === value) ?? value;
   return value;
 }
@@ -218,4 +283,78 @@ export function graphqlSelectionOfResource(object: TObject): string {
       return Type.IsObject(element) ? `${key} { ${graphqlSelectionOfResource(element)} }` : key;
     })
     .join(' ');
+}
+
+/**
+ * A request body, declared as a resource is (GraphQL names, `json` names, leaves and lists),
+ * with what only a body has: properties that may be left out (Type.Optional; a `default`
+ * documents what absence means) and requireOneOf, properties of which at least one must be
+ * sent. Its documented JSON Schema is requestBodyJsonSchema, its GraphQL arguments or input
+ * fields bodyInputFields (src/graphql/resource-types.ts); bodyVariables reads a JSON body.
+ */
+export function requestBody<P extends TProperties>(
+  properties: P,
+  documented: { description?: string; requireOneOf?: readonly (keyof P & string)[]; example: Static<TObject<P>> },
+): TObject<P> {
+  const { example, ...options } = documented;
+  return Type.Object(properties, { ...options, examples: [example] });
+}
+
+/** The properties of a body JSON shows: its JSON name, the GraphQL name, the schema, whether it may be left out. */
+function bodyJsonProperties(body: TObject): [string, string, TSchema, boolean][] {
+  return Object.entries(body.properties).flatMap(([key, property]): [string, string, TSchema, boolean][] => {
+    const name = jsonNameOf(key, property);
+    return name === null ? [] : [[name, key, property, Type.IsOptional(property)]];
+  });
+}
+
+/**
+ * The documented JSON Schema of a request body: as resourceJsonSchema documents a resource, but
+ * `required` lists only the properties that may not be left out (none: no `required`), and
+ * requireOneOf is an `anyOf` of one-property `required`s.
+ */
+export function requestBodyJsonSchema(body: TObject): Json {
+  const options = optionsOf(body);
+  const properties = bodyJsonProperties(body);
+  const jsonNames = new Map(properties.map(([name, key]) => [key, name]));
+  const required = properties.filter(([, , , optional]) => !optional).map(([name]) => name);
+  const oneOf = (options.requireOneOf ?? []) as string[];
+  const anyOf = oneOf.map((key) => {
+    const name = jsonNames.get(key);
+    if (name === undefined) throw new Error(`requireOneOf: ${key} is no property the JSON body shows`);
+    return { required: [name] };
+  });
+  const kept = Object.fromEntries(Object.entries(withoutGraphqlOptions(options)).filter(([key]) => !['required', 'properties', 'requireOneOf', 'examples'].includes(key)));
+  return {
+    ...kept,
+    ...(required.length === 0 ? {} : { required }),
+    ...(anyOf.length === 0 ? {} : { anyOf }),
+    properties: Object.fromEntries(properties.map(([name, , property]) => [name, resourceJsonSchema(property)])),
+    ...(Array.isArray(options.examples) ? { examples: options.examples.map((example) => requestBodyJson(body, example as Json)) } : {}),
+  };
+}
+
+/** A body as its declaration types it (an example) in the documented JSON: only the properties it has. */
+function requestBodyJson(body: TObject, value: Json): Json {
+  return Object.fromEntries(
+    bodyJsonProperties(body).flatMap(([name, key, property]) => (value[key] === undefined ? [] : [[name, resourceJson(property, value[key], 'value')]])),
+  );
+}
+
+/**
+ * A JSON body's properties as GraphQL variables: by their GraphQL names, a oneOf() value as its
+ * enum name (pick.published -> PICK_PUBLISHED), a property left out left out. Fields the body
+ * does not declare are ignored; the form of each value is the caller's to check first.
+ */
+export function bodyVariables(body: TObject, json: Record<string, unknown>): Json {
+  return Object.fromEntries(
+    bodyJsonProperties(body).flatMap(([name, key, property]) => (json[name] === undefined ? [] : [[key, graphqlInputValue(property, json[name])]])),
+  );
+}
+
+function graphqlInputValue(schema: TSchema, value: unknown): unknown {
+  const { schema: inner } = withoutNull(schema);
+  if (Array.isArray(value) && (Type.IsArray(inner) || Type.IsTuple(inner))) return value.map((item) => graphqlInputValue(homogeneousItem(inner), item));
+  const leaf = declaredLeaf(inner);
+  return leaf?.kind === 'enum' && typeof value === 'string' ? graphqlEnumName(value) : value;
 }

@@ -4,7 +4,27 @@
  */
 import Type from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { dateTime, graphqlEnumName, graphqlSelectionOfResource, nullable, oneOf, resource, resourceFieldOf, resourceJson, resourceJsonSchema, resourceObject, snakeCase } from '../../src/domain/resource-shape.js';
+import {
+  absentWhenNull,
+  bodyVariables,
+  component,
+  dateTime,
+  declaredLeaf,
+  graphqlEnumName,
+  graphqlSelectionOfResource,
+  jsonNameOf,
+  jsonText,
+  nullable,
+  oneOf,
+  requestBody,
+  requestBodyJsonSchema,
+  resource,
+  resourceFieldOf,
+  resourceJson,
+  resourceJsonSchema,
+  resourceObject,
+  snakeCase,
+} from '../../src/domain/resource-shape.js';
 import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
 
 const SCORE = resourceObject('Score', { homeGoals: Type.Integer({ minimum: 0 }), awayGoals: nullable(Type.Integer({ minimum: 0, description: 'null until kickoff.' })) }, { description: 'A score.' });
@@ -169,5 +189,100 @@ describe('points in time, closed lists, IDs and JSON names', () => {
 
   it('names enum values as GraphQL allows', () => {
     expect(['pick.published', 'admin_review', 'h2h'].map(graphqlEnumName)).toEqual(['PICK_PUBLISHED', 'ADMIN_REVIEW', 'H2H']);
+  });
+});
+
+describe('request bodies', () => {
+  const HOOK_CHANGE = requestBody(
+    {
+      targetUrl: Type.Optional(Type.String({ format: 'uri', description: 'Where to send.' })),
+      events: Type.Optional(Type.Array(oneOf(['pick.published', 'pick.settled'], 'HookEvent'), { minItems: 1 })),
+      retries: Type.Optional(Type.Integer({ minimum: 0, default: 3 })),
+      apiKeyId: Type.Optional(Type.String({ graphqlType: 'ID', json: false })),
+    },
+    { description: 'A change.', requireOneOf: ['targetUrl', 'events'], example: { events: ['pick.settled'], retries: 5 } },
+  );
+  const HOOK_NEW = requestBody({ url: Type.String(), secretHint: Type.Optional(Type.String({ json: 'hint' })) }, { example: { url: 'https://a.example' } });
+
+  it('documents a body: only the properties it must carry required, anyOf for requireOneOf, defaults kept, the example as sent', () => {
+    expect(requestBodyJsonSchema(HOOK_CHANGE)).toStrictEqual({
+      type: 'object',
+      description: 'A change.',
+      anyOf: [{ required: ['target_url'] }, { required: ['events'] }],
+      properties: {
+        target_url: { type: 'string', format: 'uri', description: 'Where to send.' },
+        events: { type: 'array', minItems: 1, items: { type: 'string', enum: ['pick.published', 'pick.settled'] } },
+        retries: { type: 'integer', minimum: 0, default: 3 },
+      },
+      examples: [{ events: ['pick.settled'], retries: 5 }],
+    });
+    expect(requestBodyJsonSchema(HOOK_NEW)).toStrictEqual({
+      type: 'object',
+      required: ['url'],
+      properties: { url: { type: 'string' }, hint: { type: 'string' } },
+      examples: [{ url: 'https://a.example' }],
+    });
+  });
+
+  it('reads a JSON body as GraphQL variables: GraphQL names, enum names, absent and unknown fields left out', () => {
+    expect(bodyVariables(HOOK_CHANGE, { target_url: 'https://b.example', events: ['pick.published'], apiKeyId: 'k', other: 1 })).toStrictEqual({
+      targetUrl: 'https://b.example',
+      events: ['PICK_PUBLISHED'],
+    });
+    expect(bodyVariables(HOOK_NEW, { hint: 'h' })).toStrictEqual({ secretHint: 'h' });
+    expect(bodyVariables(HOOK_NEW, {})).toStrictEqual({});
+  });
+
+  it('refuses a requireOneOf the JSON body does not show', () => {
+    const body = requestBody({ apiKeyId: Type.Optional(Type.String({ json: false })) }, { requireOneOf: ['apiKeyId'], example: {} });
+    expect(() => requestBodyJsonSchema(body)).toThrow(/requireOneOf/);
+  });
+});
+
+describe('JSON text, values absent while null, components', () => {
+  const ITEM = resourceObject('Item', { name: Type.String() }, { jsonComponent: 'Item' });
+  const RECEIPT = resource(
+    'Receipt',
+    {
+      seq: Type.Integer({ minimum: 1 }),
+      body: absentWhenNull(jsonText({ type: 'object' }, { description: 'Once revealed.' })),
+      salt: absentWhenNull(Type.String({ pattern: '^[0-9a-f]+$' })),
+      items: Type.Array(ITEM),
+      cover: component<{ title: string }>('Cover', { type: 'object', required: ['title'] }),
+      revealsAt: nullable(dateTime({ json: false })),
+    },
+    { example: { seq: 1, body: '{"a":1}', salt: 'ab', items: [{ name: 'x' }], cover: { title: 'T' }, revealsAt: null } },
+  );
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+  it('documents them: absent values not required and never null, the JSON value of the text, components inline or referred to', () => {
+    expect(resourceJsonSchema(RECEIPT)).toStrictEqual({
+      type: 'object',
+      required: ['seq', 'items', 'cover'],
+      properties: {
+        seq: { type: 'integer', minimum: 1 },
+        body: { type: 'object', description: 'Once revealed.' },
+        salt: { type: 'string', pattern: '^[0-9a-f]+$' },
+        items: { type: 'array', items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } },
+        cover: { type: 'object', required: ['title'] },
+      },
+      examples: [{ seq: 1, body: { a: 1 }, salt: 'ab', items: [{ name: 'x' }], cover: { title: 'T' } }],
+    });
+    expect(resourceJsonSchema(RECEIPT, ref)).toMatchObject({ properties: { items: { type: 'array', items: ref('Item') }, cover: ref('Cover') } });
+    // A component is documented in full where it is the root.
+    expect(resourceJsonSchema(ITEM, ref)).toStrictEqual({ type: 'object', required: ['name'], properties: { name: { type: 'string' } } });
+  });
+
+  it('leaves out what is absent while null, and shows the JSON text as its value, in declared order', () => {
+    const revealed = { seq: 2, body: '{"b":[1,2],"a":null}', salt: 'cd', items: [], cover: { title: 'T' }, revealsAt: null };
+    expect(JSON.stringify(resourceJson(RECEIPT, revealed))).toBe('{"seq":2,"body":{"b":[1,2],"a":null},"salt":"cd","items":[],"cover":{"title":"T"}}');
+    expect(JSON.stringify(resourceJson(RECEIPT, { ...revealed, body: null, salt: null }))).toBe('{"seq":2,"items":[],"cover":{"title":"T"}}');
+  });
+
+  it('selects them in GraphQL, nullable, and reads json: false through nullable()', () => {
+    expect(graphqlSelectionOfResource(RECEIPT)).toBe('seq body salt items { name } cover');
+    expect(resourceFieldOf(RECEIPT.properties.body)).toMatchObject({ nullable: true, description: 'Once revealed.' });
+    expect(declaredLeaf(RECEIPT.properties.body.anyOf[0])).toStrictEqual({ kind: 'jsonText' });
+    expect(jsonNameOf('revealsAt', RECEIPT.properties.revealsAt)).toBeNull();
   });
 });

@@ -1,10 +1,14 @@
 /**
  * The GraphQL types of a declared resource (src/graphql/resource-types.ts), seen through the
- * track record: scalars, null, lists and each list's cost, written out by hand.
+ * track record: scalars, null, lists and each list's cost, written out by hand; and through the
+ * webhook subscription, one type though another resource nests it.
  */
 import { getNamedType, type GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { getSchema } from '../../src/graphql/schema.js';
+import { resourceObject } from '../../src/domain/resource-shape.js';
+import { resourceObjectType } from '../../src/graphql/resource-types.js';
+import Type from 'typebox';
 
 const fieldsOf = (name: string) => (getSchema().getType(name) as GraphQLObjectType).getFields();
 
@@ -39,5 +43,18 @@ describe('resourceObjectType (the track record)', () => {
       clvDistribution: { field: 1, multiplier: 12 },
       referenceCoverage: { field: 1, multiplier: 10 },
     });
+  });
+});
+
+describe('resourceObjectType (a declared object nested in another resource)', () => {
+  it('is one type wherever it is declared: the subscription alone and in the wrapper with its secret', () => {
+    expect(String(fieldsOf('WebhookSubscriptionWithSecret').subscription!.type)).toBe('WebhookSubscription!');
+    // The field GraphQL alone has (builder.objectFields) is on the one type.
+    expect(Object.keys(fieldsOf('WebhookSubscription'))).toContain('deliveries');
+  });
+
+  it('refuses another object under a name already made', () => {
+    getSchema();
+    expect(() => resourceObjectType(resourceObject('TrackRecordPoint', { date: Type.String() }))).toThrow(/two declared objects are named TrackRecordPoint/);
   });
 });

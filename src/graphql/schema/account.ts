@@ -11,9 +11,10 @@ import type { Tier } from '../../domain/api-key.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import type { AccountRecord, ApiKeyRecord } from '../../domain/account-records.js';
-import type { HourlyState, MonthlyState } from '../../services/limits/rate-limiter.js';
+import { KEY_USAGE, keyUsageOf, USAGE } from '../../domain/usage-shape.js';
 import { assertAccount } from '../auth.js';
 import { builder } from '../builder.js';
+import { resourceObjectType } from '../resource-types.js';
 import { ApiKeyRef, CreatedApiKeyRef } from './api-key.js';
 import { TierEnum } from './pick.js';
 import { WebhookSubscriptionRef } from './webhook.js';
@@ -41,56 +42,18 @@ export const AccountRef = builder.objectRef<AccountRecord>('Account').implement(
   }),
 });
 
-const HourlyUsageRef = builder.objectRef<HourlyState>('HourlyUsage').implement({
-  description: 'The rolling 3600 s window of the hourly limit.',
-  fields: (t) => ({
-    limit: t.exposeInt('limit'),
-    used: t.int({ resolve: (state) => state.limit - state.remaining }),
-    remaining: t.exposeInt('remaining'),
-    resetsAt: t.field({
-      type: 'DateTime',
-      description: 'When the oldest counted request leaves the window (X-RateLimit-Reset).',
-      resolve: (state) => new Date(state.resetAt * 1000),
-    }),
-  }),
-});
-
-const MonthlyUsageRef = builder.objectRef<MonthlyState>('MonthlyUsage').implement({
-  description: 'Requests this calendar month (UTC) against the monthly cap.',
-  fields: (t) => ({
-    limit: t.exposeInt('limit'),
-    used: t.exposeInt('used'),
-    remaining: t.exposeInt('remaining'),
-    resetsAt: t.expose('resetsAt', { type: 'DateTime', description: '00:00 UTC on the first day of next month.' }),
-  }),
-});
-
-const ApiKeyUsageRef = builder.objectRef<{ hourly: HourlyState; monthly: MonthlyState }>('ApiKeyUsage').implement({
-  fields: (t) => ({
-    hourly: t.field({ type: HourlyUsageRef, resolve: (usage) => usage.hourly }),
-    monthly: t.field({ type: MonthlyUsageRef, resolve: (usage) => usage.monthly }),
-  }),
-});
-
-const CallerKeyUsageRef = builder
-  .objectRef<{ tier: Tier; hourly: HourlyState; monthly: MonthlyState }>('CallerKeyUsage')
-  .implement({
-    description: "The calling API key's tier and usage: the numbers the dashboard shows for it.",
-    fields: (t) => ({
-      tier: t.field({ type: TierEnum, resolve: (usage) => usage.tier }),
-      hourly: t.field({ type: HourlyUsageRef, resolve: (usage) => usage.hourly }),
-      monthly: t.field({ type: MonthlyUsageRef, resolve: (usage) => usage.monthly }),
-    }),
-  });
+/** ApiKeyUsage, CallerKeyUsage and their windows, as declared (src/domain/usage-shape.ts). */
+const ApiKeyUsageRef = resourceObjectType(KEY_USAGE);
+const CallerKeyUsageRef = resourceObjectType(USAGE);
 
 builder.objectFields(ApiKeyRef, (t) => ({
   accountId: t.id({ nullable: true, description: 'The owning account; null for a free-standing key.', resolve: (key) => key.accountId ?? null }),
   usage: t.field({
     type: ApiKeyUsageRef,
     description: "The key's hourly window and monthly usage under its tier's limits. Reading it counts nothing.",
-    resolve: (key, _args, context) => {
+    resolve: async (key, _args, context) => {
       assertKeyVisible(context.principal, key);
-      return context.services.auth.usage(key.id, key.tier);
+      return keyUsageOf(await context.services.auth.usage(key.id, key.tier));
     },
   }),
   webhookSubscriptions: t.field({
@@ -126,7 +89,7 @@ builder.queryFields((t) => ({
     resolve: async (_root, _args, context) => {
       const principal = context.principal;
       if (principal.kind !== 'apiKey') throw new NotFoundError("The admin token is not an API key and has no usage; read a key's usage with apiKeys { usage }.");
-      return { tier: principal.tier, ...(await context.services.auth.usage(principal.apiKeyId, principal.tier)) };
+      return { tier: principal.tier, ...keyUsageOf(await context.services.auth.usage(principal.apiKeyId, principal.tier)) };
     },
   }),
   accounts: t.field({

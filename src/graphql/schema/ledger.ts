@@ -1,9 +1,11 @@
-import { DAYS_BACK, LEDGER_AFTER, LEDGER_PAGE, REVEALED_PICKS_PAGE } from '../../domain/bounds.js';
+import { DAYS_BACK, LEDGER_AFTER, LEDGER_PAGE as LEDGER_PAGE_SIZE, REVEALED_PICKS_PAGE } from '../../domain/bounds.js';
 import { canonicalJson } from '../../domain/ledger.js';
+import { LEDGER_ENTRY, LEDGER_HEAD, LEDGER_PAGE, type LedgerEntryRecord } from '../../domain/ledger-shape.js';
 import { boundedInt } from '../argument-guard.js';
 import { builder } from '../builder.js';
-import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
-import type { LedgerPage, PublicLedgerEntry, RevealedLedgerPick } from '../../services/ledger.js';
+import { pageComplexity } from '../limits.js';
+import { resourceObjectType } from '../resource-types.js';
+import type { PublicLedgerEntry, RevealedLedgerPick } from '../../services/ledger.js';
 
 /**
  * Entries of one pick counted for the cost: published, settled and a reschedule, or a hold and a
@@ -11,41 +13,29 @@ import type { LedgerPage, PublicLedgerEntry, RevealedLedgerPick } from '../../se
  */
 const ENTRIES_PER_PICK = 4;
 
-const LedgerEntryRef = builder.objectRef<PublicLedgerEntry>('LedgerEntry').implement({
-  description: 'One entry of the public ledger (docs/API.md, "Verifying the record"). Anonymous.',
-  fields: (t) => ({
-    seq: t.exposeInt('seq', { description: '1, 2, 3, ... without gaps.' }),
-    type: t.exposeString('type', { description: 'pick.published, pick.held, pick.republished, pick.rescheduled or pick.settled.' }),
-    at: t.exposeString('at', { description: 'Append time, ISO 8601 with milliseconds, exactly as hashed.' }),
-    pickId: t.exposeString('pick_id'),
-    revealAfter: t.exposeString('reveal_after', { description: "The pick's kickoff when the entry was appended, rounded up to the quarter hour (UTC), exactly as hashed." }),
-    commitment: t.exposeString('commitment', { description: 'hex SHA-256 of the JCS of {pick, salt}.' }),
-    prevHash: t.exposeString('prev_hash'),
-    hash: t.exposeString('hash', { description: 'hex SHA-256 of the JCS of the seven fields above.' }),
-    pick: t.string({
-      nullable: true,
-      description: 'The committed pick as canonical JSON (the REST Pick without ledger_seq and ledger_hash); null until revealed.',
-      resolve: (entry) => (entry.pick === null ? null : canonicalJson(entry.pick)),
-    }),
-    salt: t.exposeString('salt', { nullable: true, description: '32 random bytes, hex; null until revealed.' }),
-  }),
-});
+/** The declared types (src/domain/ledger-shape.ts); LedgerPage holds LedgerEntry, the same type as here. */
+const LedgerEntryRef = resourceObjectType(LEDGER_ENTRY);
+const LedgerPageRef = resourceObjectType(LEDGER_PAGE);
+const LedgerHeadRef = resourceObjectType(LEDGER_HEAD);
 
-const LedgerPageRef = builder.objectRef<LedgerPage>('LedgerPage').implement({
-  fields: (t) => ({
-    // The page size is counted on `ledger` itself.
-    entries: t.field({ type: [LedgerEntryRef], complexity: ITEMS_OF_PAGE, resolve: (page) => page.entries }),
-    nextAfter: t.exposeInt('nextAfter', { nullable: true, description: 'Ask again with after = this; null at the end of the chain.' }),
-    nextRevealAt: t.field({
-      type: 'DateTime',
-      nullable: true,
-      description:
-        "When the next of this page's hidden entries is revealed (its revealAfter, or its pick's current kickoff when later); null when every entry is revealed. " +
-        'Until then only an append can change the page: a cache may keep it that long.',
-      resolve: (page) => page.nextRevealAt,
-    }),
-  }),
-});
+/** An entry as declared: GraphQL's names, its pick as canonical JSON text (made only when asked for). */
+function ledgerEntryRecord(entry: PublicLedgerEntry): LedgerEntryRecord {
+  const { pick } = entry;
+  return {
+    seq: entry.seq,
+    type: entry.type,
+    at: entry.at,
+    pickId: entry.pick_id,
+    revealAfter: entry.reveal_after,
+    commitment: entry.commitment,
+    prevHash: entry.prev_hash,
+    hash: entry.hash,
+    get pick() {
+      return pick === null ? null : canonicalJson(pick);
+    },
+    salt: entry.salt,
+  };
+}
 
 const RevealedLedgerPickRef = builder.objectRef<RevealedLedgerPick>('RevealedLedgerPick').implement({
   description: 'A pick whose kickoff has passed, with its revealed ledger entries. Anonymous.',
@@ -56,17 +46,8 @@ const RevealedLedgerPickRef = builder.objectRef<RevealedLedgerPick>('RevealedLed
       type: [LedgerEntryRef],
       description: 'Its revealed entries in seq order, each with its pick and salt.',
       complexity: { field: 1, multiplier: ENTRIES_PER_PICK },
-      resolve: (pick) => pick.entries,
+      resolve: (pick) => pick.entries.map(ledgerEntryRecord),
     }),
-  }),
-});
-
-const LedgerHeadRef = builder.objectRef<{ seq: number; hash: string; at: Date; checkpoint?: Date }>('LedgerHead').implement({
-  fields: (t) => ({
-    seq: t.exposeInt('seq'),
-    hash: t.exposeString('hash'),
-    at: t.field({ type: 'DateTime', resolve: (head) => head.at }),
-    checkpoint: t.field({ type: 'DateTime', nullable: true, description: 'For a checkpoint: the midnight (00:00 UTC) it is the head at.', resolve: (head) => head.checkpoint ?? null }),
   }),
 });
 
@@ -74,12 +55,15 @@ builder.queryFields((t) => ({
   ledger: t.field({
     type: LedgerPageRef,
     description: 'The public ledger in seq order, revealed entries with their pick and salt. Anonymous.',
-    complexity: (args) => pageComplexity(args.limit, LEDGER_PAGE),
+    complexity: (args) => pageComplexity(args.limit, LEDGER_PAGE_SIZE),
     args: {
       after: boundedInt(t.arg, LEDGER_AFTER, 'Entries after this seq (0: from the start),'),
-      limit: boundedInt(t.arg, LEDGER_PAGE, 'Entries per page,'),
+      limit: boundedInt(t.arg, LEDGER_PAGE_SIZE, 'Entries per page,'),
     },
-    resolve: (_root, args, context) => context.services.ledger.page(args.after ?? LEDGER_AFTER.default, args.limit ?? LEDGER_PAGE.default),
+    resolve: async (_root, args, context) => {
+      const page = await context.services.ledger.page(args.after ?? LEDGER_AFTER.default, args.limit ?? LEDGER_PAGE_SIZE.default);
+      return { ...page, entries: page.entries.map(ledgerEntryRecord) };
+    },
   }),
   revealedLedgerPicks: t.field({
     type: [RevealedLedgerPickRef],
@@ -105,7 +89,10 @@ builder.queryFields((t) => ({
     type: LedgerHeadRef,
     nullable: true,
     description: "The ledger's last entry; null while it is empty. Anonymous.",
-    resolve: (_root, _args, context) => context.services.ledger.head(),
+    resolve: async (_root, _args, context) => {
+      const head = await context.services.ledger.head();
+      return head === null ? null : { ...head, checkpoint: null };
+    },
   }),
   ledgerCheckpoints: t.field({
     type: [LedgerHeadRef],

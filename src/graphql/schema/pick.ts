@@ -8,6 +8,7 @@ import { boundedInt } from '../argument-guard.js';
 import { builder, type Types } from '../builder.js';
 import type { Context } from '../context.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
+import { declaredEnumType } from '../resource-types.js';
 import { upperEnumValues } from './enums.js';
 import { MatchAnalysisRef } from './match-analysis.js';
 
@@ -18,7 +19,8 @@ export const PickStatusEnum = pickEnum(PICK_FIELDS.status);
 export const PickResultEnum = pickEnum(PICK_FIELDS.result);
 export const EdgeTierEnum = pickEnum(PICK_FIELDS.edgeTier);
 export const PickWarningEnum = pickEnum(PICK_FIELDS.warnings);
-export const TierEnum = builder.enumType('Tier', { values: upperEnumValues(TIERS) });
+// Declared enums reuse it by name (the usage's tier, src/domain/usage-shape.ts).
+export const TierEnum = declaredEnumType('Tier', TIERS);
 const ENUM_TYPES: Record<string, typeof PickStatusEnum | typeof PickResultEnum | typeof EdgeTierEnum | typeof PickWarningEnum> = {
   [PICK_FIELDS.status.graphqlEnum]: PickStatusEnum,
   [PICK_FIELDS.result.graphqlEnum]: PickResultEnum,

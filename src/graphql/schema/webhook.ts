@@ -2,27 +2,25 @@ import { MINIMUM_TIER } from '../../domain/access.js';
 import { DELIVERIES_PAGE } from '../../domain/bounds.js';
 import { boundedInt } from '../argument-guard.js';
 import { NotFoundError } from '../../domain/errors.js';
-import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../domain/webhook.js';
-import type {
-  DeliveryAttempt,
-  ReplayResult,
-  SubscriptionWithSecret,
-  WebhookDelivery,
-  WebhookSubscription,
-  WebhookTestResult,
-} from '../../services/webhooks/subscriptions.js';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_SUBSCRIPTION_STATUSES } from '../../domain/webhook.js';
+import { CREATE_WEBHOOK_SUBSCRIPTION_BODY, UPDATE_WEBHOOK_SUBSCRIPTION_BODY } from '../../domain/webhook-body-shape.js';
+import { WEBHOOK_DELIVERY, WEBHOOK_REPLAY_RESULT, WEBHOOK_SUBSCRIPTION, WEBHOOK_SUBSCRIPTION_WITH_SECRET, WEBHOOK_TEST_RESULT } from '../../domain/webhook-shape.js';
+import type { DeliveryPage, WebhookSubscription } from '../../services/webhooks/subscriptions.js';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
-import { upperEnumValues } from './enums.js';
+import { bodyInputFields, declaredEnumType, resourceObjectType } from '../resource-types.js';
 import { PageInfoRef } from './pick.js';
 
-export const WebhookEventTypeEnum = builder.enumType('WebhookEventType', {
-  description: 'PICK_PUBLISHED is `pick.published` in REST and in delivery headers; PICK_SETTLED is `pick.settled`.',
-  values: { PICK_PUBLISHED: { value: WEBHOOK_EVENT_TYPES[0] }, PICK_SETTLED: { value: WEBHOOK_EVENT_TYPES[1] } },
-});
-const SubscriptionStatusEnum = builder.enumType('WebhookSubscriptionStatus', { values: upperEnumValues(WEBHOOK_SUBSCRIPTION_STATUSES) });
-const DeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', { values: upperEnumValues(WEBHOOK_DELIVERY_STATUSES) });
+// The enums the declarations and the input types share, made here first with every value (a
+// declaration may name only some: the update body's status, the test result's event type) and
+// the description.
+declaredEnumType(
+  'WebhookEventType',
+  WEBHOOK_EVENT_TYPES,
+  'PICK_PUBLISHED is `pick.published` in REST and in delivery headers; PICK_SETTLED is `pick.settled`.',
+);
+declaredEnumType('WebhookSubscriptionStatus', WEBHOOK_SUBSCRIPTION_STATUSES);
 
 /**
  * Subscriptions belong to an API key. A key acts on its own; an admin names the key
@@ -50,114 +48,38 @@ function ownerOfSubscription(context: Context, id: string, apiKeyId: string | nu
 const webhookScope = (_parent: unknown, _args: unknown, context: Context) =>
   context.principal.kind === 'account' ? { account: true } : { tier: MINIMUM_TIER.webhooks };
 
-const AttemptRef = builder.objectRef<DeliveryAttempt>('WebhookDeliveryAttempt').implement({
-  description: 'One HTTP attempt of a delivery.',
-  fields: (t) => ({
-    attemptNumber: t.exposeInt('attemptNumber'),
-    attemptedAt: t.expose('attemptedAt', { type: 'DateTime' }),
-    durationMs: t.exposeInt('durationMs'),
-    statusCode: t.exposeInt('statusCode', { nullable: true, description: 'HTTP status of the answer; null when none arrived.' }),
-    errorKind: t.exposeString('errorKind', {
-      nullable: true,
-      description: 'null on success; otherwise http_status, timeout, connection, tls, redirect or invalid_url.',
-    }),
-    responseBody: t.exposeString('responseBody', { nullable: true, description: 'The first 4 KiB of the answer.' }),
-  }),
-});
+/** The declared types (src/domain/webhook-shape.ts); the subscription's records also carry the owning key, which deliveries reads. */
+export const WebhookSubscriptionRef = resourceObjectType<typeof WEBHOOK_SUBSCRIPTION, WebhookSubscription>(WEBHOOK_SUBSCRIPTION);
+const DeliveryRef = resourceObjectType(WEBHOOK_DELIVERY);
+const WithSecretRef = resourceObjectType(WEBHOOK_SUBSCRIPTION_WITH_SECRET);
+const TestResultRef = resourceObjectType(WEBHOOK_TEST_RESULT);
+const ReplayResultRef = resourceObjectType(WEBHOOK_REPLAY_RESULT);
 
-const DeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery').implement({
-  description: 'One event to send to one subscription, across its attempts. `id` is the X-Service-Delivery header.',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    eventId: t.exposeID('eventId', { description: 'The `id` of the delivery body.' }),
-    eventType: t.field({ type: WebhookEventTypeEnum, resolve: (delivery) => delivery.eventType }),
-    status: t.field({ type: DeliveryStatusEnum, resolve: (delivery) => delivery.status }),
-    attemptCount: t.exposeInt('attemptCount'),
-    nextAttemptAt: t.field({ type: 'DateTime', nullable: true, resolve: (delivery) => delivery.nextAttemptAt }),
-    lastStatusCode: t.exposeInt('lastStatusCode', { nullable: true }),
-    lastError: t.exposeString('lastError', { nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    // Cost estimate: the first attempt and at most 5 retries (WEBHOOK_RETRY_SCHEDULE has exactly 5); each replay adds at most as many again.
-    attempts: t.field({ type: [AttemptRef], complexity: { field: 1, multiplier: 6 }, resolve: (delivery) => delivery.attempts }),
-  }),
-});
-
-const DeliveryPageRef = builder.objectRef<{ nodes: WebhookDelivery[]; endCursor: string | null }>('WebhookDeliveryConnection').implement({
+const DeliveryPageRef = builder.objectRef<DeliveryPage>('WebhookDeliveryConnection').implement({
   fields: (t) => ({
     nodes: t.field({ type: [DeliveryRef], complexity: ITEMS_OF_PAGE, resolve: (page) => page.nodes }),
     pageInfo: t.field({ type: PageInfoRef, resolve: (page) => ({ hasNextPage: page.endCursor !== null, endCursor: page.endCursor }) }),
   }),
 });
 
-export const WebhookSubscriptionRef = builder.objectRef<WebhookSubscription>('WebhookSubscription').implement({
-  description: 'A webhook endpoint of an API key. The signing secret is shown only on creation and rotation.',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    url: t.exposeString('url'),
-    events: t.field({ type: [WebhookEventTypeEnum], resolve: (subscription) => subscription.events }),
-    status: t.field({
-      type: SubscriptionStatusEnum,
-      description: 'EXHAUSTED after the last retry of a delivery failed; set ACTIVE again to resume.',
-      resolve: (subscription) => subscription.status,
-    }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    deliveries: t.field({
-      type: DeliveryPageRef,
-      description: 'Newest first, with every attempt.',
-      complexity: (args) => pageComplexity(args.first, DELIVERIES_PAGE),
-      args: { first: boundedInt(t.arg, DELIVERIES_PAGE, 'Page size,'), after: t.arg.string() },
-      resolve: (subscription, args, context) =>
-        context.services.webhooks.deliveries(subscription.apiKeyId, subscription.id, { first: args.first ?? DELIVERIES_PAGE.default, after: args.after }),
-    }),
+builder.objectFields(WebhookSubscriptionRef, (t) => ({
+  deliveries: t.field({
+    type: DeliveryPageRef,
+    description: 'Newest first, with every attempt.',
+    complexity: (args) => pageComplexity(args.first, DELIVERIES_PAGE),
+    args: { first: boundedInt(t.arg, DELIVERIES_PAGE, 'Page size,'), after: t.arg.string() },
+    resolve: (subscription, args, context) =>
+      context.services.webhooks.deliveries(subscription.apiKeyId, subscription.id, { first: args.first ?? DELIVERIES_PAGE.default, after: args.after }),
   }),
-});
+}));
 
-const WithSecretRef = builder.objectRef<SubscriptionWithSecret>('WebhookSubscriptionWithSecret').implement({
-  fields: (t) => ({
-    subscription: t.field({ type: WebhookSubscriptionRef, resolve: (created) => created.subscription }),
-    secret: t.exposeString('secret', { description: 'The HMAC secret. It is stored encrypted and cannot be shown again.' }),
-  }),
-});
-
-const TestResultRef = builder.objectRef<WebhookTestResult>('WebhookTestResult').implement({
-  description: 'The one attempt of a test delivery.',
-  fields: (t) => ({
-    deliveryId: t.exposeID('deliveryId', { description: 'X-Service-Delivery and webhook-id of the test.' }),
-    eventType: t.field({ type: WebhookEventTypeEnum, resolve: (result) => result.eventType }),
-    succeeded: t.exposeBoolean('succeeded', { description: 'A 2xx arrived within 10 s.' }),
-    statusCode: t.exposeInt('statusCode', { nullable: true, description: 'HTTP status of the answer; null when none arrived.' }),
-    durationMs: t.exposeInt('durationMs'),
-    errorKind: t.exposeString('errorKind', {
-      nullable: true,
-      description: 'null on success; otherwise http_status, timeout, connection, tls, redirect or invalid_url.',
-    }),
-    error: t.exposeString('error', { nullable: true, description: 'What went wrong, as lastError of a delivery says it.' }),
-    responseBody: t.exposeString('responseBody', { nullable: true, description: 'The first 4 KiB of the answer.' }),
-  }),
-});
-
-const ReplayResultRef = builder.objectRef<ReplayResult>('WebhookReplayResult').implement({
-  fields: (t) => ({
-    queued: t.exposeInt('queued', { description: 'How many failed or cancelled deliveries were queued again.' }),
-    since: t.expose('since', { type: 'DateTime' }),
-  }),
-});
-
+// The bodies of POST and PATCH /api/v1/webhooks, declared once (src/domain/webhook-body-shape.ts).
 const CreateInput = builder.inputType('CreateWebhookSubscriptionInput', {
-  fields: (t) => ({
-    url: t.string({ required: true, description: 'https URL of a publicly reachable host.' }),
-    events: t.field({ type: [WebhookEventTypeEnum], required: true }),
-    apiKeyId: t.id({ description: 'Admin, or a dashboard session (one of its keys): the API key the subscription belongs to.' }),
-  }),
+  fields: (t) => bodyInputFields((options) => t.field(options), CREATE_WEBHOOK_SUBSCRIPTION_BODY),
 });
 
 const UpdateInput = builder.inputType('UpdateWebhookSubscriptionInput', {
-  fields: (t) => ({
-    url: t.string(),
-    events: t.field({ type: [WebhookEventTypeEnum] }),
-    status: t.field({ type: SubscriptionStatusEnum, description: 'Only ACTIVE: reactivates an exhausted subscription.' }),
-  }),
+  fields: (t) => bodyInputFields((options) => t.field(options), UPDATE_WEBHOOK_SUBSCRIPTION_BODY),
 });
 
 builder.queryFields((t) => ({

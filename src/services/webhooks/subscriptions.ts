@@ -27,10 +27,11 @@ import {
   WEBHOOK_USER_AGENT,
   webhookBody,
   webhookHeaders,
-  type WebhookEventType,
   type WebhookSubscriptionStatus,
 } from '../../domain/webhook.js';
 import type { WebhookDelivery, WebhookSubscription } from '../../domain/webhook-records.js';
+import { WEBHOOK_REPLAY_RESULT } from '../../domain/webhook-shape.js';
+import type { Static } from 'typebox';
 import { lockApiKey } from '../../persistence/api-keys-repository.js';
 import { isUniqueViolation } from '../../persistence/availability.js';
 import type { Em, Orm } from '../../persistence/orm.js';
@@ -80,7 +81,8 @@ export interface DeliveryPage {
 export interface WebhookTestResult {
   /** X-Service-Delivery and webhook-id of the test. */
   deliveryId: string;
-  eventType: WebhookEventType;
+  /** A test is always this type (its declaration, WEBHOOK_TEST_RESULT, documents only it). */
+  eventType: typeof WEBHOOK_TEST_EVENT_TYPE;
   succeeded: boolean;
   statusCode: number | null;
   durationMs: number;
@@ -91,10 +93,8 @@ export interface WebhookTestResult {
   responseBody: string | null;
 }
 
-export interface ReplayResult {
-  queued: number;
-  since: Date;
-}
+/** How many deliveries a replay queued again, since when (src/domain/webhook-shape.ts). */
+export type ReplayResult = Static<typeof WEBHOOK_REPLAY_RESULT>;
 
 /** One send, one connection: the test endpoint makes a single attempt and keeps nothing open. */
 export type TestSenderFactory = () => Pick<WebhookSender, 'send' | 'close'>;
