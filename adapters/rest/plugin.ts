@@ -19,7 +19,7 @@ import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openOperation, prepareOperation } from '../common/operations.js';
 import { inRestNames, parseParams, type ParsedParams } from '../common/params.js';
 import { openApiRouteSchema } from '../common/openapi.js';
-import { createReadCaches, type ReadCaches, type ReadRefusal } from './read-cache.js';
+import { assertCacheableRead, createReadCaches, type ReadCaches, type ReadRefusal } from './read-cache.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { USAGE_ROUTE, type UsageMeteredRoute } from './usage-route.js';
 import { WEBHOOK_ROUTES } from './webhook-routes.js';
@@ -128,6 +128,7 @@ function setSuccessHeaders(reply: FastifyReply, route: RestRoute): FastifyReply 
 /** Registers the routes; what it returns drops the cached reads (call it on every change an answer can show). */
 export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, routes: readonly RestRoute[] = ALL_REST_ROUTES): ReadCaches {
   const readCaches = createReadCaches();
+  for (const route of routes) assertCacheableRead(route);
   // Prepared now: a document that does not validate stops start-up.
   const prepared = routes.map((route) => ({
     route,
@@ -146,13 +147,14 @@ export function registerRestRoutes(app: FastifyInstance, yoga: Yoga, schema: Gra
           const form = readRequest(route, req);
           const runner = await openOperation(yoga, { req, reply, customerApi: true, ...(countedAsUsageRead(route) ? { usageEndpoint: true } : {}) });
           if (runner instanceof GraphQLError) return sendGraphQLError(reply, runner);
-          if (form.error) {
+          if (form.error || cache !== null) {
             // Check order (docs/DECISIONS.md): 401 -> 429 -> 403 -> 400. A field of the route's
-            // document the caller may not use is refused first, as its execution would be.
+            // document the caller may not use is refused first, as its execution would be; and
+            // a caller refused never reaches the cache of answers.
             const denied = runner.accessRefusal(operation);
             if (denied) return sendGraphQLError(reply, denied);
             // Thrown errors leave through the one error exit (src/server/http-errors.ts).
-            throw form.error;
+            if (form.error) throw form.error;
           }
           const run = async (): Promise<{ body: unknown } | { error: ReadRefusal }> => {
             const result = await runner.execute(operation, form.variables);

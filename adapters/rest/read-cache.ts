@@ -54,6 +54,18 @@ export function readKey(principal: Principal, variables: Readonly<Record<string,
   return `${accessLevelOf(principal)}\n${variableKey(variables)}`;
 }
 
+/**
+ * Refuses (at start-up) a route declaring cacheTtlMs whose answer must not be shared between the
+ * callers of an access level: a write, a 204, or an answer with headers of its own (a secret
+ * shown once is Cache-Control: no-store).
+ */
+export function assertCacheableRead(route: { operationId: string; method: string; cacheTtlMs?: number; successStatus?: number; successHeaders?: object }): void {
+  if (route.cacheTtlMs === undefined) return;
+  if (route.method !== 'GET' || route.successStatus === 204 || route.successHeaders !== undefined) {
+    throw new Error(`${route.operationId}: only a GET answering a body without headers of its own may declare cacheTtlMs`);
+  }
+}
+
 export interface RouteReadCache {
   read(principal: Principal, variables: Readonly<Record<string, unknown>>, load: () => Promise<ReadAnswer>): Promise<ReadAnswer>;
 }

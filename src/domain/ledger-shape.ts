@@ -44,7 +44,7 @@ export const LEDGER_ENTRY = resourceObject(
     salt: absentWhenNull(hex256('32 random bytes, hex. Revealed entries only.')),
   },
   {
-    description: 'One entry of the public ledger (see "Verifying the record"). pick and salt appear from reveal_after on (and not while the pick\'s current kickoff is ahead).',
+    description: 'One entry of the public ledger (see "Verifying the record"), readable by anyone. pick and salt appear from reveal_after on (and not while the pick\'s current kickoff is ahead).',
     jsonComponent: 'LedgerEntry',
   },
 );

@@ -251,28 +251,73 @@ function jsonProperties(object: TObject): [string, string, TSchema][] {
  * The documented JSON of a value of the declaration: keys by their JSON names, properties JSON
  * does not show (or absentWhenNull and null) left out, a Date as its ISO 8601 string, JSON text as
  * the value it encodes. An enum's value comes as GraphQL answers it (`from: 'graphql'`: its name,
- * PICK_PUBLISHED) or as the record holds it (`'value'`).
+ * PICK_PUBLISHED) or as the record holds it (`'value'`). A value the declaration cannot show (a
+ * required property missing, an enum name it does not list) throws: a wrong body is worse than
+ * an error.
  */
 export function resourceJson(declaration: TSchema, value: unknown, from: 'graphql' | 'value' = 'graphql'): unknown {
-  if (value === null || value === undefined) return null;
-  const { schema } = withoutNull(declaration);
+  return jsonMapperOf(declaration, from)(value);
+}
+
+type ToJson = (value: unknown) => unknown;
+
+/** One mapper per declaration and direction, made on first use: the walk of the declaration is not redone per value. */
+const JSON_MAPPERS = { graphql: new WeakMap<TSchema, ToJson>(), value: new WeakMap<TSchema, ToJson>() };
+
+function jsonMapperOf(declaration: TSchema, from: 'graphql' | 'value'): ToJson {
+  let mapper = JSON_MAPPERS[from].get(declaration);
+  if (mapper === undefined) {
+    mapper = compileJsonMapper(declaration, from);
+    JSON_MAPPERS[from].set(declaration, mapper);
+  }
+  return mapper;
+}
+
+function compileJsonMapper(declaration: TSchema, from: 'graphql' | 'value'): ToJson {
+  const { schema, nullable: mayBeNull } = withoutNull(declaration);
+  const map = compileValueMapper(schema, from);
+  return (value) => {
+    if (value === null) return null;
+    if (value === undefined) {
+      if (mayBeNull) return null;
+      throw new Error(`a required value is missing (${JSON.stringify(optionsOf(schema).description ?? optionsOf(schema).graphqlName ?? optionsOf(schema).type)})`);
+    }
+    return map(value);
+  };
+}
+
+function compileValueMapper(schema: TSchema, from: 'graphql' | 'value'): ToJson {
   if (Type.IsObject(schema)) {
-    const source = value as Json;
-    return Object.fromEntries(
-      jsonProperties(schema).flatMap(([name, key, property]) =>
-        (source[key] === null || source[key] === undefined) && isAbsentWhenNull(property) ? [] : [[name, resourceJson(property, source[key], from)]],
-      ),
-    );
+    // Lazily: a declaration may hold itself no deeper than its values do.
+    const fields = jsonProperties(schema).map(([name, key, property]) => ({ name, key, absentWhenNull: isAbsentWhenNull(property), property }));
+    let mappers: ToJson[] | undefined;
+    return (value) => {
+      mappers ??= fields.map((field) => jsonMapperOf(field.property, from));
+      const source = value as Json;
+      const json: Json = {};
+      fields.forEach((field, index) => {
+        const fieldValue = source[field.key];
+        if (field.absentWhenNull && (fieldValue === null || fieldValue === undefined)) return;
+        json[field.name] = mappers![index]!(fieldValue);
+      });
+      return json;
+    };
   }
   if (Type.IsArray(schema) || Type.IsTuple(schema)) {
-    const item = homogeneousItem(schema);
-    return (value as unknown[]).map((element) => resourceJson(item, element, from));
+    const item = jsonMapperOf(homogeneousItem(schema), from);
+    return (value) => (value as unknown[]).map(item);
   }
-  if (value instanceof Date) return value.toISOString();
   const leaf = declaredLeaf(schema);
-  if (leaf?.kind === 'jsonText') return JSON.parse(value as string) as unknown;
-  if (leaf?.kind === 'enum' && from === 'graphql') return leaf.values.find((candidate) => graphqlEnumName(candidate) === value) ?? value;
-  return value;
+  if (leaf?.kind === 'jsonText') return (value) => JSON.parse(value as string) as unknown;
+  if (leaf?.kind === 'enum' && from === 'graphql') {
+    const values = new Map(leaf.values.map((candidate) => [graphqlEnumName(candidate), candidate]));
+    return (value) => {
+      const found = values.get(value as string);
+      if (found === undefined) throw new Error(`${String(value)} is not a value of ${leaf.graphqlEnum} this resource shows`);
+      return found;
+    };
+  }
+  return (value) => (value instanceof Date ? value.toISOString() : value);
 }
 
 /** The GraphQL selection of every field of a resource object that JSON shows, nested objects included: `a b { c }`. */

@@ -15,7 +15,7 @@ export const STREAM_TOKEN = resource(
   {
     token: Type.String({
       pattern: '^sst_[A-Za-z0-9_-]{43}$',
-      description: "Reads this key's pick stream only, from its origins; returned once (only its hash is kept).",
+      description: "`sst_` and 43 base64url characters. Reads this key's pick stream only, from its origins; returned once (only its hash is kept).",
     }),
     expiresAt: dateTime({ description: 'Refused from then on; a stream it opened ends then.' }),
     origins: Type.Array(Type.String(), {

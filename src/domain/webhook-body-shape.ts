@@ -39,7 +39,7 @@ export const UPDATE_WEBHOOK_SUBSCRIPTION_BODY = requestBody(
     url: Type.Optional(url()),
     events: Type.Optional(events()),
     // GraphQL's WebhookSubscriptionStatus (made from the subscription's declaration, with every status); a body may only reactivate.
-    status: Type.Optional(oneOf(['active'], 'WebhookSubscriptionStatus', { description: 'Reactivates an exhausted subscription.' })),
+    status: Type.Optional(oneOf(['active'], 'WebhookSubscriptionStatus', { description: 'Reactivates an exhausted subscription: active is the only value accepted.' })),
   },
   {
     description: 'At least one of url, events, status. Unknown fields are ignored.',

@@ -140,6 +140,8 @@ type Json = Record<string, unknown>;
 
 /** `object` with `name: value` right after its key `after`: the documented bodies keep their key order. */
 function placedAfter(object: Json, after: string, name: string, value: unknown): Json {
+  // A secret shown once must never go missing because a key was renamed.
+  if (!Object.hasOwn(object, after)) throw new Error(`${name} belongs after ${after}, which this object does not have`);
   return Object.fromEntries(Object.entries(object).flatMap(([key, entry]) => (key === after ? [[key, entry], [name, value]] : [[key, entry]])));
 }
 

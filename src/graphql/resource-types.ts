@@ -12,6 +12,7 @@ import { declaredLeaf, graphqlEnumName, resourceFieldOf, resourceProperties } fr
 import { builder, type Types } from './builder.js';
 
 const enumTypes = new Map<string, EnumRef<Types, string, string>>();
+const enumValues = new Map<string, readonly string[]>();
 
 /**
  * The GraphQL enum of a closed list of values, made once per name: each value named by
@@ -20,12 +21,18 @@ const enumTypes = new Map<string, EnumRef<Types, string, string>>();
  */
 export function declaredEnumType<const V extends readonly string[]>(name: string, values: V, description?: string): EnumRef<Types, V[number], V[number]> {
   let ref = enumTypes.get(name);
-  if (ref === undefined) {
+  if (ref !== undefined) {
+    // A declaration may name some of an enum's values (the update body's status), never others.
+    const known = enumValues.get(name)!;
+    const unknown = values.filter((value) => !known.includes(value));
+    if (unknown.length > 0) throw new Error(`${name} has no value ${unknown.join(', ')}: make the enum with every value first`);
+  } else {
     ref = builder.enumType(name, {
       ...(description === undefined ? {} : { description }),
       values: Object.fromEntries(values.map((value) => [graphqlEnumName(value), { value }])),
     }) as EnumRef<Types, string, string>;
     enumTypes.set(name, ref);
+    enumValues.set(name, values);
   }
   return ref as EnumRef<Types, V[number], V[number]>;
 }

@@ -5,7 +5,8 @@
  * misses of one key meeting in flight run once.
  */
 import { describe, expect, it } from 'vitest';
-import { createReadCaches, readKey, type ReadAnswer } from '../../adapters/rest/read-cache.js';
+import { assertCacheableRead, createReadCaches, readKey, type ReadAnswer } from '../../adapters/rest/read-cache.js';
+import { ALL_REST_ROUTES } from '../../adapters/rest/plugin.js';
 import { NotFoundError } from '../../src/domain/errors.js';
 import type { Principal } from '../../src/domain/principal.js';
 
@@ -124,5 +125,16 @@ describe('REST read cache', () => {
     expect(new Set(answers).size).toBe(1);
     expect(runs).toBe(1);
     expect(caches.stats()).toEqual({ hits: 2, stored: 1 });
+  });
+
+  it('is declared only by reads whose answer every caller of an access level may share', () => {
+    const read = { operationId: 'listPicks', method: 'GET', cacheTtlMs: 2_000 };
+    expect(() => assertCacheableRead(read)).not.toThrow();
+    expect(() => assertCacheableRead({ ...read, method: 'POST' })).toThrow(/only a GET/);
+    expect(() => assertCacheableRead({ ...read, successStatus: 204 })).toThrow(/only a GET/);
+    expect(() => assertCacheableRead({ ...read, successHeaders: { 'Cache-Control': {} } })).toThrow(/only a GET/);
+    expect(() => assertCacheableRead({ ...read, method: 'POST', cacheTtlMs: undefined })).not.toThrow();
+    // The routes served today: the three reads, and nothing that writes or shows a secret.
+    expect(ALL_REST_ROUTES.filter((route) => route.cacheTtlMs !== undefined).map((route) => route.operationId)).toEqual(['listPicks', 'getTrackRecord', 'getMatchAnalysis']);
   });
 });

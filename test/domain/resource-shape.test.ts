@@ -187,6 +187,14 @@ describe('points in time, closed lists, IDs and JSON names', () => {
     expect(resourceJson(HOOK, { ...answer, state: 'EXHAUSTED' })).toMatchObject({ state: 'exhausted' });
   });
 
+  it('throws rather than show what the declaration cannot: a required value missing, an enum name it does not list', () => {
+    const answer = { id: 'x', events: ['PICK_PUBLISHED'], state: null, createdAt: '2026-11-22T12:00:00.000Z' };
+    expect(() => resourceJson(HOOK, { ...answer, events: ['PICK_VOIDED'] })).toThrow(/PICK_VOIDED is not a value of HookEvent/);
+    expect(() => resourceJson(HOOK, { events: answer.events, state: null, createdAt: answer.createdAt })).toThrow(/missing/);
+    // A nullable value missing is null, as GraphQL would answer it.
+    expect(resourceJson(HOOK, { id: 'x', events: [], createdAt: answer.createdAt })).toMatchObject({ state: null });
+  });
+
   it('names enum values as GraphQL allows', () => {
     expect(['pick.published', 'admin_review', 'h2h'].map(graphqlEnumName)).toEqual(['PICK_PUBLISHED', 'ADMIN_REVIEW', 'H2H']);
   });

@@ -7,7 +7,7 @@ import { getNamedType, type GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { getSchema } from '../../src/graphql/schema.js';
 import { resourceObject } from '../../src/domain/resource-shape.js';
-import { resourceObjectType } from '../../src/graphql/resource-types.js';
+import { declaredEnumType, resourceObjectType } from '../../src/graphql/resource-types.js';
 import Type from 'typebox';
 
 const fieldsOf = (name: string) => (getSchema().getType(name) as GraphQLObjectType).getFields();
@@ -56,5 +56,18 @@ describe('resourceObjectType (a declared object nested in another resource)', ()
   it('refuses another object under a name already made', () => {
     getSchema();
     expect(() => resourceObjectType(resourceObject('TrackRecordPoint', { date: Type.String() }))).toThrow(/two declared objects are named TrackRecordPoint/);
+  });
+});
+
+describe('declaredEnumType', () => {
+  it('reuses an enum for a declaration naming some of its values, and refuses a value it lacks', () => {
+    getSchema();
+    const enumType = getSchema().getType('WebhookSubscriptionStatus') as unknown as { getValues(): { name: string; value: unknown }[] };
+    expect(enumType.getValues().map((value) => [value.name, value.value])).toEqual([
+      ['ACTIVE', 'active'],
+      ['EXHAUSTED', 'exhausted'],
+    ]);
+    expect(() => declaredEnumType('WebhookSubscriptionStatus', ['active'])).not.toThrow();
+    expect(() => declaredEnumType('WebhookSubscriptionStatus', ['active', 'paused'])).toThrow(/has no value paused/);
   });
 });

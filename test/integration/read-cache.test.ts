@@ -1,5 +1,5 @@
 /**
- * The REST reads' cache (src/graphql/read-cache.ts) through HTTP: a repeated read is a hit with
+ * The REST reads' cache (adapters/rest/read-cache.ts) through HTTP: a repeated read is a hit with
  * the same bytes; every change that can alter an answer (publish, hold, approve, settle, an
  * analysis written) is seen by the very next request; an answer is never handed to a caller
  * who could not get it uncached (another tier, a revoked key); and a refused request runs

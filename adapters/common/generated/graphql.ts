@@ -44,7 +44,7 @@ export type Tier =
 export type UpdateWebhookSubscriptionInput = {
   /** Event types to deliver; each at most once. */
   events?: Array<WebhookEventType> | null | undefined;
-  /** Reactivates an exhausted subscription. */
+  /** Reactivates an exhausted subscription: active is the only value accepted. */
   status?: WebhookSubscriptionStatus | null | undefined;
   /** https URL of a publicly reachable host: no user:password, no fragment; every address it resolves to must be public unicast. */
   url?: string | null | undefined;
