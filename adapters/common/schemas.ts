@@ -144,7 +144,7 @@ export type ApiSchemaName = keyof typeof API_SCHEMAS;
 
 /** A reference to a named component. */
 export function schemaRef(name: ApiSchemaName): { $ref: string } {
-  return { $ref: `${SCHEMAS_PATH}${name}` };
+  return componentRef(name);
 }
 
 /** The first example of a schema (of the named component it refers to), for the responses that return it. */

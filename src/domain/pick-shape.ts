@@ -12,6 +12,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { MARKETS } from './market.js';
 import { roundTo } from './numbers.js';
+import { orNullJsonSchema } from './resource-shape.js';
 import { EDGE_TIERS } from './odds.js';
 import { PICK_RESULTS, PICK_STATUSES, PICK_WARNINGS, VISIBLE_STATUSES } from './pick.js';
 import { SPORT_SLUGS } from './sports.js';
@@ -350,10 +351,7 @@ export function fieldJsonSchema(name: PickField, narrowed: Record<string, unknow
   const facts = factsOf(name);
   const { nullable = facts.nullable, percent: _percent, ...narrowing } = narrowed;
   const schema: Record<string, unknown> = { ...(facts.schema as Record<string, unknown>), ...narrowing };
-  if (!nullable) return schema;
-  const orNullSchema: Record<string, unknown> = { ...schema, type: [schema.type ?? 'string', 'null'] };
-  if (Array.isArray(schema.enum)) orNullSchema.enum = [...schema.enum, null];
-  return orNullSchema;
+  return nullable ? orNullJsonSchema(schema) : schema;
 }
 
 /** The JSON Schema of a layout's JSON: every field required (nullable ones may be null). */

@@ -230,9 +230,14 @@ export function resourceJsonSchema(declaration: TSchema, componentRef?: (name: s
     throw new Error(`a resource has no JSON Schema for ${JSON.stringify(schema)}`);
   }
   if (Array.isArray(json.examples)) json.examples = json.examples.map((example) => resourceJson(schema, example, 'value'));
-  if (!orNull) return json;
-  if (Array.isArray(json.enum)) json.enum = [...json.enum, null];
-  return { ...json, type: [json.type, 'null'] };
+  return orNull ? orNullJsonSchema(json) : json;
+}
+
+/** A JSON Schema that also admits null: null added to its type, and to its enum when it has one. */
+export function orNullJsonSchema(schema: Json): Json {
+  const widened: Json = { ...schema, type: [schema.type ?? 'string', 'null'] };
+  if (Array.isArray(schema.enum)) widened.enum = [...schema.enum, null];
+  return widened;
 }
 
 function withoutGraphqlOptions(options: Json): Json {
