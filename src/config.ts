@@ -132,6 +132,8 @@ export interface ValueEngineConfig {
   /** The v4 market keys read (ODDS_FEED_MARKETS); the feed's quota cost is markets x regions per sport per poll. */
   markets: Market[];
   oddsPollSeconds: number;
+  /** PICK_CONFIRM_POLLS: consecutive polls a candidate must last before it is published. */
+  confirmPolls: number;
   scoresPollSeconds: number;
   detection: DetectionOptions;
   settlement: SettlementOptions;
@@ -381,6 +383,13 @@ export const VARIABLES = {
       return edge > minEdge ? null : `must be greater than PICK_MIN_EDGE (${minEdge}) and at most ${REVIEW_EDGE_MAX} (got "${edge}")`;
     },
   }),
+  PICK_CONFIRM_POLLS: variable({
+    section: 'Value engine',
+    description:
+      'Consecutive odds polls a selection must show a qualifying edge on before the engine publishes it; 1 publishes at the first (docs/VALUE_ENGINE.md, "Confirmation")',
+    kind: kind.integer(1, 5),
+    default: 1,
+  }),
   ODDS_POLL_SECONDS: variable({ section: 'Value engine', description: 'Odds poll period; one instance of a deployment polls at a time', kind: kind.integer(1, 3600), default: 60 }),
   SCORES_POLL_SECONDS: variable({ section: 'Value engine', description: 'Scores poll period', kind: kind.integer(1, 3600), default: 300 }),
   REFERENCE_MAX_SPREAD: variable({
@@ -498,6 +507,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       regions: v('ODDS_FEED_REGIONS'),
       markets: v('ODDS_FEED_MARKETS'),
       oddsPollSeconds: v('ODDS_POLL_SECONDS'),
+      confirmPolls: v('PICK_CONFIRM_POLLS'),
       scoresPollSeconds: v('SCORES_POLL_SECONDS'),
       detection: {
         references: v('REFERENCE_BOOKMAKERS'),

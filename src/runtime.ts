@@ -158,6 +158,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       detection: config.valueEngine.detection,
       settlement: config.valueEngine.settlement,
       markets: config.valueEngine.markets,
+      confirmPolls: config.valueEngine.confirmPolls,
       streamTokenMaxStreams: config.streamTokenMaxStreams,
       streamTokenOpensPerMinute: config.streamTokenOpensPerMinute,
       log: options.log,

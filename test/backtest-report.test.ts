@@ -8,7 +8,7 @@ import { formatBacktest, unitsText, type BacktestOutcome } from '../src/cli/back
 import type { BacktestReport, BacktestRun } from '../src/domain/backtest.js';
 import type { PickResult } from '../src/domain/pick.js';
 import { recordStatistics, summarizePicks } from '../src/domain/record-statistics.js';
-import { aggregateTrackRecord, trackRecordReport, type TrackRecordBucket } from '../src/domain/track-record.js';
+import { aggregateTrackRecord, NO_AVAILABILITY, trackRecordReport, type TrackRecordBucket } from '../src/domain/track-record.js';
 
 const settled: { result: PickResult; odds: number; date: string }[] = [
   { result: 'won', odds: 2.2, date: '2019-01-12' }, // +1.2: the peak
@@ -23,7 +23,7 @@ function outcomeOf(picks: typeof settled): BacktestOutcome {
   const window = { from: new Date('2019-01-12T00:00:00Z'), to: new Date('2019-01-14T23:00:00Z') };
   const statistics = recordStatistics(summarizePicks(picks.map((pick) => ({ result: pick.result, odds: pick.odds, clvPct: null, fairProbability: 0.5 }))));
   const report: BacktestReport = {
-    trackRecord: trackRecordReport(aggregateTrackRecord(buckets, window), statistics, []),
+    trackRecord: trackRecordReport(aggregateTrackRecord(buckets, window), statistics, [], NO_AVAILABILITY),
     window: { from: window.from.toISOString(), to: window.to.toISOString() },
     picks: picks.length,
     held: 0,

@@ -233,6 +233,28 @@ ${record.referenceCoverage.map(
 </tbody></table></div>`;
 }
 
+/**
+ * How long the picks stayed bettable, in plain words: "Half of our picks were still on offer at
+ * value 30 minutes after we sent them".
+ */
+export function availabilitySentence(availability: TrackRecordView['availability']): string {
+  const { trackedPicks, availableAt5MinPct, availableAt30MinPct, medianMinutesAvailable } = availability;
+  if (trackedPicks === 0 || availableAt5MinPct === null || availableAt30MinPct === null || medianMinutesAvailable === null) {
+    return 'No settled pick of this window was checked for availability after we sent it.';
+  }
+  const share = shareInWords(availableAt30MinPct);
+  return (
+    `${share.charAt(0).toUpperCase()}${share.slice(1)} of our picks ${trackedPicks === 1 ? 'was' : 'were'} still on offer at value 30 minutes after we sent ${trackedPicks === 1 ? 'it' : 'them'} ` +
+    `(${formatPercent(availableAt5MinPct)} after 5 minutes); the median pick stayed available ${formatNumber(medianMinutesAvailable, 1)} minutes.`
+  );
+}
+
+/** A share in words where a word says it exactly, else in percent. */
+function shareInWords(pct: number): string {
+  const words: Record<number, string> = { 0: 'none', 25: 'a quarter', 50: 'half', 75: 'three quarters', 100: 'all' };
+  return words[pct] ?? formatPercent(pct);
+}
+
 function clvTable(record: TrackRecordView): SafeHtml {
   return html`<details class="numbers"><summary>The numbers</summary><div class="table-wrap"><table class="data-table compact">
 <thead><tr><th scope="col">CLV</th><th scope="col" class="num">Picks</th></tr></thead>
@@ -358,6 +380,11 @@ ${settled === 0 ? html`<p class="empty-note" id="no-settled">No pick was settled
 <section class="card" aria-labelledby="references-title">
   <div class="card-head"><h2 id="references-title">Priced by</h2></div>
   ${referenceTable(record)}
+</section>
+<section class="card" aria-labelledby="availability-title">
+  <div class="card-head"><h2 id="availability-title">Still on offer</h2><span class="muted small">${formatInteger(record.availability.trackedPicks)} engine picks checked</span></div>
+  <p class="availability-sentence" id="availability-sentence">${availabilitySentence(record.availability)}</p>
+  <p class="small muted">After a pick is sent, the engine reads its bookmaker's price at every odds poll until kickoff: a pick is available while that price still beats the fair price by the minimum edge. How long picks stay available is how long you have to place them.</p>
 </section>
 <section class="card" aria-labelledby="picks-title">
   <div class="card-head"><h2 id="picks-title">Latest revealed picks</h2><span class="muted small">Kicked off in ${windowName(filters.daysBack)}, newest first; ${formatInteger(data.picks.length)} shown</span></div>

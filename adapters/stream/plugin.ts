@@ -1,9 +1,9 @@
 /**
- * GET /api/v1/picks/stream (docs/API.md, "Picks stream"): executes the pickPublished subscription
+ * GET /api/v1/picks/stream (docs/API.md, "Picks stream"): executes the pickFeed subscription
  * through the shared schema and writes the documented frames:
  *
  *   id: <sequence>            (addition: resume with Last-Event-ID)
- *   event: pick.published
+ *   event: pick.published     (or pick.availability: a published pick's availability changed)
  *   data: <Pick JSON of docs/API.md "Pick", one line>
  *   <blank line>
  *
@@ -25,7 +25,7 @@ import { rateLimitHeaders } from '../../src/server/rate-limit-headers.js';
 import { sendError, sendGraphQLError } from '../../src/server/http-errors.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openApiRouteSchema } from '../common/openapi.js';
-import { ApiKeyAccessChangedDocument, PickPublishedDocument, type PickPublishedSubscription } from '../common/generated/graphql.js';
+import { ApiKeyAccessChangedDocument, PickFeedDocument, type PickFeedSubscription } from '../common/generated/graphql.js';
 import { openInternalOperation, openOperation, prepareOperation } from '../common/operations.js';
 import { v1Pick } from '../common/v1-json.js';
 import { boundedWriter } from './bounded-writer.js';
@@ -33,6 +33,8 @@ import { StreamBroadcast, type StreamFrame } from './broadcast.js';
 import { followSubscription, type Follower } from './follow.js';
 
 export const STREAM_PATH = '/api/v1/picks/stream';
+/** The SSE event name of each outbox event type the stream carries (docs/API.md, "Picks stream"). */
+export const STREAM_EVENT_NAMES: Readonly<Record<string, string>> = { 'pick.published': 'pick.published', 'pick.availability_changed': 'pick.availability' };
 export const MAX_BUFFERED_BYTES = 256 * 1024;
 const LAST_EVENT_ID = /^\d{1,15}$/;
 /** Said before a stream token's stream ends at its expiry (a comment: EventSource ignores it, a reader sees why). */
@@ -61,7 +63,7 @@ declare module 'fastify' {
 }
 
 export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: GraphQLSchema, options: StreamOptions): StreamAdapter {
-  const operation = prepareOperation(schema, PickPublishedDocument);
+  const operation = prepareOperation(schema, PickFeedDocument);
   const accessOperation = prepareOperation(schema, ApiKeyAccessChangedDocument);
   // A key's streams count against its slots (src/services/stream-slots.ts), shared with its
   // GraphQL subscriptions, from admission on; they end when the key is revoked or changes tier.
@@ -70,14 +72,14 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   const frames = new LRUCache<string, StreamFrame>({ max: 256 });
   const closers = new Set<() => void>();
 
-  function renderFrame(result: ExecutionResult<PickPublishedSubscription>): StreamFrame | null {
-    const event = result.data?.pickPublished;
+  function renderFrame(result: ExecutionResult<PickFeedSubscription>): StreamFrame | null {
+    const event = result.data?.pickFeed;
     if (!event) return null;
     let frame = frames.get(event.sequence);
     if (frame === undefined) {
       frame = {
         seq: Number(event.sequence),
-        text: `id: ${event.sequence}\nevent: pick.published\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`,
+        text: `id: ${event.sequence}\nevent: ${STREAM_EVENT_NAMES[event.type] ?? event.type}\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`,
       };
       frames.set(event.sequence, frame);
     }
@@ -121,10 +123,10 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     url: STREAM_PATH,
     schema: openApiRouteSchema({
       operationId: 'streamPicks',
-      summary: 'Server-Sent Events stream of new published picks (Enterprise)',
+      summary: 'Server-Sent Events stream of new published picks and their availability (Enterprise)',
       description:
         'Send `Accept: text/event-stream`. Admission errors (401, 429, 403, 400) are JSON, before any stream byte. One request is counted at connect. ' +
-        'Every pick that becomes visible arrives as an event frame; reconnect with `Last-Event-ID` to replay what was missed (the last 24 h or 1,000 events, whichever reaches further back), then continue live, without duplicates or gaps. ' +
+        'Every pick that becomes visible arrives as a `pick.published` frame, and every change of a published pick\'s availability status as a `pick.availability` frame (the same Pick, its `availability` changed; at most one per pick per odds poll); reconnect with `Last-Event-ID` to replay what was missed (the last 24 h or 1,000 events, whichever reaches further back), then continue live, without duplicates or gaps. ' +
         `At most ${MAX_STREAMS_PER_KEY} concurrent streams per API key (every way of subscribing together); a key's streams end when it is revoked or changes tier. ` +
         'A stream opened with a stream token ends at the token\'s expiry (after a `: stream token expired` comment) and carries `Access-Control-Allow-Origin` for the token\'s origins; its streams have their own allowance per key.',
       url: STREAM_PATH,
@@ -151,7 +153,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       responseSchema: {
         type: 'string',
         description:
-          'UTF-8 text/event-stream. Opens with `: stream open` and `retry: <ms>`. Each event: `id: <sequence>`, `event: pick.published`, `data: <Pick JSON on one line>` (the Pick schema), a blank line. ' +
+          'UTF-8 text/event-stream. Opens with `: stream open` and `retry: <ms>`. Each event: `id: <sequence>`, `event: pick.published` or `event: pick.availability`, `data: <Pick JSON on one line>` (the Pick schema), a blank line. ' +
           'A `: heartbeat` comment every 30 s (STREAM_HEARTBEAT_SECONDS) keeps the connection open.',
       },
       successDescription: 'The event stream; it stays open until the client closes it.',
@@ -188,7 +190,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       if (slot) slots.cover(runner.context, slot);
       const release = () => slot?.release();
       // The connection's own subscription: auth, tier and replay exactly as on /graphql.
-      let outcome: AsyncIterableIterator<ExecutionResult<PickPublishedSubscription>> | ExecutionResult<PickPublishedSubscription>;
+      let outcome: AsyncIterableIterator<ExecutionResult<PickFeedSubscription>> | ExecutionResult<PickFeedSubscription>;
       try {
         outcome = await runner.subscribe(operation, { afterSequence: lastEventId ?? null });
       } catch (error) {

@@ -30,7 +30,7 @@ import { asStored } from './pick-shape.js';
 import { recordStatistics, summarizePicks, type RecordPick } from './record-statistics.js';
 import { finalScoreFor, judgeFinal, pickResult, FINAL_REFUSAL_TEXT, type FinalScore, type SettlementOptions } from './settlement.js';
 import type { SportSlug } from './sports.js';
-import { aggregateTrackRecord, clvPct, referenceCoverageOfPicks, trackRecordReport, type TrackRecordBucket, type TrackRecordReport } from './track-record.js';
+import { aggregateTrackRecord, clvPct, NO_AVAILABILITY, referenceCoverageOfPicks, trackRecordReport, type TrackRecordBucket, type TrackRecordReport } from './track-record.js';
 import { detectValue, referenceObservations, type DetectionOptions, type ValueCandidate } from './value-detection.js';
 import { utcDateString } from './time.js';
 
@@ -347,7 +347,7 @@ export function backtestReport(run: BacktestRun): BacktestReport {
   const window = first && last ? { from: first, to: last } : { from: new Date(0), to: new Date(0) };
   const record = aggregateTrackRecord(bucketsOfPicks(settled), window);
   return {
-    trackRecord: trackRecordReport(first ? record : { ...record, series: [] }, recordStatistics(summarizePicks(settled.map(recordPickOf))), referenceCoverageOfPicks(settled)),
+    trackRecord: trackRecordReport(first ? record : { ...record, series: [] }, recordStatistics(summarizePicks(settled.map(recordPickOf))), referenceCoverageOfPicks(settled), NO_AVAILABILITY),
     window: first && last ? { from: first.toISOString(), to: last.toISOString() } : null,
     picks: run.picks.length,
     held: run.picks.filter((pick) => pick.status === 'admin_review').length,

@@ -18,8 +18,15 @@ export const GENESIS_HASH = '0'.repeat(64);
 /** The fields of the REST pick the ledger leaves out of a commitment: they point at the ledger itself. */
 export const LEDGER_WITNESS_FIELDS = ['ledger_seq', 'ledger_hash'] as const;
 
-/** The pick as committed: the REST pick without the ledger's own fields. */
-export type CommittedPick = Omit<V1PickJson, (typeof LEDGER_WITNESS_FIELDS)[number]>;
+/**
+ * The fields of the REST pick that watch the market after publication (docs/API.md,
+ * "Availability"): they change at every odds poll without a ledger entry, so no commitment
+ * covers them, and commitments made before they existed still verify.
+ */
+export const MARKET_WATCH_FIELDS = ['availability', 'best_odds_since_published'] as const;
+
+/** The pick as committed: the REST pick without the ledger's own fields and the market watch. */
+export type CommittedPick = Omit<V1PickJson, (typeof LEDGER_WITNESS_FIELDS)[number] | (typeof MARKET_WATCH_FIELDS)[number]>;
 
 /** What an entry shows in clear, and what its hash covers: exactly these seven fields. */
 export interface LedgerEntryClear {
@@ -49,9 +56,9 @@ export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** The REST pick JSON without the ledger's fields. */
+/** The REST pick JSON without the ledger's fields and the market watch. */
 export function committedPick(pick: V1PickJson): CommittedPick {
-  const { ledger_seq: _seq, ledger_hash: _hash, ...committed } = pick;
+  const { ledger_seq: _seq, ledger_hash: _hash, availability: _availability, best_odds_since_published: _best, ...committed } = pick;
   return committed;
 }
 

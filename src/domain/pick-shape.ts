@@ -7,14 +7,15 @@
  * OpenAPI schemas and examples, and the adapters' GraphQL selections.
  *
  * A new field is one entry in PICK_FIELDS and one line in each layout that shows it (plus a
- * migration when it is stored). A nullable field may be left out wherever a pick is created.
+ * migration when it is stored). A nullable field, or one with a default, may be left out
+ * wherever a pick is created.
  */
 import Type, { type Static, type TSchema } from 'typebox';
 import { MARKETS } from './market.js';
 import { roundTo } from './numbers.js';
 import { orNullJsonSchema } from './resource-shape.js';
 import { EDGE_TIERS } from './odds.js';
-import { PICK_RESULTS, PICK_STATUSES, PICK_WARNINGS, VISIBLE_STATUSES } from './pick.js';
+import { AVAILABILITY_STATUSES, PICK_RESULTS, PICK_STATUSES, PICK_WARNINGS, VISIBLE_STATUSES } from './pick.js';
 import { SPORT_SLUGS } from './sports.js';
 
 /** How a field is stored: the column type (the column name is the field name in snake_case). */
@@ -39,6 +40,8 @@ export interface FieldFacts<S extends TSchema = TSchema> {
   values?: readonly string[];
   /** The value of the documented example pick (OpenAPI), as JSON. */
   example: unknown;
+  /** The value a pick created without this field starts with (a field with one is never null). */
+  default?: unknown;
 }
 
 const field = <S extends TSchema, const St extends Storage>(schema: S, storage: St, example: Static<S>) => ({
@@ -74,6 +77,11 @@ function orNull<Facts extends { schema: TSchema }>(
   example: Static<Facts['schema']> | null = null,
 ): Omit<Facts, 'nullable' | 'example'> & { nullable: true; example: Static<Facts['schema']> | null } {
   return { ...facts, nullable: true, example };
+}
+
+/** The same field, never null, set to `value` when a pick is created without it. */
+function defaulted<Facts extends { schema: TSchema }, const D extends Static<Facts['schema']>>(facts: Facts, value: D): Facts & { default: D } {
+  return { ...facts, default: value };
 }
 
 export const PICK_FIELDS = {
@@ -124,6 +132,30 @@ export const PICK_FIELDS = {
     'What to know before trusting the price (docs/API.md, "Warnings"); empty when none: single_sharp_reference, wide_reference_market, stale_close.',
     ['single_sharp_reference'],
   ),
+  // Availability (docs/API.md, "Availability"): what the engine saw of the pick's own offer at its last odds poll before kickoff.
+  availabilityStatus: defaulted(
+    oneOf(
+      AVAILABILITY_STATUSES,
+      'PickAvailabilityStatus',
+      "available: the pick's bookmaker still quotes its selection (at its line) with at least the engine's minimum post-tax edge against the current fair price; moved: quoted without it; gone: no longer quoted; unknown: not checked yet, or a pick published by hand. Kept as it was at the last check before kickoff.",
+      'available',
+    ),
+    'unknown',
+  ),
+  availabilityOddsNow: orNull(decimal(10, 4, "The bookmaker's price at the last check; null before it, and while gone.", 2.16), 2.16),
+  availabilityEdgePctNow: orNull(
+    decimal(12, 4, 'Post-tax edge in percent of that price against the fair price of the same check, 4 decimals; null when odds_now is.', 5.8),
+    5.8,
+  ),
+  availabilityCheckedAt: orNull(
+    timestamp("The last odds poll that read the offer and the fair price; it does not move while the references' fair price is unknown. null before the first check.", '2026-12-01T14:31:00.000Z'),
+    '2026-12-01T14:31:00.000Z',
+  ),
+  availabilitySince: orNull(timestamp('When the current status began; null while unknown.', '2026-11-22T12:00:00.000Z'), '2026-11-22T12:00:00.000Z'),
+  bestOddsSincePublished: orNull(
+    decimal(10, 4, "The highest price the pick's bookmaker quoted for its selection and line from publication to kickoff (odds included); null for picks published by hand.", 2.2),
+    2.2,
+  ),
 } as const satisfies Record<string, FieldFacts>;
 
 export type PickField = keyof typeof PICK_FIELDS;
@@ -138,14 +170,20 @@ export type PickRecord = {
 /** A pick as JSON (timestamps as ISO strings): what events carry across processes. */
 export type PickSnapshot = { -readonly [F in PickField]: Static<Facts<F>['schema']> | NullIf<F> };
 
-/** The fields that may be left out when a pick is made (they start as null). */
-export type NullableField = { [F in PickField]: Facts<F>['nullable'] extends true ? F : never }[PickField];
+/** The fields that may be left out when a pick is made (they start as null, or as their default). */
+export type NullableField = { [F in PickField]: Facts<F>['nullable'] extends true ? F : Facts<F> extends { default: unknown } ? F : never }[PickField];
 
-/** A pick's values where a nullable field may also be missing (a new pick, an entity). */
+/** A pick's values where a nullable or defaulted field may also be missing (a new pick, an entity). */
 export type PickValues = Omit<PickRecord, NullableField> & { [F in NullableField]?: PickRecord[F] | undefined };
 
 export const PICK_FIELD_NAMES = Object.keys(PICK_FIELDS) as PickField[];
-const NULLABLE_FIELDS = PICK_FIELD_NAMES.filter((name) => PICK_FIELDS[name].nullable);
+/** What a field left out starts as: its default, else null. */
+const STARTING_VALUES = new Map<PickField, unknown>(
+  PICK_FIELD_NAMES.flatMap((name) => {
+    const facts: FieldFacts = PICK_FIELDS[name];
+    return facts.nullable || 'default' in facts ? [[name, facts.default ?? null] as const] : [];
+  }),
+);
 const DATETIME_FIELDS = PICK_FIELD_NAMES.filter((name) => PICK_FIELDS[name].storage.kind === 'datetime');
 
 export function factsOf(name: PickField): FieldFacts {
@@ -161,17 +199,17 @@ export function asStored(name: PickField, value: number): number {
   return storage.kind === 'decimal' ? roundTo(value, storage.scale) : value;
 }
 
-/** A record or snapshot with the nullable fields it was not given set to null. */
-export function withNulls<T extends object>(values: T): T & { [F in NullableField]: T extends Record<F, infer V> ? V : null } {
+/** A record or snapshot with the fields it was not given set to null, or to their default. */
+export function withNulls<T extends object>(values: T): T & { [F in NullableField]: T extends Record<F, infer V> ? V : Facts<F> extends { default: infer D } ? D : null } {
   const complete: Record<string, unknown> = { ...(values as Record<string, unknown>) };
-  for (const name of NULLABLE_FIELDS) complete[name] ??= null;
+  for (const [name, value] of STARTING_VALUES) complete[name] ??= value;
   return complete as never;
 }
 
 export function toPickSnapshot(pick: PickValues): PickSnapshot {
   const snapshot: Record<string, unknown> = {};
   for (const name of PICK_FIELD_NAMES) {
-    const value = (pick as Partial<PickRecord>)[name] ?? null;
+    const value = (pick as Partial<PickRecord>)[name] ?? STARTING_VALUES.get(name) ?? null;
     snapshot[name] = value instanceof Date ? value.toISOString() : value;
   }
   return snapshot as PickSnapshot;
@@ -227,6 +265,14 @@ export const GRAPHQL_PICK = {
   finalScore: { home: 'finalHomeScore', away: 'finalAwayScore' },
   ledgerSeq: 'ledgerSeq',
   ledgerHash: 'ledgerHash',
+  availability: {
+    status: 'availabilityStatus',
+    oddsNow: 'availabilityOddsNow',
+    edgePctNow: 'availabilityEdgePctNow',
+    checkedAt: 'availabilityCheckedAt',
+    since: 'availabilitySince',
+  },
+  bestOddsSincePublished: 'bestOddsSincePublished',
 } as const satisfies Layout;
 
 /** The documented Pick (docs/API.md, "Pick"): REST pages, the SSE stream and webhook bodies. */
@@ -263,6 +309,15 @@ export const V1_PICK = {
   kelly_fraction: 'kellyFraction',
   // Only published and settled picks are shown, and both were published.
   published_at: ['publishedAt', { nullable: false }],
+  // Whether the offer can still be bet (docs/API.md, "Availability"); not committed by the ledger.
+  availability: {
+    status: 'availabilityStatus',
+    odds_now: 'availabilityOddsNow',
+    edge_pct_now: 'availabilityEdgePctNow',
+    checked_at: 'availabilityCheckedAt',
+    since: 'availabilitySince',
+  },
+  best_odds_since_published: 'bestOddsSincePublished',
 } as const satisfies Layout;
 
 /** The public pick (docs/API.md, "Public pick"), anonymous: no status, no result, no description. */

@@ -23,6 +23,15 @@ export type PickResult = (typeof PICK_RESULTS)[number];
 export const PICK_WARNINGS = ['single_sharp_reference', 'wide_reference_market', 'stale_close'] as const;
 export type PickWarning = (typeof PICK_WARNINGS)[number];
 
+/**
+ * Whether a published engine pick's own offer (its book, market, selection and line) can still be
+ * bet at value (docs/API.md, "Availability"): `unknown` before the engine's first check and for
+ * picks published by hand; `available` quoted with at least PICK_MIN_EDGE post-tax edge against
+ * the current fair price; `moved` quoted without it; `gone` no longer quoted.
+ */
+export const AVAILABILITY_STATUSES = ['unknown', 'available', 'moved', 'gone'] as const;
+export type AvailabilityStatus = (typeof AVAILABILITY_STATUSES)[number];
+
 /** admin_review and discarded picks are invisible everywhere; only these reach clients. */
 export const VISIBLE_STATUSES: readonly PickStatus[] = ['published', 'settled'];
 

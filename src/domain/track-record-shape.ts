@@ -86,6 +86,30 @@ const REFERENCE_COVERAGE_ROW = resourceObject(
   { description: 'A sharp reference and the settled engine picks whose fair price it helped make.' },
 );
 
+const AVAILABILITY = resourceObject(
+  'TrackRecordAvailability',
+  {
+    trackedPicks: Type.Integer({
+      minimum: 0,
+      description: 'Settled engine picks of the window whose availability the engine checked before kickoff: the picks the three figures are made of.',
+    }),
+    availableAt5MinPct: nullable(
+      Type.Number({
+        json: 'available_at_5_min_pct',
+        description: 'Percent of them still available 5 minutes after publication (at kickoff if that came sooner), 2 decimals; null when tracked_picks is 0.',
+      }),
+    ),
+    availableAt30MinPct: nullable(Type.Number({ json: 'available_at_30_min_pct', description: 'The same 30 minutes after publication.' })),
+    medianMinutesAvailable: nullable(
+      Type.Number({
+        description:
+          'Median of the minutes each stayed available from publication: until its status first left available, or until kickoff (censored there); 2 decimals; null when tracked_picks is 0.',
+      }),
+    ),
+  },
+  { description: 'How long the picks stayed bettable at value after we sent them (docs/API.md, "Availability").' },
+);
+
 export const TRACK_RECORD = resource(
   'TrackRecord',
   {
@@ -119,6 +143,7 @@ export const TRACK_RECORD = resource(
       description:
         'Per sharp reference, the settled engine picks whose fair price it helped make, most first; a consensus pick counts for each of its references. Empty without engine picks.',
     }),
+    availability: AVAILABILITY,
   },
   {
     description:
@@ -166,6 +191,7 @@ export const TRACK_RECORD = resource(
         { bookmaker: 'pinnacle', picks: 41, sharePct: 100 },
         { bookmaker: 'betfair_ex_eu', picks: 25, sharePct: 60.98 },
       ],
+      availability: { trackedPicks: 41, availableAt5MinPct: 85.37, availableAt30MinPct: 51.22, medianMinutesAvailable: 34.5 },
     },
   },
 );

@@ -216,7 +216,27 @@ export function referenceCoverageOfPicks(picks: readonly { references: readonly 
   return referenceCoverage([...counts].map(([bookmaker, n]) => ({ bookmaker, picks: n })), picks.length);
 }
 
-export function trackRecordReport(record: TrackRecord, statistics: RecordStatistics, coverage: ReferenceCoverageRow[]): TrackRecordReport {
+/** The record's availability figures (docs/API.md, "Availability"). */
+export type AvailabilityFigures = TrackRecordReport['availability'];
+
+/**
+ * The figures from the counts over the tracked picks: how many were available at 5 and 30
+ * minutes, and the median minutes available (null without tracked picks).
+ */
+export function availabilityFigures(counts: { tracked: number; availableAt5Min: number; availableAt30Min: number; medianMinutes: number | null }): AvailabilityFigures {
+  const percent = (n: number) => (counts.tracked === 0 ? null : roundTo((100 * n) / counts.tracked, 2));
+  return {
+    trackedPicks: counts.tracked,
+    availableAt5MinPct: percent(counts.availableAt5Min),
+    availableAt30MinPct: percent(counts.availableAt30Min),
+    medianMinutesAvailable: counts.tracked === 0 || counts.medianMinutes === null ? null : roundTo(counts.medianMinutes, 2),
+  };
+}
+
+/** The figures of a record without tracked picks (manual picks only, a backtest). */
+export const NO_AVAILABILITY: AvailabilityFigures = availabilityFigures({ tracked: 0, availableAt5Min: 0, availableAt30Min: 0, medianMinutes: null });
+
+export function trackRecordReport(record: TrackRecord, statistics: RecordStatistics, coverage: ReferenceCoverageRow[], availability: AvailabilityFigures): TrackRecordReport {
   const { calibration, clvDistribution, ...overall } = statistics;
-  return { ...record, overall: { ...record.overall, ...overall }, calibration, clvDistribution, referenceCoverage: coverage };
+  return { ...record, overall: { ...record.overall, ...overall }, calibration, clvDistribution, referenceCoverage: coverage, availability };
 }

@@ -22,6 +22,7 @@ import {
   type ReferenceQuote,
   type ReferenceRecord,
 } from './reference-consensus.js';
+import { marketLineOf } from './engine-rules.js';
 import { describeSelection, type PickWarning } from './pick.js';
 import { DRAW_SELECTION, type Market } from './market.js';
 import { sportSlugOfKey, type OddsBookmaker, type OddsEvent, type OddsMarket, type OddsOutcome } from './odds-feed.js';
@@ -747,3 +748,41 @@ export function referenceObservations(
     }),
   );
 }
+
+/** What one odds poll shows of a published pick's own offer (src/domain/availability.ts reads it). */
+export type OfferSighting =
+  /** The book quotes the selection at the pick's line: its price, and the post-tax edge against the references' current fair price. */
+  | { kind: 'quoted'; price: number; edgePostTax: number }
+  /** Quoted, but there is no fair price to judge it by (no fresh reference quotes that market, the devig refuses it, the book's market fails saneSoftMarket). */
+  | { kind: 'unpriced'; price: number }
+  /** The book no longer quotes that selection at that line (or at all). */
+  | { kind: 'gone' };
+
+/** The offer a pick was published on: its book, market, selection and own line (null in h2h). */
+export interface OfferKey {
+  bookmaker: string;
+  market: Market;
+  selection: string;
+  line: number | null;
+}
+
+/**
+ * The pick's offer in this poll of its event. Read by name at the pick's own point: a book that
+ * lists the outcomes in another order, or quotes the market at another line only, is read right.
+ * The tax is the book's at the price now (an exchange's commission depends on the price).
+ */
+export function sightOffer(event: OddsEvent, offer: OfferKey, options: Partial<DetectionOptions>, now: Date): OfferSighting {
+  const opts: DetectionOptions = { ...DEFAULT_DETECTION_OPTIONS, ...options };
+  const slot: MarketSlot = { key: offer.market, line: marketLineOf(offer.market, offer.selection, offer.line, event.homeTeam) };
+  const bookmaker = event.bookmakers.find((candidate) => candidate.key === offer.bookmaker);
+  const market = bookmaker === undefined ? undefined : marketAt(bookmaker, slot);
+  const quoted = market?.outcomes.find((outcome) => outcome.name === offer.selection && (outcome.point ?? null) === offer.line);
+  if (market === undefined || quoted === undefined) return { kind: 'gone' };
+  const priced = priceSlot(slot, referencesIn(event, opts.references), opts, now);
+  if ('reason' in priced || saneSoftMarket(market, priced.primary) !== null) return { kind: 'unpriced', price: quoted.price };
+  const index = priced.consensus.names.indexOf(offer.selection);
+  if (index < 0) return { kind: 'unpriced', price: quoted.price };
+  const fairOdds = 1 / priced.consensus.probabilities[index]!;
+  return { kind: 'quoted', price: quoted.price, edgePostTax: postTaxEdgeFraction(quoted.price, fairOdds, offerTaxRate(offer.bookmaker, quoted.price, opts)) };
+}
+

@@ -24,7 +24,7 @@ const EVENT_TYPE = oneOf(WEBHOOK_EVENT_TYPES, 'WebhookEventType');
 const SUBSCRIPTION = {
   id: Type.String({ format: 'uuid', graphqlType: 'ID', json: 'subscription_id' }),
   url: Type.String({ description: 'As normalised by the URL parser (lower-case host, default port dropped).' }),
-  events: Type.Array(EVENT_TYPE, { description: 'In a fixed order: pick.published, pick.settled.' }),
+  events: Type.Array(EVENT_TYPE, { description: 'In a fixed order: pick.published, pick.settled, pick.availability_changed.' }),
   status: oneOf(WEBHOOK_SUBSCRIPTION_STATUSES, 'WebhookSubscriptionStatus', {
     description: 'exhausted after the last retry of a delivery failed; PATCH status "active" to resume.',
   }),

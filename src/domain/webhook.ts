@@ -7,7 +7,11 @@ import { priceEdges } from './odds.js';
 import { v1PickJson, withNulls, type PickSnapshot } from './pick-shape.js';
 import { signWebhookBody, standardWebhookSignature } from './signature.js';
 
-export const WEBHOOK_EVENT_TYPES = ['pick.published', 'pick.settled'] as const;
+/**
+ * pick.availability_changed is sent only to subscriptions that name it (docs/API.md,
+ * "Availability"): subscriptions made before it existed receive nothing new.
+ */
+export const WEBHOOK_EVENT_TYPES = ['pick.published', 'pick.settled', 'pick.availability_changed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const MAX_SUBSCRIPTIONS_PER_KEY = 5;

@@ -7,6 +7,7 @@ import { tierAtLeast, type Tier } from '../domain/api-key.js';
 import { AdminRequiredError, InvalidApiKeyError, SessionRequiredError, TierUpgradeRequiredError } from '../domain/errors.js';
 import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { Principal } from './context.js';
+import { STREAM_FRAME_SUBSCRIPTIONS } from './stream-frame.js';
 
 /**
  * Throws the precise error for a principal below the minimum tier (admin passes). A stream
@@ -34,9 +35,9 @@ export function assertStreamTokenOperation(principal: Principal, document: Docum
   if (principal.kind !== 'streamToken') return;
   const operation = getOperationAST(document, operationName ?? undefined);
   const fields = operation?.selectionSet.selections ?? [];
-  const onlyPickPublished = fields.length > 0 && fields.every((field) => field.kind === Kind.FIELD && field.name.value === 'pickPublished');
-  if (operation?.operation !== 'subscription' || !onlyPickPublished) {
-    throw new InvalidApiKeyError('A stream token reads the pickPublished subscription only; send the API key for anything else.');
+  const onlyFrame = fields.length > 0 && fields.every((field) => field.kind === Kind.FIELD && STREAM_FRAME_SUBSCRIPTIONS.includes(field.name.value));
+  if (operation?.operation !== 'subscription' || !onlyFrame) {
+    throw new InvalidApiKeyError(`A stream token reads the ${STREAM_FRAME_SUBSCRIPTIONS.join(', ')} subscriptions only; send the API key for anything else.`);
   }
 }
 

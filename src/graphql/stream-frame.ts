@@ -21,21 +21,35 @@ import {
 import { AppError, ErrorCode } from '../domain/errors.js';
 import { graphqlSelectionOf, V1_PICK, type GraphqlSelection } from '../domain/pick-shape.js';
 
-/** The REST stream's frame as a subscription selection: `pickPublished { sequence pick { ...V1Pick } }`. */
-export const STREAM_FRAME: GraphqlSelection = { pickPublished: { sequence: true, pick: graphqlSelectionOf(V1_PICK) } };
+/** One event of the frame: its sequence (`id:`), its type (`event:`) and the documented Pick (`data:`). */
+const EVENT_FRAME: GraphqlSelection = { sequence: true, type: true, pick: graphqlSelectionOf(V1_PICK) };
+
+/**
+ * The REST stream's frame as subscription selections: `pickFeed { sequence type pick { ...V1Pick } }`
+ * (what the stream itself runs), and the same frame of the two subscriptions it joins.
+ */
+export const STREAM_FRAME: GraphqlSelection = { pickFeed: EVENT_FRAME, pickPublished: EVENT_FRAME, pickAvailabilityChanged: EVENT_FRAME };
+
+/** The subscriptions a stream token may run: those of the frame. */
+export const STREAM_FRAME_SUBSCRIPTIONS: readonly string[] = Object.keys(STREAM_FRAME);
 
 type AllowedFields = ReadonlyMap<string, ReadonlySet<string>>;
 
 /**
- * The frame as the fields each schema type may show. Every type of the frame sits at one place in
- * it (the Subscription root, PickEvent, Pick, Bookmaker, FinalScore), so a type's fields are those
- * of its one place, wherever a fragment is spread.
+ * The frame as the fields each schema type may show. Every type of the frame shows the same fields
+ * wherever it sits (the Subscription root, PickEvent, Pick, Bookmaker, FinalScore, PickAvailability),
+ * so a type's fields are those of any of its places, wherever a fragment is spread.
  */
 function allowedFieldsOf(schema: GraphQLSchema): AllowedFields {
   const allowed = new Map<string, Set<string>>();
   const add = (type: GraphQLObjectType, selection: GraphqlSelection): void => {
-    if (allowed.has(type.name)) throw new Error(`the stream frame shows ${type.name} in two places`);
-    allowed.set(type.name, new Set(Object.keys(selection)));
+    const fields = new Set(Object.keys(selection));
+    const known = allowed.get(type.name);
+    if (known !== undefined) {
+      if (known.size !== fields.size || [...fields].some((name) => !known.has(name))) throw new Error(`the stream frame shows ${type.name} with different fields in two places`);
+      return;
+    }
+    allowed.set(type.name, fields);
     for (const [name, child] of Object.entries(selection)) {
       const field = type.getFields()[name];
       if (field === undefined) throw new Error(`the stream frame selects ${type.name}.${name}, which the schema does not have`);
@@ -57,7 +71,7 @@ const allowedBySchema = new WeakMap<GraphQLSchema, AllowedFields>();
  * Refuses (403 field_not_allowed, before anything is subscribed) a document whose operation
  * selects any field the frame does not show, however it is reached: directly, through a named or
  * inline fragment, under an alias. `__typename` is allowed anywhere. The message names the
- * first such field. The operation itself (pickPublished alone) is assertStreamTokenOperation's.
+ * first such field. The operation itself (a subscription of the frame) is assertStreamTokenOperation's.
  */
 export function assertStreamFrameSelection(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): void {
   let allowed = allowedBySchema.get(schema);

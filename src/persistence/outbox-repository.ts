@@ -119,18 +119,18 @@ export async function listEventsAfter(em: Em, afterSeq: number, limit: number): 
  */
 export async function listReplayEvents(
   em: Em,
-  query: { type: EventType; afterSeq: number; since: Date; newest: number },
+  query: { types: readonly EventType[]; afterSeq: number; since: Date; newest: number },
 ): Promise<OutboxEventRecord[]> {
   const rows = await em.execute<OutboxRow[]>(
     `select * from (
        select e.id, e.seq, e.type, e.payload, e.created_at
          from outbox_events e join picks p on p.id = e.pick_id
-        where e.type = ? and e.seq > ? and (e.created_at >= ? or e.seq > (select max(seq) - ? from outbox_events))
+        where e.type in (select jsonb_array_elements_text(?::jsonb)) and e.seq > ? and (e.created_at >= ? or e.seq > (select max(seq) - ? from outbox_events))
           and p.${VISIBLE_SQL}
         order by e.seq desc
         limit ?
      ) recent order by seq`,
-    [query.type, query.afterSeq, query.since, query.newest, query.newest],
+    [JSON.stringify(query.types), query.afterSeq, query.since, query.newest, query.newest],
   );
   return rows.map(outboxRecordFromRow);
 }

@@ -7,6 +7,7 @@
  * pickPageSql): the drivers' per-field work, not the query, was most of their cost.
  */
 import { LockMode } from '@mikro-orm/core';
+import type { AvailabilityChange } from '../domain/availability.js';
 import type { StoredReferenceMarket } from '../domain/closing-line.js';
 import { decodePickCursor } from '../domain/cursor.js';
 import { engineEventKey, engineSelectionKey, type KnownEnginePick } from '../domain/engine-rules.js';
@@ -386,4 +387,50 @@ export async function shownEngineSides(em: Em, eventId: string, generation: numb
     [eventId, generation],
   );
   return rows.map((row) => ({ id: String(row.id), market: String(row.market), selection: String(row.selection), line: row.line == null ? null : numberOf(row.line) }));
+}
+
+/**
+ * The picks an odds poll checks the availability of (docs/API.md, "Availability"), row-locked:
+ * published engine picks before kickoff of the polled events, and, when the poll covered whole
+ * sport keys, of those keys' other events (which left the feed).
+ */
+export async function trackedPicksForUpdate(
+  em: Em,
+  events: readonly { eventId: string; generation: number }[],
+  coveredSportKeys: readonly string[],
+  now: Date,
+): Promise<PickEntity[]> {
+  if (events.length === 0 && coveredSportKeys.length === 0) return [];
+  const rows = await executeBound<Row>(
+    em,
+    `select p.id from picks p
+      where p.status = 'published' and p.event_id is not null and p.kickoff_at > $1::timestamptz
+        and (exists (select 1 from jsonb_to_recordset($2::jsonb) as v (event_id text, generation integer) where v.event_id = p.event_id and v.generation = p.event_generation)
+             or exists (select 1 from odds_events e where e.id = p.event_id and e.sport_key in (select jsonb_array_elements_text($3::jsonb))))`,
+    [now.toISOString(), JSON.stringify(events.map((e) => ({ event_id: e.eventId, generation: e.generation }))), JSON.stringify(coveredSportKeys)],
+  );
+  return findPicksForUpdate(em, rows.map((row) => String(row.id)));
+}
+
+/** Changes of availability status, kept for the record (pick_availability_changes). */
+export async function recordAvailabilityChanges(
+  em: Em,
+  changes: readonly { pickId: string; at: Date; status: string; oddsNow: number | null; edgePctNow: number | null }[],
+): Promise<void> {
+  if (changes.length === 0) return;
+  await em.flush();
+  await executeBound(
+    em,
+    `insert into pick_availability_changes (pick_id, at, status, odds_now, edge_pct_now)
+     select v.pick_id, v.at, v.status, v.odds_now, v.edge_pct_now
+       from jsonb_to_recordset($1::jsonb) as v (pick_id uuid, at timestamptz, status text, odds_now numeric, edge_pct_now numeric)
+     on conflict (pick_id, at) do update set status = excluded.status, odds_now = excluded.odds_now, edge_pct_now = excluded.edge_pct_now`,
+    [JSON.stringify(changes.map((c) => ({ pick_id: c.pickId, at: c.at.toISOString(), status: c.status, odds_now: c.oddsNow, edge_pct_now: c.edgePctNow })))],
+  );
+}
+
+/** A pick's changes of availability status, oldest first. */
+export async function availabilityChangesOf(em: Em, pickId: string): Promise<AvailabilityChange[]> {
+  const rows = await executeBound<Row>(em, 'select status, at from pick_availability_changes where pick_id = $1 order by at', [pickId]);
+  return rows.map((row) => ({ status: String(row.status) as AvailabilityChange['status'], at: dateOf(row.at) }));
 }

@@ -292,3 +292,31 @@ export async function settledReferenceCounts(
     enginePicks: total === undefined ? 0 : Number(total.picks),
   };
 }
+
+/**
+ * The settled picks of the window and scope whose availability was fixed at settlement (engine
+ * picks checked before kickoff): how many, how many were available 5 and 30 minutes after
+ * publication, and the median minutes they stayed available (percentile_cont: the mean of the
+ * two middle values for an even count).
+ */
+export async function settledAvailabilityCounts(
+  em: Em,
+  window: { from: Date; to: Date },
+  scope: TrackRecordScope,
+): Promise<{ tracked: number; availableAt5Min: number; availableAt30Min: number; medianMinutes: number | null }> {
+  const { condition, params } = settledIn(window, scope, {});
+  const [row] = await em.execute<{ tracked: string | number; at5: string | number; at30: string | number; median: string | number | null }[]>(
+    `select count(*) as tracked,
+            count(*) filter (where availability_at_5_min = 'available') as at5,
+            count(*) filter (where availability_at_30_min = 'available') as at30,
+            percentile_cont(0.5) within group (order by available_minutes)::float8 as median
+       from picks where ${condition} and available_minutes is not null`,
+    params,
+  );
+  return {
+    tracked: Number(row?.tracked ?? 0),
+    availableAt5Min: Number(row?.at5 ?? 0),
+    availableAt30Min: Number(row?.at30 ?? 0),
+    medianMinutes: row?.median == null ? null : Number(row.median),
+  };
+}

@@ -78,6 +78,8 @@ export interface ServiceOptions {
   markets?: readonly Market[];
   /** When finals and closing lines are believed (MATCH_MIN_MINUTES, CLOSING_LINE_MAX_AGE_SECONDS); defaults when absent. */
   settlement?: SettlementOptions;
+  /** PICK_CONFIRM_POLLS; 1 when absent. */
+  confirmPolls?: number;
   log?: ServiceLog;
 }
 
@@ -105,6 +107,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
       settlement: options.settlement ?? DEFAULT_SETTLEMENT_OPTIONS,
       markets: options.markets,
       stakeAdvice: options.stakeAdvice,
+      confirmPolls: options.confirmPolls,
       log: options.log,
       onVisibleChange: options.onVisibleChange,
     }),

@@ -30,9 +30,11 @@ import { checkOptionalText, checkText } from '../domain/text.js';
 import { parseIsoTimestamp } from '../domain/time.js';
 import { asStored, type PickRecord } from '../domain/pick-shape.js';
 import { isUuid } from '../domain/uuid.js';
+import { availabilityChange, availabilityFields, pickAvailabilityRecord, type Availability } from '../domain/availability.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
 import type { Em, Orm } from '../persistence/orm.js';
 import {
+  availabilityChangesOf,
   findPick,
   findPickForUpdate,
   findProvenance,
@@ -43,6 +45,7 @@ import {
   pickRecordFromEntity,
   readPicks,
   readReviewQueue,
+  recordAvailabilityChanges,
   reviewQueueSql,
   shownEngineSides,
   todayPicksSql,
@@ -101,12 +104,16 @@ export interface EnginePickExtras {
   analysis: string;
   /** What detection found worth a warning (single_sharp_reference, wide_reference_market). */
   warnings: PickWarning[];
+  /** The offer as the detecting poll saw it: the pick's first availability check, if it is published. */
+  availability?: Availability;
 }
 
 /** A new pick that passed every rule: the row, and an engine pick's analysis. */
 interface PreparedPick {
   fields: NewPick;
   analysis: string | null;
+  /** An engine pick's first availability check, applied if the pick is published. */
+  availability: Availability | null;
 }
 
 /** Page sizes arrive valid (the GraphQL arguments' bounds, src/domain/bounds.ts). */
@@ -307,6 +314,7 @@ export class PickService {
         warnings: engine?.warnings ?? [],
       },
       analysis: engine ? normalizeAnalysis(engine.analysis) : null,
+      availability: engine?.availability ?? null,
     };
   }
 
@@ -316,9 +324,13 @@ export class PickService {
    */
   private async write(em: Em, prepared: readonly PreparedPick[]): Promise<PickEntity[]> {
     await this.holdOtherSides(em, prepared);
+    // A held pick is not tracked: only a published engine pick starts with its first check.
+    const checked = prepared.filter(({ fields, availability }) => fields.status === 'published' && availability !== null);
+    for (const { fields, availability } of checked) Object.assign(fields, availabilityFields(availability!));
     const created = prepared.map(({ fields }) => insertPick(em, fields));
     // The picks exist before their analyses, and both before their events leave the outbox.
     await em.flush();
+    await recordAvailabilityChanges(em, checked.map(({ fields, availability }) => availabilityChange(fields.id, availability!)));
     prepared.forEach(({ fields, analysis }, i) => {
       if (analysis !== null) createMatchAnalysis(em, created[i]!.id, analysis, fields.createdAt);
     });
@@ -420,7 +432,9 @@ export class PickService {
         status: 'published',
         publishedAt: now,
         updatedAt: now,
+        ...(prepared.availability === null ? {} : availabilityFields({ ...prepared.availability, checkedAt: now, since: now })),
       });
+      if (prepared.availability !== null) await recordAvailabilityChanges(em, [availabilityChange(pick.id, { ...prepared.availability, since: now })]);
       if (prepared.analysis !== null) await upsertMatchAnalysis(em, pick.id, prepared.analysis, now);
       await recordLedgerEntries(em, 'pick.published', [pick], now);
       await appendPickEvent(em, 'pick.published', pick, now);
@@ -502,6 +516,13 @@ export class PickService {
       if (input.finalScore) {
         pick.finalHomeScore = input.finalScore.home;
         pick.finalAwayScore = input.finalScore.away;
+      }
+      // What the record counts of its availability, final now: checks stop at kickoff.
+      if (pick.eventId != null && pick.publishedAt != null) {
+        const record = pickAvailabilityRecord(await availabilityChangesOf(em, pick.id), pick.publishedAt, pick.kickoffAt);
+        pick.availabilityAt5Min = record?.at5Min ?? null;
+        pick.availabilityAt30Min = record?.at30Min ?? null;
+        pick.availableMinutes = record?.minutesAvailable ?? null;
       }
       await recordLedgerEntries(em, 'pick.settled', [pick], now);
       await appendPickEvent(em, 'pick.settled', pick, now);

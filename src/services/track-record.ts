@@ -5,6 +5,7 @@ import { isSportSlug, SPORT_SLUGS } from '../domain/sports.js';
 import { mergeAll, recordStatistics, summarizePicks, type RecordSummary } from '../domain/record-statistics.js';
 import {
   aggregateTrackRecord,
+  availabilityFigures,
   referenceCoverage,
   trackRecordReport,
   trackRecordWindow,
@@ -19,6 +20,7 @@ import {
   refreshDaySummaries,
   settledBuckets,
   settledRecordPicks,
+  settledAvailabilityCounts,
   settledReferenceCounts,
   type TrackRecordScope,
 } from '../persistence/track-record-repository.js';
@@ -67,7 +69,12 @@ export class TrackRecordService {
       ];
     }
     const references = await settledReferenceCounts(em, window, scope);
-    return trackRecordReport(aggregateTrackRecord(buckets, window), recordStatistics(mergeAll(summaries)), referenceCoverage(references.counts, references.enginePicks));
+    return trackRecordReport(
+      aggregateTrackRecord(buckets, window),
+      recordStatistics(mergeAll(summaries)),
+      referenceCoverage(references.counts, references.enginePicks),
+      availabilityFigures(await settledAvailabilityCounts(em, window, scope)),
+    );
   }
 
   /** Days settled before the record summaries existed get theirs, one transaction a day; returns how many. */

@@ -6,7 +6,7 @@
  */
 import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type GraphQLObjectType, type SelectionSetNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { PickPublishedDocument } from '../../adapters/common/generated/graphql.js';
+import { PickFeedDocument } from '../../adapters/common/generated/graphql.js';
 import { AppError } from '../../src/domain/errors.js';
 import type { GraphqlSelection } from '../../src/domain/pick-shape.js';
 import { getSchema } from '../../src/graphql/schema.js';
@@ -44,8 +44,12 @@ function refusal(query: string): AppError | null {
 
 describe('the stream frame a token may select', () => {
   it("is exactly what the REST stream's document selects, and that document passes", () => {
-    expect(selectionOf(PickPublishedDocument)).toEqual(STREAM_FRAME);
-    expect(() => assertStreamFrameSelection(getSchema(), PickPublishedDocument, 'PickPublished')).not.toThrow();
+    expect(selectionOf(PickFeedDocument)).toEqual({ pickFeed: STREAM_FRAME.pickFeed });
+    expect(() => assertStreamFrameSelection(getSchema(), PickFeedDocument, 'PickFeed')).not.toThrow();
+    // The two subscriptions the stream joins show the same frame.
+    expect(STREAM_FRAME.pickPublished).toEqual(STREAM_FRAME.pickFeed);
+    expect(STREAM_FRAME.pickAvailabilityChanged).toEqual(STREAM_FRAME.pickFeed);
+    expect(((STREAM_FRAME.pickFeed as GraphqlSelection).pick as GraphqlSelection).availability).toEqual({ status: true, oddsNow: true, edgePctNow: true, checkedAt: true, since: true });
   });
 
   it('leaves out of a pick what docs/API.md ("Frontends") says: taxRate, edgeTier, analysis and provenance', () => {

@@ -176,7 +176,7 @@ describe('the document', () => {
   });
 
   it('describes the outgoing webhooks: body and signature headers per event type', () => {
-    expect(Object.keys(openapi.webhooks).sort()).toEqual(['pick.published', 'pick.settled']);
+    expect(Object.keys(openapi.webhooks).sort()).toEqual(['pick.availability_changed', 'pick.published', 'pick.settled']);
     for (const [type, item] of Object.entries(openapi.webhooks as Record<string, any>)) {
       const names = item.post.parameters.map((parameter: { name: string }) => parameter.name);
       expect(names).toEqual(expect.arrayContaining(['X-Service-Signature', 'X-Service-Event', 'X-Service-Delivery', 'webhook-id', 'webhook-timestamp', 'webhook-signature']));

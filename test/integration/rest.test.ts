@@ -72,9 +72,12 @@ describe('GET /api/v1/picks', () => {
         ...['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct'],
         ...['market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash'],
         ...['bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at'],
+        ...['availability', 'best_odds_since_published'],
       ].sort(),
     );
     expect(body.data[0]).toMatchObject({ status: 'published', settled_at: null, result: null });
+    // Published by hand: never checked.
+    expect(body.data[0].availability).toEqual({ status: 'unknown', odds_now: null, edge_pct_now: null, checked_at: null, since: null });
     expectMatchesOpenApi('/api/v1/picks', 200, body);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });

@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PickPublishedDocument } from '../../adapters/common/generated/graphql.js';
+import { PickFeedDocument } from '../../adapters/common/generated/graphql.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY, pickInput, PUBLISH, REVOKE_KEY, UPSERT_ANALYSIS } from '../helpers/fixtures.js';
@@ -261,7 +261,7 @@ describe('what a token may select on /graphql/stream: the REST stream frame', ()
   it("accepts exactly the REST stream's own document, and a selection of it with aliases, fragments and __typename; each receives the next pick", async () => {
     const { key: apiKey } = await key();
     const streamToken = await token(apiKey);
-    const frame = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { query: print(PickPublishedDocument), headers: { origin: PAGE } });
+    const frame = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, { query: print(PickFeedDocument), headers: { origin: PAGE } });
     opened.push(frame);
     const picked = await openStream(port, 'graphql-sse', `Bearer ${streamToken}`, {
       query: 'subscription { e: pickPublished { __typename s: sequence pick { __typename ... on Pick { bookmaker { name } } ...Score } } } fragment Score on Pick { id score: finalScore { home away } }',

@@ -84,6 +84,9 @@ function expectedFrame(seq: number, pick: any): string {
     edge_pct_post_tax: Number((pick.edgePctPostTax * 100).toFixed(4)),
     kelly_fraction: pick.kellyFraction,
     published_at: pick.publishedAt,
+    // Published by hand: never checked.
+    availability: { status: 'unknown', odds_now: null, edge_pct_now: null, checked_at: null, since: null },
+    best_odds_since_published: null,
   };
   return `id: ${seq}\nevent: pick.published\ndata: ${JSON.stringify(data)}\n\n`;
 }

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordStatistics, summarizePicks } from '../../src/domain/record-statistics.js';
-import { aggregateTrackRecord, trackRecordReport, trackRecordWindow } from '../../src/domain/track-record.js';
+import { aggregateTrackRecord, NO_AVAILABILITY, trackRecordReport, trackRecordWindow } from '../../src/domain/track-record.js';
 import {
   REBUILD_TRACK_RECORD_DAYS_SQL,
   rebuildDaySummaries,
@@ -77,7 +77,7 @@ describe('track record from day sums', () => {
     const rows = await em.execute<BucketRow[]>(sql, params);
     const picks = await settledRecordPicks(em, window, { sport, market });
     // Manual picks have no provenance, so no reference priced any of them.
-    return trackRecordReport(aggregateTrackRecord(rows.map(toBucket), window), recordStatistics(summarizePicks(picks)), []);
+    return trackRecordReport(aggregateTrackRecord(rows.map(toBucket), window), recordStatistics(summarizePicks(picks)), [], NO_AVAILABILITY);
   }
 
   it('equals the aggregation of every settled pick, for any window length, sport, market and time of day', async () => {

@@ -121,7 +121,7 @@ describe('webhook deliveries', () => {
     expect(body.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(new Date(body.created_at).toISOString()).toBe(body.created_at);
     expect(Object.keys(body.data).sort()).toEqual(
-      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash', 'bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at'].sort(),
+      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash', 'bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at', 'availability', 'best_odds_since_published'].sort(),
     );
 
     // Where to bet and the price to beat (pickInput: Bet365 at 2.2 against fair 2.0, the default 5.3 % tax).

@@ -682,7 +682,7 @@ describe('OpenAPI', () => {
     const component = (schema: { $ref: string }) => openapi.components.schemas[schema.$ref.replace('#/components/schemas/', '')];
     const createBody = component(collection.post.requestBody.content['application/json'].schema);
     expect(createBody.required).toEqual(['url', 'events']);
-    expect(createBody.properties.events.items.enum).toEqual(['pick.published', 'pick.settled']);
+    expect(createBody.properties.events.items.enum).toEqual(['pick.published', 'pick.settled', 'pick.availability_changed']);
     expect(Object.keys(collection.post.responses).sort()).toEqual(['201', '400', '401', '403', '409', '413', '429', '500', '503']);
     expect(collection.post.responses['429'].content['application/json'].schema.properties.error.enum).toEqual(['rate_limit_exceeded', 'monthly_quota_exceeded', 'subscription_limit']);
     expect(component(item.patch.requestBody.content['application/json'].schema).properties.status.enum).toEqual(['active']);

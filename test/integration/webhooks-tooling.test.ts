@@ -146,7 +146,7 @@ describe('POST /api/v1/webhooks/:id/test', () => {
     const body = JSON.parse(request!.body.toString('utf8'));
     expect(body).toMatchObject({ type: 'pick.published', test: true, data: { status: 'published', result: null, settled_at: null } });
     expect(Object.keys(body.data).sort()).toEqual(
-      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash', 'bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at'].sort(),
+      ['id', 'sport', 'league', 'home_team', 'away_team', 'kickoff_at', 'pick', 'odds', 'edge_pct', 'confidence', 'status', 'settled_at', 'result', 'stake_pct', 'market', 'selection', 'line', 'warnings', 'closing_odds', 'final_score', 'ledger_seq', 'ledger_hash', 'bookmaker', 'reference_fair_odds', 'edge_pct_post_tax', 'kelly_fraction', 'published_at', 'availability', 'best_odds_since_published'].sort(),
     );
     // Both signatures, as for a real delivery: X-Service-Signature and Standard Webhooks (the package customers use).
     expect(verifyWebhookSignature(secret, request!.body, header(request!, 'x-service-signature'))).toBe(true);

@@ -37,6 +37,12 @@ beforeAll(async () => {
   t = await createTestApp({ clock });
   keyHeader.authorization = `Bearer ${(await t.runtime.services.apiKeys.create({ tier: 'enterprise', label: 'pick-page' })).key}`;
   await t.runtime.orm.em.fork().execute(FIXTURES);
+  // One pick's availability as the engine keeps it (the others start unknown): numerics with trailing zeros, a timestamp with microseconds.
+  await t.runtime.orm.em.fork().execute(
+    `update picks set availability_status = 'moved', availability_odds_now = 3.3000, availability_edge_pct_now = -2.5800,
+       availability_checked_at = '2026-11-25T08:59:00.000999Z', availability_since = '2026-11-25 10:00:00+02', best_odds_since_published = 3.5000
+     where id = '00000000-0000-4000-8000-000000000002'`,
+  );
 });
 afterAll(async () => {
   await t?.close();
@@ -51,10 +57,12 @@ describe('list pages, byte for byte', () => {
         '{"id":"00000000-0000-4000-8000-000000000002","sport":"tennis","league":"ATP Tour","home_team":"Alcaraz \\"Carlitos\\"","away_team":"Sinner \\\\ Jannik",' +
         '"kickoff_at":"2026-11-25T09:30:00.500Z","pick":"Über-line\\nüñí 🎾","odds":3.456,"edge_pct":11.4839,"confidence":0,"status":"published","settled_at":null,"result":null,"stake_pct":1.18,"market":"h2h","selection":"Draw","line":null,"warnings":["single_sharp_reference","wide_reference_market"],"closing_odds":null,"final_score":{"home":null,"away":null},"ledger_seq":8,"ledger_hash":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",' +
         // Where to bet and the price to beat, from the row: the post-tax edge fraction 0.114839 in percent.
-        '"bookmaker":{"name":"William Hill","slug":"williamhill"},"reference_fair_odds":3.1,"edge_pct_post_tax":11.4839,"kelly_fraction":0.047234,"published_at":"2026-11-24T23:59:59.999Z"},' +
+        '"bookmaker":{"name":"William Hill","slug":"williamhill"},"reference_fair_odds":3.1,"edge_pct_post_tax":11.4839,"kelly_fraction":0.047234,"published_at":"2026-11-24T23:59:59.999Z",' +
+        '"availability":{"status":"moved","odds_now":3.3,"edge_pct_now":-2.58,"checked_at":"2026-11-25T08:59:00.000Z","since":"2026-11-25T08:00:00.000Z"},"best_odds_since_published":3.5},' +
         '{"id":"00000000-0000-4000-8000-000000000003","sport":"basketball","league":"NBA","home_team":"Lakers","away_team":"Celtics",' +
         '"kickoff_at":"2026-11-24T23:59:59.999Z","pick":"Celtics to win @ 1.95","odds":1.95,"edge_pct":3.7234,"confidence":100,"status":"published","settled_at":null,"result":null,"stake_pct":0,"market":"h2h","selection":"Celtics","line":null,"warnings":[],"closing_odds":1.91,"final_score":{"home":null,"away":null},"ledger_seq":null,"ledger_hash":null,' +
-        '"bookmaker":{"name":"Unibet","slug":"unibet"},"reference_fair_odds":1.88,"edge_pct_post_tax":-1.7766,"kelly_fraction":0,"published_at":"2026-11-24T08:00:00.000Z"}' +
+        '"bookmaker":{"name":"Unibet","slug":"unibet"},"reference_fair_odds":1.88,"edge_pct_post_tax":-1.7766,"kelly_fraction":0,"published_at":"2026-11-24T08:00:00.000Z",' +
+        '"availability":{"status":"unknown","odds_now":null,"edge_pct_now":null,"checked_at":null,"since":null},"best_odds_since_published":null}' +
         `],"next_cursor":${JSON.stringify(first.json().next_cursor)},"count":2}`,
     );
     const cursor = first.json().next_cursor as string;
@@ -65,7 +73,8 @@ describe('list pages, byte for byte', () => {
         '{"id":"00000000-0000-4000-8000-000000000001","sport":"soccer","league":"Premier League","home_team":"Arsenal","away_team":"Chelsea",' +
         '"kickoff_at":"2026-11-20T15:00:00.123Z","pick":"Arsenal to win @ 2.10","odds":2.1,"edge_pct":4.4776,"confidence":71,"status":"settled",' +
         '"settled_at":"2026-11-21T00:45:30.999Z","result":"half_won","stake_pct":0,"market":"h2h","selection":"Arsenal","line":null,"warnings":["stale_close"],"closing_odds":2.05,"final_score":{"home":2,"away":2},"ledger_seq":9,"ledger_hash":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",' +
-        '"bookmaker":{"name":"Bet365","slug":"bet365"},"reference_fair_odds":2.01,"edge_pct_post_tax":-1.0149,"kelly_fraction":0,"published_at":"2026-11-19T10:00:00.000Z"}' +
+        '"bookmaker":{"name":"Bet365","slug":"bet365"},"reference_fair_odds":2.01,"edge_pct_post_tax":-1.0149,"kelly_fraction":0,"published_at":"2026-11-19T10:00:00.000Z",' +
+        '"availability":{"status":"unknown","odds_now":null,"edge_pct_now":null,"checked_at":null,"since":null},"best_odds_since_published":null}' +
         '],"next_cursor":null,"count":1}',
     );
   });

@@ -10,6 +10,8 @@ import type { Context, ServerContext } from '../context.js';
 import { PickRef } from './pick.js';
 
 const SEQUENCE = /^\d{1,15}$/;
+/** What the customers' pick feed carries (pickFeed, the REST stream): new picks and their availability, never settlements. */
+const PICK_FEED_EVENTS = ['pick.published', 'pick.availability_changed'] as const;
 
 function parseSequence(value: string | null | undefined): number | null {
   if (value == null) return null;
@@ -29,7 +31,7 @@ function pickRecordOf(event: PickEventMessage) {
 }
 
 const PickEventRef = builder.objectRef<PickEventMessage>('PickEvent').implement({
-  description: 'A pick.published or pick.settled event.',
+  description: 'A pick.published, pick.settled or pick.availability_changed event.',
   fields: (t) => ({
     sequence: t.string({ description: 'Increases with every event; pass as afterSequence to resume.', resolve: (event) => String(event.seq) }),
     id: t.exposeID('id', { description: 'Event id (the webhook delivery body id).' }),
@@ -87,7 +89,7 @@ function endsWith(context: Context, slot: StreamSlot | null): (end: () => void) 
   };
 }
 
-function subscribeToEvents(context: Context, type: PickEventMessage['type'], afterSequence: string | null | undefined) {
+function subscribeToEvents(context: Context, type: PickEventMessage['type'] | readonly PickEventMessage['type'][], afterSequence: string | null | undefined) {
   const afterSeq = parseSequence(afterSequence);
   const slot = takeStreamSlot(context);
   return pickEventStream(context.services.feed, { type, afterSeq, until: endsWith(context, slot) });
@@ -103,6 +105,24 @@ builder.subscriptionFields((t) => ({
     authScopes: { tier: MINIMUM_TIER.picksStream },
     args: { afterSequence: resumeArg(t) },
     subscribe: (_root, args, context) => subscribeToEvents(context, 'pick.published', args.afterSequence),
+    resolve: (event) => event,
+  }),
+  pickAvailabilityChanged: t.field({
+    type: PickEventRef,
+    description:
+      "A published pick's availability changed status (its `availability`: available, moved, gone), at most once per pick per odds poll. Enterprise keys and admin.",
+    authScopes: { tier: MINIMUM_TIER.picksStream },
+    args: { afterSequence: resumeArg(t) },
+    subscribe: (_root, args, context) => subscribeToEvents(context, 'pick.availability_changed', args.afterSequence),
+    resolve: (event) => event,
+  }),
+  pickFeed: t.field({
+    type: PickEventRef,
+    description:
+      'pickPublished and pickAvailabilityChanged together, in sequence order: what GET /api/v1/picks/stream carries (one afterSequence resumes both). Enterprise keys and admin.',
+    authScopes: { tier: MINIMUM_TIER.picksStream },
+    args: { afterSequence: resumeArg(t) },
+    subscribe: (_root, args, context) => subscribeToEvents(context, PICK_FEED_EVENTS, args.afterSequence),
     resolve: (event) => event,
   }),
   pickSettled: t.field({

@@ -19,13 +19,15 @@ export const PickStatusEnum = pickEnum(PICK_FIELDS.status);
 export const PickResultEnum = pickEnum(PICK_FIELDS.result);
 export const EdgeTierEnum = pickEnum(PICK_FIELDS.edgeTier);
 export const PickWarningEnum = pickEnum(PICK_FIELDS.warnings);
+export const PickAvailabilityStatusEnum = pickEnum(PICK_FIELDS.availabilityStatus);
 // Declared enums reuse it by name (the usage's tier, src/domain/usage-shape.ts).
 export const TierEnum = declaredEnumType('Tier', TIERS);
-const ENUM_TYPES: Record<string, typeof PickStatusEnum | typeof PickResultEnum | typeof EdgeTierEnum | typeof PickWarningEnum> = {
+const ENUM_TYPES: Record<string, typeof PickStatusEnum | typeof PickResultEnum | typeof EdgeTierEnum | typeof PickWarningEnum | typeof PickAvailabilityStatusEnum> = {
   [PICK_FIELDS.status.graphqlEnum]: PickStatusEnum,
   [PICK_FIELDS.result.graphqlEnum]: PickResultEnum,
   [PICK_FIELDS.edgeTier.graphqlEnum]: EdgeTierEnum,
   [PICK_FIELDS.warnings.graphqlEnum]: PickWarningEnum,
+  [PICK_FIELDS.availabilityStatus.graphqlEnum]: PickAvailabilityStatusEnum,
 };
 
 const SCALAR_OF_STORAGE = { uuid: 'ID', text: 'String', smallint: 'Int', integer: 'Int', decimal: 'Float', datetime: 'DateTime' } as const;
@@ -57,7 +59,7 @@ function layoutFields(t: PickFieldBuilder, layout: Layout): Record<string, Retur
 }
 
 /** Nested levels of the GraphQL Pick (the bookmaker's name and slug) read the same record. */
-const NESTED_TYPE_NAMES: Record<string, string> = { bookmaker: 'Bookmaker', finalScore: 'FinalScore' };
+const NESTED_TYPE_NAMES: Record<string, string> = { bookmaker: 'Bookmaker', finalScore: 'FinalScore', availability: 'PickAvailability' };
 const nestedTypes = new Map<string, ObjectRef<Types, PickRecord>>();
 function nestedType(key: string, layout: Layout): ObjectRef<Types, PickRecord> {
   let ref = nestedTypes.get(key);

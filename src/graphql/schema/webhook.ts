@@ -18,7 +18,7 @@ import { PageInfoRef } from './pick.js';
 declaredEnumType(
   'WebhookEventType',
   WEBHOOK_EVENT_TYPES,
-  'PICK_PUBLISHED is `pick.published` in REST and in delivery headers; PICK_SETTLED is `pick.settled`.',
+  'PICK_PUBLISHED is `pick.published` in REST and in delivery headers; PICK_SETTLED is `pick.settled`; PICK_AVAILABILITY_CHANGED is `pick.availability_changed`, sent only to subscriptions that name it.',
 );
 declaredEnumType('WebhookSubscriptionStatus', WEBHOOK_SUBSCRIPTION_STATUSES);
 

@@ -1,6 +1,9 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { valueIn } from '../sql.js';
 
-export type EventType = 'pick.published' | 'pick.settled';
+/** What the outbox carries (docs/API.md, "Webhooks" and "Picks stream"). */
+export const EVENT_TYPES = ['pick.published', 'pick.settled', 'pick.availability_changed'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
  * Transactional outbox: written in the same transaction as the pick change it describes,
@@ -23,7 +26,7 @@ export const OutboxEventSchema = defineEntity({
     { name: 'outbox_events_unrelayed_idx', properties: ['seq'], where: 'relayed_at is null' },
     { name: 'outbox_events_created_idx', properties: ['createdAt'] },
   ],
-  checks: [{ name: 'outbox_events_type_check', expression: "type in ('pick.published', 'pick.settled')" }],
+  checks: [{ name: 'outbox_events_type_check', expression: valueIn('type', EVENT_TYPES) }],
 });
 
 export class OutboxEventEntity extends OutboxEventSchema.class {}

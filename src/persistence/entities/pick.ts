@@ -1,6 +1,6 @@
 import { defineEntity, p, type EmptyOptions, type UniversalPropertyOptionsBuilder } from '@mikro-orm/core';
 import { VISIBLE_STATUSES } from '../../domain/pick.js';
-import { factsOf, PICK_FIELD_NAMES, PICK_FIELDS, type PickRecord, type Storage } from '../../domain/pick-shape.js';
+import { factsOf, PICK_FIELD_NAMES, PICK_FIELDS, type FieldFacts, type PickRecord, type Storage } from '../../domain/pick-shape.js';
 import { codesIn, columnNameOf, statusIn, valueIn } from '../sql.js';
 
 const VISIBLE = statusIn(VISIBLE_STATUSES);
@@ -40,8 +40,12 @@ type RecordColumns = {
 /** The columns of the pick's declared fields (src/domain/pick-shape.ts); the entity's own columns follow. */
 const recordProperties = Object.fromEntries(
   PICK_FIELD_NAMES.map((name) => {
-    const column = columnOf(PICK_FIELDS[name].storage);
-    return [name, name === 'id' ? column.primary() : PICK_FIELDS[name].nullable ? column.nullable() : column];
+    const facts: FieldFacts = PICK_FIELDS[name];
+    const column = columnOf(facts.storage);
+    if (name === 'id') return [name, column.primary()];
+    if (facts.nullable) return [name, column.nullable()];
+    // Rows written with SQL alone (benchmarks, fixtures) and rows older than the field start at its default.
+    return [name, facts.default === undefined ? column : (column as ReturnType<typeof p.text>).default(facts.default as string)];
   }),
 ) as unknown as RecordColumns;
 
@@ -67,6 +71,14 @@ export const PickSchema = defineEntity({
     provenance: p.json<Record<string, unknown>>().nullable(),
     /** Which fixture of a reused feed event id the pick belongs to (odds_events.generation); 0 for manual picks. */
     eventGeneration: p.integer().default(0),
+    /**
+     * An engine pick's availability as the track record counts it, fixed at settlement from its
+     * changes (src/domain/availability.ts): the status 5 and 30 minutes after publication (kickoff
+     * if sooner) and the minutes it stayed available; null for a pick never checked.
+     */
+    availabilityAt5Min: p.text().fieldName('availability_at_5_min').nullable(),
+    availabilityAt30Min: p.text().fieldName('availability_at_30_min').nullable(),
+    availableMinutes: p.decimal('number').precision(12).scale(3).nullable(),
   },
   // The read paths' partial indexes (src/persistence/picks-repository.ts, track-record-repository.ts).
   indexes: [

@@ -18,7 +18,8 @@ export class SlowSubscriberError extends Error {
 }
 
 export interface PickEventStreamOptions {
-  type: EventType;
+  /** The event types the subscriber receives, in sequence order (one or several). */
+  type: EventType | readonly EventType[];
   afterSeq?: number | null;
   queueLimit?: number;
   /**
@@ -37,9 +38,10 @@ export function pickEventStream(feed: PickFeed, options: PickEventStreamOptions)
   let done = false;
   let lastSeq = options.afterSeq ?? 0;
   let replaying = options.afterSeq != null;
+  const types: readonly EventType[] = typeof options.type === 'string' ? [options.type] : options.type;
 
   const stopListening = feed.listen((message) => {
-    if (done || message.type !== options.type) return;
+    if (done || !types.includes(message.type)) return;
     if (waiting && !replaying && queue.length === 0) {
       if (message.seq <= lastSeq) return;
       lastSeq = message.seq;
@@ -58,7 +60,7 @@ export function pickEventStream(feed: PickFeed, options: PickEventStreamOptions)
   });
 
   const replayed: Promise<void> = replaying
-    ? feed.replay(options.type, options.afterSeq ?? 0).then((missed) => {
+    ? feed.replay(types, options.afterSeq ?? 0).then((missed) => {
         // Replayed events go first; live ones buffered meanwhile follow, minus duplicates.
         queue.unshift(...missed);
         replaying = false;

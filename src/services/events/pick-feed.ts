@@ -144,9 +144,9 @@ export class PickFeed {
    * Events of one type after `afterSeq` within the replay window, oldest first, skipping
    * picks that are hidden (held for review) now.
    */
-  async replay(type: EventType, afterSeq: number): Promise<PickEventMessage[]> {
+  async replay(types: readonly EventType[], afterSeq: number): Promise<PickEventMessage[]> {
     const since = new Date(this.clock.now().getTime() - REPLAY_WINDOW_MS);
-    return listReplayEvents(this.orm.em.fork(), { type, afterSeq, since, newest: REPLAY_MAX_EVENTS });
+    return listReplayEvents(this.orm.em.fork(), { types, afterSeq, since, newest: REPLAY_MAX_EVENTS });
   }
 
   async close(): Promise<void> {

@@ -25,6 +25,7 @@ import { checkText } from '../../domain/text.js';
 import { closingLineOf, type ClosingLine } from '../../domain/closing-line.js';
 import {
   engineEventKey,
+  engineSelectionKey,
   generationOf,
   planEngineCandidates,
   QUIET_REFERENCE_WINDOW_MS,
@@ -36,8 +37,12 @@ import {
 import type { ReferenceRecord } from '../../domain/reference-consensus.js';
 import {
   analysisText,
+  DEFAULT_DETECTION_OPTIONS,
   detectValue,
   referenceObservations,
+  sightOffer,
+  type DetectionOutcome,
+  type OfferSighting,
   type DetectionOptions,
   type RejectedOutcome,
   type ValueCandidate,
@@ -63,9 +68,13 @@ import {
   findPicksForUpdate,
   moveKickoffs,
   type EngineSlot,
+  recordAvailabilityChanges,
   recordClosingLines,
   settleablePicks,
+  trackedPicksForUpdate,
 } from '../../persistence/picks-repository.js';
+import { availabilityAtPublication, availabilityChange, availabilityFields, availabilityOf, nextAvailability } from '../../domain/availability.js';
+import { appendPickEvent } from '../outbox.js';
 import { recordLedgerEntries } from '../ledger.js';
 import type { ServiceLog } from '../log.js';
 import type { EnginePickExtras, PickService, PublishPickInput } from '../picks.js';
@@ -94,9 +103,23 @@ export interface ValueEngineOptions {
   settlement: SettlementOptions;
   /** The stake advice the analyses quote (the same the picks store); the defaults when absent. */
   stakeAdvice?: StakeAdvice;
+  /**
+   * PICK_CONFIRM_POLLS: a selection is published once it has been a candidate on this many
+   * consecutive polls of its event (1, the default: at once). Counted per instance, in memory.
+   */
+  confirmPolls?: number;
   log?: ServiceLog;
-  /** After a commit that changed what readers see without a pick event (kickoff moved, closing line). */
+  /** After a commit that changed what readers see (kickoff moved, closing line, availability; it also relays the outbox at once). */
   onVisibleChange?: () => void;
+}
+
+/** What an odds batch covers beyond its own events. */
+export interface OddsCoverage {
+  /**
+   * The sport keys the batch is the whole feed of (a poll of a sport key): their published
+   * picks whose event is not in it have left the feed, and are gone. A pushed batch covers none.
+   */
+  sportKeys?: readonly string[];
 }
 
 /** An odds event with its sport slug and the generation of its id it belongs to. */
@@ -123,6 +146,8 @@ export class ValueEngine {
   private readonly unpricedNotes = new Map<string, number>();
   /** Which configured references quoted the events of the current hour (watchReferences). */
   private referenceWatch: ReferenceWatch | null = null;
+  /** PICK_CONFIRM_POLLS: per event generation, each selection's run of consecutive polls as a candidate, until kickoff. */
+  private readonly candidateRuns = new Map<string, { kickoffMs: number; runs: Map<string, number> }>();
 
   constructor(
     private readonly orm: Orm,
@@ -148,7 +173,7 @@ export class ValueEngine {
    * the publish path), then stores the events, the price changes and the reference's fair prices
    * in one transaction, moves kickoffs and records closing lines whose kickoff has come.
    */
-  async ingestOdds(parsed: readonly OddsEvent[], skipped: FeedSkip[] = []): Promise<IngestResult> {
+  async ingestOdds(parsed: readonly OddsEvent[], skipped: FeedSkip[] = [], coverage: OddsCoverage = {}): Promise<IngestResult> {
     const now = this.clock.now();
     const { detection } = this.options;
     const stored = await readOddsEvents(this.orm.em.fork(), parsed.map((event) => event.id));
@@ -182,8 +207,9 @@ export class ValueEngine {
     const promotions: { held: EngineSlot; event: PlacedEvent; candidate: ValueCandidate }[] = [];
     for (const [key, note] of this.disagreementNotes) if (note.kickoffMs <= now.getTime()) this.disagreementNotes.delete(key);
     this.noteReferences(events, now);
+    for (const [key, entry] of this.candidateRuns) if (entry.kickoffMs <= now.getTime()) this.candidateRuns.delete(key);
     for (const event of events) {
-      const detected = detectValue(event, detection, now);
+      const detected = this.confirmed(event, detectValue(event, detection, now));
       for (const book of detected.skippedBooks) {
         const market = book.line === null ? book.market : `${book.market} ${book.line}`;
         skipped.push({ eventId: event.id, reason: `bookmaker ${book.bookmaker}'s ${market} market not used for this event (${book.reason}): ${book.detail}` });
@@ -224,8 +250,64 @@ export class ValueEngine {
       return { moved, closed };
     });
     if (moved.length > 0 || closed > 0) this.options.onVisibleChange?.();
+    // After the kickoffs moved: a pick whose kickoff came is no longer checked.
+    // An event the feed sent but the parser could not read is not an event that left the feed;
+    // one it could not even identify makes every absence doubtful, so none is taken as gone.
+    const unread = new Set(skipped.map((skip) => skip.eventId));
+    await this.trackAvailability(events, unread.has(null) ? [] : (coverage.sportKeys ?? []), unread, now);
 
     return { events: events.length, picksCreated, picksSettled: 0, skipped };
+  }
+
+  /**
+   * Availability (docs/API.md, "Availability"): every published engine pick before kickoff that
+   * this poll covers gets its offer's sighting, in one transaction; a change of status is kept
+   * and sent as a pick.availability_changed event through the outbox.
+   */
+  private async trackAvailability(events: readonly PlacedEvent[], coveredSportKeys: readonly string[], unread: ReadonlySet<string | null>, now: Date): Promise<void> {
+    const { detection } = this.options;
+    const minEdge = detection.minEdge ?? DEFAULT_DETECTION_OPTIONS.minEdge;
+    const byKey = new Map(events.map((event) => [engineEventKey(event.id, event.generation), event]));
+    const changed = await this.orm.em.fork().transactional(async (em) => {
+      const picks = await trackedPicksForUpdate(em, events.map((event) => ({ eventId: event.id, generation: event.generation })), coveredSportKeys, now);
+      const changes: ReturnType<typeof availabilityChange>[] = [];
+      for (const pick of picks) {
+        const event = byKey.get(engineEventKey(pick.eventId!, pick.eventGeneration));
+        if (event === undefined && unread.has(pick.eventId!)) continue;
+        const offer = { bookmaker: pick.bookmakerSlug, market: pick.market as Market, selection: pick.selection, line: pick.line ?? null };
+        const sighting: OfferSighting = event === undefined ? { kind: 'gone' } : sightOffer(event, offer, detection, now);
+        const { next, changed } = nextAvailability(availabilityOf(pick), sighting, minEdge, now);
+        Object.assign(pick, availabilityFields(next));
+        if (!changed) continue;
+        changes.push(availabilityChange(pick.id, next));
+        await appendPickEvent(em, 'pick.availability_changed', pick, now);
+      }
+      await recordAvailabilityChanges(em, changes);
+      return changes.length;
+    });
+    // A pick's availability is what readers see; its events leave the outbox at once.
+    if (changed > 0) this.options.onVisibleChange?.();
+  }
+
+  /**
+   * PICK_CONFIRM_POLLS: the detection with only the candidates seen on enough consecutive polls
+   * of the event; a selection that is not a candidate in a poll of its event starts again.
+   */
+  private confirmed(event: PlacedEvent, detected: DetectionOutcome): DetectionOutcome {
+    const needed = this.options.confirmPolls ?? 1;
+    if (needed <= 1) return detected;
+    const eventKey = engineEventKey(event.id, event.generation);
+    const previous = this.candidateRuns.get(eventKey)?.runs ?? new Map<string, number>();
+    const runs = new Map<string, number>();
+    const candidates = detected.candidates.filter((candidate) => {
+      const key = engineSelectionKey(event.id, event.generation, candidate.market, candidate.selection, candidate.line);
+      const run = (previous.get(key) ?? 0) + 1;
+      runs.set(key, run);
+      return run >= needed;
+    });
+    if (runs.size > 0) this.candidateRuns.set(eventKey, { kickoffMs: event.commenceTime.getTime(), runs });
+    else this.candidateRuns.delete(eventKey);
+    return { ...detected, candidates };
   }
 
   /** The line movement of one event, oldest first (admin oddsHistory); empty for an unknown event. */
@@ -497,6 +579,7 @@ export function enginePick(
       eventGeneration: event.generation,
       analysis: analysisText(candidate, event, stakeAdvice),
       warnings: candidate.warnings,
+      availability: availabilityAtPublication(candidate.price, candidate.edgePostTaxFraction, now),
       provenance: {
         eventId: event.id,
         detectedAt: now.toISOString(),

@@ -248,7 +248,8 @@ export class FeedPoller {
       if (kind === 'odds') {
         const parsed = parseOddsEvents(response.body);
         if (parsed.error !== undefined) return refused(parsed.error);
-        result = await this.engine.ingestOdds(parsed.events, parsed.skipped);
+        // The answer is the whole feed of the sport key: a pick whose event left it is gone.
+        result = await this.engine.ingestOdds(parsed.events, parsed.skipped, { sportKeys: [sportKey] });
       } else {
         const parsed = parseScoreEvents(response.body);
         if (parsed.error !== undefined) return refused(parsed.error);
