@@ -242,10 +242,14 @@ export function availabilitySentence(availability: TrackRecordView['availability
   if (trackedPicks === 0 || availableAt5MinPct === null || availableAt30MinPct === null || medianMinutesAvailable === null) {
     return 'No settled pick of this window was checked for availability after we sent it.';
   }
+  const median = `${formatNumber(medianMinutesAvailable, 1)} minutes`;
+  if (trackedPicks === 1) {
+    return `Our one pick ${availableAt30MinPct === 100 ? 'was' : 'was no longer'} on offer at value 30 minutes after we sent it; it stayed available ${median}.`;
+  }
   const share = shareInWords(availableAt30MinPct);
   return (
-    `${share.charAt(0).toUpperCase()}${share.slice(1)} of our picks ${trackedPicks === 1 ? 'was' : 'were'} still on offer at value 30 minutes after we sent ${trackedPicks === 1 ? 'it' : 'them'} ` +
-    `(${formatPercent(availableAt5MinPct)} after 5 minutes); the median pick stayed available ${formatNumber(medianMinutesAvailable, 1)} minutes.`
+    `${share.charAt(0).toUpperCase()}${share.slice(1)} of our picks were still on offer at value 30 minutes after we sent them ` +
+    `(${formatPercent(availableAt5MinPct)} after 5 minutes); the median pick stayed available ${median}.`
   );
 }
 

@@ -465,6 +465,9 @@ function drawPick(
   }
   const published = enginePick({ ...event, sport, generation: 0 }, candidate, detectedAt, undefined);
   if (!wanted.held) published.input.publishedAt = detectedAt.toISOString();
+  // No odds poll ever watched a seeded pick after publication: its availability stays unknown,
+  // and the record's availability figures count only picks the engine really watched.
+  delete published.extras.availability;
   return { ...published, candidate, market };
 }
 

@@ -83,6 +83,19 @@ describe('the simulated demo feed', () => {
     expect(counts.settled ?? 0).toBeGreaterThan(0);
     const settledEvents = await t.runtime.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from outbox_events where type = 'pick.settled'`);
     expect(Number(settledEvents[0]!.n)).toBe(counts.settled);
+
+    // A slow soft book catches up with the sharp price within minutes: picks sent as available
+    // reach the stream again as pick.availability frames, moved, a few minutes after publication.
+    await stream.waitFor(/event: pick\.availability\ndata: [^\n]*"availability":\{"status":"moved"/, 10_000);
+    const changes = stream
+      .raw()
+      .split('\n\n')
+      .filter((frame) => frame.includes('event: pick.availability\n'))
+      .map((frame) => JSON.parse(frame.split('\n').find((line) => line.startsWith('data: '))!.slice(6)) as { published_at: string; availability: { status: string; since: string } });
+    const moved = changes.filter((pick) => pick.availability.status === 'moved');
+    expect(moved.length).toBeGreaterThan(0);
+    const minutesToMove = moved.map((pick) => (Date.parse(pick.availability.since) - Date.parse(pick.published_at)) / MINUTE);
+    expect(Math.min(...minutesToMove)).toBeLessThanOrEqual(5);
   });
 
   it('plays the same fixtures after a restart: an event seen before keeps its id, teams, kickoff, prices and final', async () => {

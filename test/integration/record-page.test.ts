@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calibrationBandLabel, clvBinLabel, niceTicks } from '../../adapters/record/charts.js';
 import { formatPercent, formatSigned, formatUnits, selectionText, significanceVerdict } from '../../adapters/record/format.js';
 import { significanceSentence } from '../../src/domain/record-statistics.js';
+import { availabilitySentence } from '../../adapters/record/page.js';
 import { RECORD_CACHE_CONTROL, RECORD_CONTENT_SECURITY_POLICY } from '../../adapters/record/plugin.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { findPicksForUpdate } from '../../src/persistence/picks-repository.js';
@@ -140,6 +141,10 @@ describe('GET /record with a settled history', () => {
     const res = await get('/record');
     expect(res.statusCode).toBe(200);
     body = res.body;
+  });
+
+  it('says that no settled pick of the window was watched for availability: manual picks never are', () => {
+    expect(body).toContain('<p class="availability-sentence" id="availability-sentence">No settled pick of this window was checked for availability after we sent it.</p>');
   });
 
   it('says which references priced the engine picks, and that manual picks have none', () => {
@@ -416,6 +421,21 @@ describe('a kickoff moved earlier', () => {
 });
 
 describe('the page’s words and numbers', () => {
+  it('says how long picks stayed on offer in plain words, a share in a word where one says it exactly', () => {
+    expect(availabilitySentence({ trackedPicks: 40, availableAt5MinPct: 85, availableAt30MinPct: 50, medianMinutesAvailable: 34.5 })).toBe(
+      'Half of our picks were still on offer at value 30 minutes after we sent them (85.00 % after 5 minutes); the median pick stayed available 34.5 minutes.',
+    );
+    expect(availabilitySentence({ trackedPicks: 3, availableAt5MinPct: 100, availableAt30MinPct: 33.33, medianMinutesAvailable: 12 })).toBe(
+      '33.33 % of our picks were still on offer at value 30 minutes after we sent them (100.00 % after 5 minutes); the median pick stayed available 12.0 minutes.',
+    );
+    expect(availabilitySentence({ trackedPicks: 1, availableAt5MinPct: 100, availableAt30MinPct: 100, medianMinutesAvailable: 60 })).toBe(
+      'Our one pick was on offer at value 30 minutes after we sent it; it stayed available 60.0 minutes.',
+    );
+    expect(availabilitySentence({ trackedPicks: 0, availableAt5MinPct: null, availableAt30MinPct: null, medianMinutesAvailable: null })).toBe(
+      'No settled pick of this window was checked for availability after we sent it.',
+    );
+  });
+
   it('gives a verdict only with a p-value', () => {
     expect(significanceVerdict(null)).toBeNull();
     expect(significanceVerdict(0.004)).toBe('Very unlikely to be luck alone');
