@@ -82,7 +82,7 @@ function formValues(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
-const WEBHOOK_EVENTS: readonly string[] = ['PICK_PUBLISHED', 'PICK_SETTLED'] satisfies WebhookEventType[];
+const WEBHOOK_EVENTS: readonly string[] = ['PICK_PUBLISHED', 'PICK_SETTLED', 'PICK_AVAILABILITY_CHANGED'] satisfies WebhookEventType[];
 
 /** Refusals of the add-endpoint form shown on the keys page beside the form, with what was typed. */
 const WEBHOOK_FORM_ERRORS = new Set<string>([ErrorCode.invalidUrl, ErrorCode.invalidParameter, ErrorCode.duplicateUrl, ErrorCode.subscriptionLimit]);

@@ -244,6 +244,7 @@ export interface WebhookFormState {
 const EVENT_CHOICES = [
   { value: 'PICK_PUBLISHED', hint: 'a pick is published' },
   { value: 'PICK_SETTLED', hint: 'a pick is settled (won, lost, void)' },
+  { value: 'PICK_AVAILABILITY_CHANGED', hint: "a published pick's price can be bet at value again, or no longer (available, moved, gone)" },
 ] as const;
 
 function createWebhookForm(keys: KeyView[], csrfToken: string, form: WebhookFormState, localReceivers: boolean): SafeHtml {

@@ -127,13 +127,14 @@ export function statusAt(changes: readonly AvailabilityChange[], at: Date): Avai
 }
 
 /**
- * One pick's figures from its changes (oldest first), publication and kickoff; null for a pick
- * never checked before kickoff (published by hand, or before availability existed).
+ * One pick's figures from its changes, publication and kickoff; null for a pick whose
+ * availability was not known from its publication on: published by hand, approved by an
+ * operator (checked only from the next poll), or published before availability existed.
  */
 export function pickAvailabilityRecord(changes: readonly AvailabilityChange[], publishedAt: Date, kickoffAt: Date): PickAvailabilityRecord | null {
   const end = Math.max(publishedAt.getTime(), kickoffAt.getTime());
   const before = changes.filter((change) => change.at.getTime() <= end).sort((a, b) => a.at.getTime() - b.at.getTime());
-  if (before.length === 0) return null;
+  if (before.length === 0 || before[0]!.at.getTime() > publishedAt.getTime()) return null;
   const checkpoint = (minutes: number) => statusAt(before, new Date(Math.min(publishedAt.getTime() + minutes * MINUTE_MS, end)));
   const [five, thirty] = AVAILABILITY_CHECKPOINTS_MINUTES;
   let minutesAvailable = 0;

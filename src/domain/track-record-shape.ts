@@ -91,7 +91,8 @@ const AVAILABILITY = resourceObject(
   {
     trackedPicks: Type.Integer({
       minimum: 0,
-      description: 'Settled engine picks of the window whose availability the engine checked before kickoff: the picks the three figures are made of.',
+      description:
+        'Settled engine picks of the window whose availability was known from their publication on (not manual picks, nor held picks an operator approved): the picks the three figures are made of.',
     }),
     availableAt5MinPct: nullable(
       Type.Number({

@@ -325,12 +325,15 @@ export class PickService {
   private async write(em: Em, prepared: readonly PreparedPick[]): Promise<PickEntity[]> {
     await this.holdOtherSides(em, prepared);
     // A held pick is not tracked: only a published engine pick starts with its first check.
-    const checked = prepared.filter(({ fields, availability }) => fields.status === 'published' && availability !== null);
-    for (const { fields, availability } of checked) Object.assign(fields, availabilityFields(availability!));
+    // Dated by the publication itself, so `since` is never before published_at.
+    const checked = prepared.flatMap(({ fields, availability }) =>
+      fields.status === 'published' && availability !== null && fields.publishedAt != null ? [{ fields, availability: { ...availability, checkedAt: fields.publishedAt, since: fields.publishedAt } }] : [],
+    );
+    for (const { fields, availability } of checked) Object.assign(fields, availabilityFields(availability));
     const created = prepared.map(({ fields }) => insertPick(em, fields));
     // The picks exist before their analyses, and both before their events leave the outbox.
     await em.flush();
-    await recordAvailabilityChanges(em, checked.map(({ fields, availability }) => availabilityChange(fields.id, availability!)));
+    await recordAvailabilityChanges(em, checked.map(({ fields, availability }) => availabilityChange(fields.id, availability)));
     prepared.forEach(({ fields, analysis }, i) => {
       if (analysis !== null) createMatchAnalysis(em, created[i]!.id, analysis, fields.createdAt);
     });
@@ -434,7 +437,7 @@ export class PickService {
         updatedAt: now,
         ...(prepared.availability === null ? {} : availabilityFields({ ...prepared.availability, checkedAt: now, since: now })),
       });
-      if (prepared.availability !== null) await recordAvailabilityChanges(em, [availabilityChange(pick.id, { ...prepared.availability, since: now })]);
+      if (prepared.availability !== null) await recordAvailabilityChanges(em, [availabilityChange(pick.id, { ...prepared.availability, checkedAt: now, since: now })]);
       if (prepared.analysis !== null) await upsertMatchAnalysis(em, pick.id, prepared.analysis, now);
       await recordLedgerEntries(em, 'pick.published', [pick], now);
       await appendPickEvent(em, 'pick.published', pick, now);

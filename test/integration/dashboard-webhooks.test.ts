@@ -117,6 +117,9 @@ describe('dashboard webhooks', () => {
     expect(badUrl.headers['x-error-code']).toBe('invalid_url');
     expect(badUrl.body).toContain('id="webhook-error"');
     expect(badUrl.body).toContain('value="http://hooks.test/plain"');
+    // What was chosen stays chosen; the availability events are offered, and opt-in.
+    expect(badUrl.body).toContain('<input type="checkbox" name="events" value="PICK_PUBLISHED" checked>');
+    expect(badUrl.body).toContain('<input type="checkbox" name="events" value="PICK_AVAILABILITY_CHANGED"> <code>pick.availability_changed</code>');
 
     const noEvent = await client.post('/dashboard/webhooks', { url: hooks.url('hooks.test', '/none'), apiKeyId: keyId });
     expect(noEvent.statusCode).toBe(400);
