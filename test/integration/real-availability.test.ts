@@ -35,6 +35,13 @@
  *     after an opening pick is 59 minutes later, and a pick published at the close is read at
  *     kickoff), median 1 minute available (26 published at the close, censored at kickoff after 1;
  *     12 left available at the close after 59; 8 still available, censored at kickoff at 60).
+ * The same replay with PICK_CONFIRM_POLLS=2 (second describe) publishes a selection only when
+ * both the opening and the close find it a candidate, at the close's best offer: 9 picks, all a
+ * minute before kickoff. Against PICK_CONFIRM_POLLS=1 (asserted below, and printed): of its 20
+ * opening picks, 9 are published 59 minutes later (the 8 still available at the close and one
+ * moved at its own book that another book still carries; 1 at the same book and price, 4 at a
+ * higher price, 4 lower), and 11 of the 12 that lost their edge by the close (11 moved, 1 gone)
+ * are never published; its 26 close picks were first candidates at the close, so none is.
  * Every expectation (picks, held sides, statuses, prices, edges, times, the record) is computed
  * below from the CSV with the rules written out here, sharing no code with the engine.
  */
@@ -332,6 +339,10 @@ const TRADE_OFF = (() => {
     /** Lost-edge picks two polls do not publish at all (another book may still carry the selection's edge). */
     lostEdgeAvoided: lostEdge.filter((pick) => !confirmed.has(pick.key)),
     closeDropped: CLOSE_PICKS.filter((pick) => !confirmed.has(pick.key)),
+    /** The price two polls publish against the opening's. */
+    higher: openingConfirmed.filter((pick) => confirmed.get(pick.key)!.odds > pick.odds),
+    sameOdds: openingConfirmed.filter((pick) => confirmed.get(pick.key)!.odds === pick.odds),
+    lower: openingConfirmed.filter((pick) => confirmed.get(pick.key)!.odds < pick.odds),
   };
 })();
 
@@ -513,6 +524,115 @@ describe('pick availability on real 1X2 prices (Premier League 2023/24, first 16
         `${count(OPENING_PICKS, 'moved')} moved, ${count(OPENING_PICKS, 'gone')} gone, ${OPENING_PICKS.filter((p) => p.unjudged).length} unjudged; ` +
         `${CLOSE_PICKS.length} published at the close; record: tracked ${figures.tracked}, at 5 min ${figures.at5.toFixed(2)} %, ` +
         `at 30 min ${figures.at30.toFixed(2)} %, median ${figures.median} min; ${SKIPS.count} soft markets refused by the sanity rules`,
+    );
+  });
+});
+
+describe('PICK_CONFIRM_POLLS=2 on the same real prices: a selection is published only when the opening and the close both find it', () => {
+  let feed: OddsFeedServer;
+  let t: TestApp;
+  let clock: ManualClock;
+  let log: ReplayLog;
+
+  beforeAll(async () => {
+    feed = await startOddsFeedServer();
+    clock = new ManualClock(at(GROUPS[0]!.kickoff, -3 * HOUR));
+    ({ app: t, log } = await startReplayApp(feed, clock, {
+      ODDS_FEED_SPORTS: SPORT_KEY,
+      ODDS_FEED_MARKETS: 'h2h',
+      REFERENCE_BOOKMAKERS: REFERENCE.key,
+      DEVIG_METHOD: 'multiplicative',
+      BOOKMAKER_TAX_RATES: JSON.stringify(Object.fromEntries(SOFT.map((book) => [book.key, 0]))),
+      PICK_MIN_EDGE: String(MIN_EDGE),
+      PICK_ODDS_RANGE: `${ODDS_MIN}-${ODDS_MAX}`,
+      PICK_REVIEW_EDGE: String(REVIEW_EDGE),
+      PICK_CONFIRM_POLLS: '2',
+    }, {
+      expectedSkip: /'s h2h market not used for this event \((negative_margin|price_beyond_reference_multiple)\)/,
+    }));
+  });
+  afterAll(async () => {
+    await t?.close();
+    await feed?.close();
+  });
+
+  const poll = async () => expect(await t.runtime.poller!.pollNow(['odds'])).toBe(true);
+  const reviewQueue = async () => {
+    const page = (await t.graphql<{ reviewQueue: { nodes: QueueNode[]; pageInfo: { hasNextPage: boolean } } }>(REVIEW_QUEUE)).data!.reviewQueue;
+    expect(page.pageInfo.hasNextPage).toBe(false);
+    return page.nodes.map((n) => ({ key: `${n.kickoffAt} ${n.homeTeam} ${n.selection}`, bookmaker: n.bookmaker.slug, odds: n.odds })).sort((a, b) => a.key.localeCompare(b.key));
+  };
+  const sorted = (held: Held[]) => [...held].sort((a, b) => a.key.localeCompare(b.key));
+
+  it('publishes at the close, at its best offer, only the selections both polls found; the opening publishes nothing', async () => {
+    const key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;
+    const listPicks = async () => {
+      const rest = await t.app.inject({ method: 'GET', url: '/api/v1/picks?market=h2h&limit=200', headers: { authorization: `Bearer ${key}` } });
+      expect(rest.statusCode).toBe(200);
+      return (rest.json() as { data: (RestPick & { away_team: string })[] }).data;
+    };
+    const keysOf = (picks: { key: string }[]) => picks.map((p) => p.key).sort();
+    const restKeys = (picks: RestPick[]) => picks.map((p) => `${p.kickoff_at} ${p.home_team} ${p.selection}`).sort();
+
+    // The trade-off, from the CSV (printed below).
+    expect(CONFIRMED_PICKS).toHaveLength(TRADE_OFF.openingConfirmed.length);
+    expect([TRADE_OFF.openingConfirmed.length, TRADE_OFF.sameOffer.length, TRADE_OFF.lostEdge.length, TRADE_OFF.lostEdgeAvoided.length, TRADE_OFF.closeDropped.length]).toEqual([9, 1, 12, 11, 26]);
+    expect([TRADE_OFF.higher.length, TRADE_OFF.sameOdds.length, TRADE_OFF.lower.length]).toEqual([4, 1, 4]);
+    // The 9: the 8 still available at the close, and one moved at its own book whose selection another book still carries.
+    expect(TRADE_OFF.openingConfirmed.map((pick) => pick.status).sort()).toEqual([...Array<Status>(8).fill('available'), 'moved']);
+    // No match had two candidates at the opening, so none has two confirmed sides to hold.
+    expect([...CONFIRMED_HELD.values()].flat()).toEqual([]);
+
+    for (const { kickoff, matches } of GROUPS) {
+      const group = kickoff.toISOString();
+      const before = CONFIRMED_PICKS.filter((p) => p.kickoff.getTime() < kickoff.getTime());
+      const heldBefore = GROUPS.filter((g) => g.kickoff.getTime() < kickoff.getTime()).flatMap((g) => CONFIRMED_HELD.get(g.kickoff.toISOString()) ?? []);
+      clock.set(at(kickoff, -OPENING_BEFORE_KICKOFF));
+      feed.set('odds', SPORT_KEY, matches.map((m) => event(m, m.open, at(clock.now(), -30_000))));
+      await poll();
+      // A first sighting is never published, nor held.
+      expect(restKeys(await listPicks())).toEqual(keysOf(before));
+      expect(await reviewQueue()).toEqual(sorted(heldBefore));
+
+      clock.set(at(kickoff, -CLOSE_BEFORE_KICKOFF));
+      feed.set('odds', SPORT_KEY, matches.map((m) => event(m, m.close, at(clock.now(), -30_000))));
+      await poll();
+      expect(restKeys(await listPicks())).toEqual(keysOf(CONFIRMED_PICKS.filter((p) => p.kickoff.getTime() <= kickoff.getTime())));
+      expect(await reviewQueue()).toEqual(sorted([...heldBefore, ...(CONFIRMED_HELD.get(group) ?? [])]));
+
+      // After kickoff: the opening prices again are a first sighting of nothing that can be published.
+      clock.set(at(kickoff, MINUTE));
+      feed.set('odds', SPORT_KEY, matches.map((m) => event(m, m.open, at(clock.now(), -30_000))));
+      await poll();
+
+      clock.set(at(kickoff, 2.5 * HOUR));
+      const finals = matches.map((m) => v4ScoreEvent({ id: m.eventId, commenceTime: m.kickoff, completed: true, homeTeam: m.home, awayTeam: m.away, scores: [m.homeGoals, m.awayGoals] }));
+      feed.set('scores', SPORT_KEY, finals);
+      expect(await t.runtime.poller!.pollNow(['scores'])).toBe(true);
+    }
+
+    const picks = await listPicks();
+    const shape = (p: { kickoff: string; home: string; away: string; selection: string; bookmaker: string; odds: number; publishedAt: string }) => p;
+    expect(picks.map((p) => shape({ kickoff: p.kickoff_at, home: p.home_team, away: p.away_team, selection: p.selection, bookmaker: p.bookmaker.slug, odds: p.odds, publishedAt: p.published_at })).sort((a, b) => `${a.kickoff} ${a.home}`.localeCompare(`${b.kickoff} ${b.home}`))).toEqual(
+      CONFIRMED_PICKS.map((p) => shape({ kickoff: p.kickoff.toISOString(), home: p.home, away: p.away, selection: p.selection, bookmaker: p.bookmaker, odds: p.odds, publishedAt: p.publishedAt.toISOString() })).sort((a, b) => `${a.kickoff} ${a.home}`.localeCompare(`${b.kickoff} ${b.home}`)),
+    );
+    // The confirming poll is each pick's first check, and the last before kickoff.
+    const byKey = new Map(picks.map((p) => [`${p.kickoff_at} ${p.home_team} ${p.selection}`, p]));
+    for (const expected of CONFIRMED_PICKS) {
+      const pick = byKey.get(expected.key)!;
+      const published = expected.publishedAt.toISOString();
+      expect({ ...pick.availability, edge_pct_now: 'checked below' }).toEqual({ status: 'available', odds_now: expected.odds, edge_pct_now: 'checked below', checked_at: published, since: published });
+      expect(Math.abs(pick.availability.edge_pct_now! - 100 * expected.edge), expected.key).toBeLessThanOrEqual(0.00005 + 1e-9);
+    }
+
+    expect(log.problems).toEqual([]);
+    expect(log.skipped).toBe(SKIPS.count);
+    console.log(
+      `real availability, PICK_CONFIRM_POLLS=2: ${CONFIRMED_PICKS.length} picks, all at the close; of the ${OPENING_PICKS.length} opening picks of PICK_CONFIRM_POLLS=1, ` +
+        `${TRADE_OFF.openingConfirmed.length} published 59 minutes later (${TRADE_OFF.sameOffer.length} at the same book and price; ` +
+        `at a higher price ${TRADE_OFF.higher.length}, the same ${TRADE_OFF.sameOdds.length}, a lower ${TRADE_OFF.lower.length}); ` +
+        `${TRADE_OFF.lostEdge.length} had lost their edge by the close (moved or gone), ${TRADE_OFF.lostEdgeAvoided.length} of them not published with two polls; ` +
+        `${TRADE_OFF.closeDropped.length} of the ${CLOSE_PICKS.length} close picks dropped (first candidates at the close)`,
     );
   });
 });
