@@ -70,13 +70,13 @@ export function availabilityAtPublication(odds: number, edgePostTax: number, at:
 
 /**
  * The availability after one poll's sighting of the offer. `gone` is a check (the book or the
- * event no longer quotes it); a quote without a fair price to judge it by is not: the status,
- * the price shown and checkedAt stay, only the best price can rise. `changed` says whether the
- * status changed (one event per change).
+ * event no longer quotes it); a quote the engine cannot judge (no fair price, or a market it
+ * would not trust) is not: nothing changes, the best price included, so one bad quote never
+ * becomes the best price. `changed` says whether the status changed (one event per change).
  */
 export function nextAvailability(current: Availability, sighting: OfferSighting, minEdge: number, now: Date): { next: Availability; changed: boolean } {
+  if (sighting.kind === 'unpriced') return { next: current, changed: false };
   const bestOdds = sighting.kind === 'gone' ? current.bestOdds : Math.max(current.bestOdds ?? sighting.price, sighting.price);
-  if (sighting.kind === 'unpriced') return { next: { ...current, bestOdds }, changed: false };
   const status: ObservedStatus = sighting.kind === 'gone' ? 'gone' : sighting.edgePostTax >= minEdge ? 'available' : 'moved';
   const changed = status !== current.status;
   return {

@@ -753,8 +753,11 @@ export function referenceObservations(
 export type OfferSighting =
   /** The book quotes the selection at the pick's line: its price, and the post-tax edge against the references' current fair price. */
   | { kind: 'quoted'; price: number; edgePostTax: number }
-  /** Quoted, but there is no fair price to judge it by (no fresh reference quotes that market, the devig refuses it, the book's market fails saneSoftMarket). */
-  | { kind: 'unpriced'; price: number }
+  /**
+   * Quoted, but not judged: no fresh reference quotes that market, the devig refuses it, or the
+   * book's market fails saneSoftMarket (a price the engine would not trust as an offer).
+   */
+  | { kind: 'unpriced' }
   /** The book no longer quotes that selection at that line (or at all). */
   | { kind: 'gone' };
 
@@ -779,9 +782,9 @@ export function sightOffer(event: OddsEvent, offer: OfferKey, options: Partial<D
   const quoted = market?.outcomes.find((outcome) => outcome.name === offer.selection && (outcome.point ?? null) === offer.line);
   if (market === undefined || quoted === undefined) return { kind: 'gone' };
   const priced = priceSlot(slot, referencesIn(event, opts.references), opts, now);
-  if ('reason' in priced || saneSoftMarket(market, priced.primary) !== null) return { kind: 'unpriced', price: quoted.price };
+  if ('reason' in priced || saneSoftMarket(market, priced.primary) !== null) return { kind: 'unpriced' };
   const index = priced.consensus.names.indexOf(offer.selection);
-  if (index < 0) return { kind: 'unpriced', price: quoted.price };
+  if (index < 0) return { kind: 'unpriced' };
   const fairOdds = 1 / priced.consensus.probabilities[index]!;
   return { kind: 'quoted', price: quoted.price, edgePostTax: postTaxEdgeFraction(quoted.price, fairOdds, offerTaxRate(offer.bookmaker, quoted.price, opts)) };
 }

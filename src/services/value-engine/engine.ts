@@ -268,25 +268,31 @@ export class ValueEngine {
     const { detection } = this.options;
     const minEdge = detection.minEdge ?? DEFAULT_DETECTION_OPTIONS.minEdge;
     const byKey = new Map(events.map((event) => [engineEventKey(event.id, event.generation), event]));
-    const changed = await this.orm.em.fork().transactional(async (em) => {
+    const moved = await this.orm.em.fork().transactional(async (em) => {
       const picks = await trackedPicksForUpdate(em, events.map((event) => ({ eventId: event.id, generation: event.generation })), coveredSportKeys, now);
       const changes: ReturnType<typeof availabilityChange>[] = [];
+      let moved = 0;
       for (const pick of picks) {
         const event = byKey.get(engineEventKey(pick.eventId!, pick.eventGeneration));
         if (event === undefined && unread.has(pick.eventId!)) continue;
         const offer = { bookmaker: pick.bookmakerSlug, market: pick.market as Market, selection: pick.selection, line: pick.line ?? null };
         const sighting: OfferSighting = event === undefined ? { kind: 'gone' } : sightOffer(event, offer, detection, now);
-        const { next, changed } = nextAvailability(availabilityOf(pick), sighting, minEdge, now);
+        // A pick approved by an operator starts its best price at its own odds.
+        const current = { ...availabilityOf(pick), bestOdds: pick.bestOddsSincePublished ?? pick.odds };
+        const { next, changed } = nextAvailability(current, sighting, minEdge, now);
         Object.assign(pick, availabilityFields(next));
+        // Every check moves checked_at; a quote that cannot be judged moves nothing.
+        if (sighting.kind !== 'unpriced') moved += 1;
         if (!changed) continue;
         changes.push(availabilityChange(pick.id, next));
         await appendPickEvent(em, 'pick.availability_changed', pick, now);
       }
       await recordAvailabilityChanges(em, changes);
-      return changes.length;
+      return moved;
     });
-    // A pick's availability is what readers see; its events leave the outbox at once.
-    if (changed > 0) this.options.onVisibleChange?.();
+    // A pick's availability is what readers see: any check that moved it (not only a change of
+    // status) drops the read caches, and the events of changes leave the outbox at once.
+    if (moved > 0) this.options.onVisibleChange?.();
   }
 
   /**
