@@ -380,16 +380,18 @@ type RestPick = {
   best_odds_since_published: number | null;
 };
 
-describe('pick availability on real 1X2 prices (Premier League 2023/24, first 160 matches): opening an hour before kickoff, close a minute before', () => {
-  let feed: OddsFeedServer;
-  let t: TestApp;
-  let clock: ManualClock;
-  let log: ReplayLog;
-
-  beforeAll(async () => {
-    feed = await startOddsFeedServer();
-    clock = new ManualClock(at(GROUPS[0]!.kickoff, -3 * HOUR));
-    ({ app: t, log } = await startReplayApp(feed, clock, {
+/**
+ * The replay's app: a local v4 feed, the manual clock three hours before the first kickoff, and
+ * the settings above with PICK_CONFIRM_POLLS. A soft market the sanity rules refuse (an
+ * arbitrage, a price beyond 3 x Pinnacle's) is a logged skip, counted in the first test.
+ */
+async function startReplay(confirmPolls: number): Promise<{ feed: OddsFeedServer; t: TestApp; clock: ManualClock; log: ReplayLog }> {
+  const feed = await startOddsFeedServer();
+  const clock = new ManualClock(at(GROUPS[0]!.kickoff, -3 * HOUR));
+  const { app: t, log } = await startReplayApp(
+    feed,
+    clock,
+    {
       ODDS_FEED_SPORTS: SPORT_KEY,
       ODDS_FEED_MARKETS: 'h2h',
       REFERENCE_BOOKMAKERS: REFERENCE.key,
@@ -398,24 +400,38 @@ describe('pick availability on real 1X2 prices (Premier League 2023/24, first 16
       PICK_MIN_EDGE: String(MIN_EDGE),
       PICK_ODDS_RANGE: `${ODDS_MIN}-${ODDS_MAX}`,
       PICK_REVIEW_EDGE: String(REVIEW_EDGE),
-      PICK_CONFIRM_POLLS: '1',
-    }, {
-      // A soft market the sanity rules refuse (an arbitrage, a price beyond 3 x Pinnacle's) is a logged skip, counted below.
-      expectedSkip: /'s h2h market not used for this event \((negative_margin|price_beyond_reference_multiple)\)/,
-    }));
-  });
+      PICK_CONFIRM_POLLS: String(confirmPolls),
+    },
+    { expectedSkip: /'s h2h market not used for this event \((negative_margin|price_beyond_reference_multiple)\)/ },
+  );
+  return { feed, t, clock, log };
+}
+
+/** A poll by hand, and the review queue as the expectations key it. */
+function replayReads(app: () => TestApp) {
+  return {
+    poll: async () => expect(await app().runtime.poller!.pollNow(['odds'])).toBe(true),
+    reviewQueue: async () => {
+      const page = (await app().graphql<{ reviewQueue: { nodes: QueueNode[]; pageInfo: { hasNextPage: boolean } } }>(REVIEW_QUEUE)).data!.reviewQueue;
+      expect(page.pageInfo.hasNextPage).toBe(false);
+      return page.nodes.map((n) => ({ key: `${n.kickoffAt} ${n.homeTeam} ${n.selection}`, bookmaker: n.bookmaker.slug, odds: n.odds })).sort((a, b) => a.key.localeCompare(b.key));
+    },
+  };
+}
+
+const sorted = (held: Held[]) => [...held].sort((a, b) => a.key.localeCompare(b.key));
+
+describe('pick availability on real 1X2 prices (Premier League 2023/24, first 160 matches): opening an hour before kickoff, close a minute before', () => {
+  let feed: OddsFeedServer;
+  let t: TestApp;
+  let clock: ManualClock;
+  let log: ReplayLog;
+  beforeAll(async () => ({ feed, t, clock, log } = await startReplay(1)));
   afterAll(async () => {
     await t?.close();
     await feed?.close();
   });
-
-  const poll = async () => expect(await t.runtime.poller!.pollNow(['odds'])).toBe(true);
-  const reviewQueue = async () => {
-    const page = (await t.graphql<{ reviewQueue: { nodes: QueueNode[]; pageInfo: { hasNextPage: boolean } } }>(REVIEW_QUEUE)).data!.reviewQueue;
-    expect(page.pageInfo.hasNextPage).toBe(false);
-    return page.nodes.map((n) => ({ key: `${n.kickoffAt} ${n.homeTeam} ${n.selection}`, bookmaker: n.bookmaker.slug, odds: n.odds })).sort((a, b) => a.key.localeCompare(b.key));
-  };
-  const sorted = (held: Held[]) => [...held].sort((a, b) => a.key.localeCompare(b.key));
+  const { poll, reviewQueue } = replayReads(() => t);
 
   it("tracks each pick's own offer to the close (available, moved, gone from a blank close), stops at kickoff, and the record counts it", async () => {
     expect(MATCHES).toHaveLength(160);
@@ -533,36 +549,12 @@ describe('PICK_CONFIRM_POLLS=2 on the same real prices: a selection is published
   let t: TestApp;
   let clock: ManualClock;
   let log: ReplayLog;
-
-  beforeAll(async () => {
-    feed = await startOddsFeedServer();
-    clock = new ManualClock(at(GROUPS[0]!.kickoff, -3 * HOUR));
-    ({ app: t, log } = await startReplayApp(feed, clock, {
-      ODDS_FEED_SPORTS: SPORT_KEY,
-      ODDS_FEED_MARKETS: 'h2h',
-      REFERENCE_BOOKMAKERS: REFERENCE.key,
-      DEVIG_METHOD: 'multiplicative',
-      BOOKMAKER_TAX_RATES: JSON.stringify(Object.fromEntries(SOFT.map((book) => [book.key, 0]))),
-      PICK_MIN_EDGE: String(MIN_EDGE),
-      PICK_ODDS_RANGE: `${ODDS_MIN}-${ODDS_MAX}`,
-      PICK_REVIEW_EDGE: String(REVIEW_EDGE),
-      PICK_CONFIRM_POLLS: '2',
-    }, {
-      expectedSkip: /'s h2h market not used for this event \((negative_margin|price_beyond_reference_multiple)\)/,
-    }));
-  });
+  beforeAll(async () => ({ feed, t, clock, log } = await startReplay(2)));
   afterAll(async () => {
     await t?.close();
     await feed?.close();
   });
-
-  const poll = async () => expect(await t.runtime.poller!.pollNow(['odds'])).toBe(true);
-  const reviewQueue = async () => {
-    const page = (await t.graphql<{ reviewQueue: { nodes: QueueNode[]; pageInfo: { hasNextPage: boolean } } }>(REVIEW_QUEUE)).data!.reviewQueue;
-    expect(page.pageInfo.hasNextPage).toBe(false);
-    return page.nodes.map((n) => ({ key: `${n.kickoffAt} ${n.homeTeam} ${n.selection}`, bookmaker: n.bookmaker.slug, odds: n.odds })).sort((a, b) => a.key.localeCompare(b.key));
-  };
-  const sorted = (held: Held[]) => [...held].sort((a, b) => a.key.localeCompare(b.key));
+  const { poll, reviewQueue } = replayReads(() => t);
 
   it('publishes at the close, at its best offer, only the selections both polls found; the opening publishes nothing', async () => {
     const key = (await t.graphql<{ createApiKey: { key: string } }>(CREATE_KEY, { input: { tier: 'ENTERPRISE' } })).data!.createApiKey.key;

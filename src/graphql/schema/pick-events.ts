@@ -95,42 +95,40 @@ function subscribeToEvents(context: Context, type: PickEventMessage['type'] | re
   return pickEventStream(context.services.feed, { type, afterSeq, until: endsWith(context, slot) });
 }
 
-const resumeArg = (t: Parameters<Parameters<typeof builder.subscriptionFields>[0]>[0]) =>
-  t.arg.string({ description: 'Replay events after this sequence (up to 24 h or 1,000 events), then continue live.' });
+type SubscriptionFieldBuilder = Parameters<Parameters<typeof builder.subscriptionFields>[0]>[0];
+
+/** A subscription to some of the outbox's event types, resumable with afterSequence. */
+function eventSubscription(
+  t: SubscriptionFieldBuilder,
+  types: PickEventMessage['type'] | readonly PickEventMessage['type'][],
+  description: string,
+  authScopes: { tier: (typeof MINIMUM_TIER)['picksStream'] } | { admin: true },
+) {
+  return t.field({
+    type: PickEventRef,
+    description,
+    authScopes,
+    args: { afterSequence: t.arg.string({ description: 'Replay events after this sequence (up to 24 h or 1,000 events), then continue live.' }) },
+    subscribe: (_root, args, context) => subscribeToEvents(context, types, args.afterSequence),
+    resolve: (event) => event,
+  });
+}
+
+const STREAM_TIER = { tier: MINIMUM_TIER.picksStream };
 
 builder.subscriptionFields((t) => ({
-  pickPublished: t.field({
-    type: PickEventRef,
-    description: 'New visible picks as they are published or first approved. Enterprise keys and admin.',
-    authScopes: { tier: MINIMUM_TIER.picksStream },
-    args: { afterSequence: resumeArg(t) },
-    subscribe: (_root, args, context) => subscribeToEvents(context, 'pick.published', args.afterSequence),
-    resolve: (event) => event,
-  }),
-  pickAvailabilityChanged: t.field({
-    type: PickEventRef,
-    description:
-      "A published pick's availability changed status (its `availability`: available, moved, gone), at most once per pick per odds poll. Enterprise keys and admin.",
-    authScopes: { tier: MINIMUM_TIER.picksStream },
-    args: { afterSequence: resumeArg(t) },
-    subscribe: (_root, args, context) => subscribeToEvents(context, 'pick.availability_changed', args.afterSequence),
-    resolve: (event) => event,
-  }),
-  pickFeed: t.field({
-    type: PickEventRef,
-    description:
-      'pickPublished and pickAvailabilityChanged together, in sequence order: what GET /api/v1/picks/stream carries (one afterSequence resumes both). Enterprise keys and admin.',
-    authScopes: { tier: MINIMUM_TIER.picksStream },
-    args: { afterSequence: resumeArg(t) },
-    subscribe: (_root, args, context) => subscribeToEvents(context, PICK_FEED_EVENTS, args.afterSequence),
-    resolve: (event) => event,
-  }),
-  pickSettled: t.field({
-    type: PickEventRef,
-    description: 'Settlements as they happen. Admin only.',
-    authScopes: { admin: true },
-    args: { afterSequence: resumeArg(t) },
-    subscribe: (_root, args, context) => subscribeToEvents(context, 'pick.settled', args.afterSequence),
-    resolve: (event) => event,
-  }),
+  pickPublished: eventSubscription(t, 'pick.published', 'New visible picks as they are published or first approved. Enterprise keys and admin.', STREAM_TIER),
+  pickAvailabilityChanged: eventSubscription(
+    t,
+    'pick.availability_changed',
+    "A published pick's availability changed status (its `availability`: available, moved, gone), at most once per pick per odds poll. Enterprise keys and admin.",
+    STREAM_TIER,
+  ),
+  pickFeed: eventSubscription(
+    t,
+    PICK_FEED_EVENTS,
+    'pickPublished and pickAvailabilityChanged together, in sequence order: what GET /api/v1/picks/stream carries (one afterSequence resumes both). Enterprise keys and admin.',
+    STREAM_TIER,
+  ),
+  pickSettled: eventSubscription(t, 'pick.settled', 'Settlements as they happen. Admin only.', { admin: true }),
 }));
