@@ -106,7 +106,10 @@ describe('resourceJsonSchema', () => {
 
   it("keeps the track record's documented bounds", () => {
     const schema = resourceJsonSchema(TRACK_RECORD) as any;
-    expect(schema.required).toEqual(['overall', 'per_sport', 'per_market', 'series', 'calibration', 'clv_distribution', 'reference_coverage']);
+    expect(schema.required).toEqual(['overall', 'per_sport', 'per_market', 'series', 'calibration', 'clv_distribution', 'reference_coverage', 'availability']);
+    // The JSON names the declaration gives where snake_case would read "at5".
+    expect(Object.keys(schema.properties.availability.properties)).toEqual(['tracked_picks', 'available_at_5_min_pct', 'available_at_30_min_pct', 'median_minutes_available']);
+    expect(schema.properties.availability.properties.available_at_5_min_pct).toMatchObject({ type: ['number', 'null'] });
     expect(schema.properties.overall.properties.roi_ci95).toMatchObject({ type: ['array', 'null'], items: { type: 'number' }, minItems: 2, maxItems: 2 });
     expect(schema.properties.calibration).toMatchObject({ minItems: 10, maxItems: 10 });
     expect(schema.properties.per_sport).not.toHaveProperty('maxItems');

@@ -97,6 +97,9 @@ describe('publishPick', () => {
       edge_pct_post_tax: 4.17,
       kelly_fraction: pick.kellyFraction,
       published_at: pick.publishedAt,
+      // Published by hand: never checked.
+      availability: { status: 'unknown', odds_now: null, edge_pct_now: null, checked_at: null, since: null },
+      best_odds_since_published: null,
     });
     // The event carries the pick's public ledger entry: the chain's head, appended with it.
     const head = (await t.app.inject({ method: 'GET', url: '/api/public/ledger/head' })).json();
