@@ -35,6 +35,12 @@ export class Migration20261207000000PickAvailability extends Migration {
   }
 
   override async down(): Promise<void> {
+    // The older code knows no such event or webhook type: their deliveries (attempts cascade),
+    // the type in subscriptions, and the subscriptions left with no type go first.
+    this.addSql("delete from webhook_deliveries where event_id in (select id from outbox_events where type = 'pick.availability_changed')");
+    this.addSql("update webhook_subscriptions set events = events - 'pick.availability_changed' where events ? 'pick.availability_changed'");
+    this.addSql("delete from webhook_deliveries where subscription_id in (select id from webhook_subscriptions where events = '[]'::jsonb)");
+    this.addSql("delete from webhook_subscriptions where events = '[]'::jsonb");
     this.addSql("delete from outbox_events where type = 'pick.availability_changed'");
     this.addSql('alter table outbox_events drop constraint outbox_events_type_check');
     this.addSql(`alter table outbox_events add constraint outbox_events_type_check check (type in ('pick.published', 'pick.settled'))`);

@@ -242,14 +242,14 @@ export function availabilitySentence(availability: TrackRecordView['availability
   if (trackedPicks === 0 || availableAt5MinPct === null || availableAt30MinPct === null || medianMinutesAvailable === null) {
     return 'No settled pick of this window was checked for availability after we sent it.';
   }
-  const median = `${formatNumber(medianMinutesAvailable, 1)} minutes`;
+  const median = `${formatNumber(medianMinutesAvailable, 1)} ${medianMinutesAvailable === 1 ? 'minute' : 'minutes'}`;
   if (trackedPicks === 1) {
-    return `Our one pick ${availableAt30MinPct === 100 ? 'was' : 'was no longer'} on offer at value 30 minutes after we sent it; it stayed available ${median}.`;
+    return `Our one pick ${availableAt30MinPct === 100 ? 'was' : 'was no longer'} on offer at value 30 minutes after we sent it (or at kickoff, if sooner); it stayed available ${median}.`;
   }
   const share = shareInWords(availableAt30MinPct);
   return (
-    `${share.charAt(0).toUpperCase()}${share.slice(1)} of our picks were still on offer at value 30 minutes after we sent them ` +
-    `(${formatPercent(availableAt5MinPct)} after 5 minutes); the median pick stayed available ${median}.`
+    `${share.charAt(0).toUpperCase()}${share.slice(1)} of our picks were still on offer at value 30 minutes after we sent them (or at kickoff, if sooner; ` +
+    `${formatPercent(availableAt5MinPct)} after 5 minutes); the median pick stayed available ${median}.`
   );
 }
 
@@ -386,7 +386,7 @@ ${settled === 0 ? html`<p class="empty-note" id="no-settled">No pick was settled
   ${referenceTable(record)}
 </section>
 <section class="card" aria-labelledby="availability-title">
-  <div class="card-head"><h2 id="availability-title">Still on offer</h2><span class="muted small">${formatInteger(record.availability.trackedPicks)} engine picks checked</span></div>
+  <div class="card-head"><h2 id="availability-title">Still on offer</h2><span class="muted small">${formatInteger(record.availability.trackedPicks)} engine ${record.availability.trackedPicks === 1 ? 'pick' : 'picks'} checked</span></div>
   <p class="availability-sentence" id="availability-sentence">${availabilitySentence(record.availability)}</p>
   <p class="small muted">After a pick is sent, the engine reads its bookmaker's price at every odds poll until kickoff: a pick is available while that price still beats the fair price by the minimum edge. How long picks stay available is how long you have to place them.</p>
 </section>

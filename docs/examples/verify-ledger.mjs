@@ -329,10 +329,11 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
     } else if (!trusted.has(entry)) {
       receivedSummary.unrevealed += 1;
     } else {
-      // The ledger's own fields and the market watch (availability, best_odds_since_published: they
-      // change after publication without an entry) are not committed.
-      const { ledger_seq: _seq, ledger_hash: _hash, availability: _availability, best_odds_since_published: _best, ...pick } = data;
-      if (canonicalJson(pick) !== canonicalJson(entry.pick)) fail(entry.seq, 'received', `webhook ${body.id} carried a pick that differs from the one committed at seq ${entry.seq}`);
+      // The fields the entry committed must be those received. Others are not committed: the
+      // ledger's own, the market watch (availability, best_odds_since_published: they change after
+      // publication without an entry), and any the Pick gained after the entry was made.
+      const differs = Object.keys(entry.pick).some((field) => canonicalJson(data[field] ?? null) !== canonicalJson(entry.pick[field] ?? null));
+      if (differs) fail(entry.seq, 'received', `webhook ${body.id} carried a pick that differs from the one committed at seq ${entry.seq}`);
     }
   }
 

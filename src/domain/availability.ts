@@ -5,6 +5,7 @@
  * stores what these rules make of it.
  */
 import { roundTo } from './numbers.js';
+import { postTaxEdgeFraction } from './odds.js';
 import type { AvailabilityStatus } from './pick.js';
 import type { PickRecord } from './pick-shape.js';
 import type { OfferSighting } from './value-detection.js';
@@ -61,11 +62,14 @@ export function availabilityChange(pickId: string, availability: Availability): 
 export type ObservedStatus = Exclude<AvailabilityStatus, 'unknown'>;
 
 /**
- * The availability a pick is published with: the poll that found it is its first check, and
- * detection published it because its edge reached the minimum.
+ * The availability an engine pick is published with, from the pick as stored (its edge as a
+ * reader recomputes it from the stored prices, to the 4 decimals of every check): the poll that
+ * found it is its first check, dated by the publication itself, and detection published it
+ * because its edge reached the minimum.
  */
-export function availabilityAtPublication(odds: number, edgePostTax: number, at: Date): Availability {
-  return { status: 'available', oddsNow: odds, edgePctNow: edgePercent(edgePostTax), checkedAt: at, since: at, bestOdds: odds };
+export function availabilityAtPublication(pick: { odds: number; referenceFairOdds: number; taxRate: number }, publishedAt: Date): Availability {
+  const edgePctNow = edgePercent(postTaxEdgeFraction(pick.odds, pick.referenceFairOdds, pick.taxRate));
+  return { status: 'available', oddsNow: pick.odds, edgePctNow, checkedAt: publishedAt, since: publishedAt, bestOdds: pick.odds };
 }
 
 /**

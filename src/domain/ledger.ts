@@ -58,8 +58,9 @@ export function sha256Hex(text: string): string {
 
 /** The REST pick JSON without the ledger's fields and the market watch. */
 export function committedPick(pick: V1PickJson): CommittedPick {
-  const { ledger_seq: _seq, ledger_hash: _hash, availability: _availability, best_odds_since_published: _best, ...committed } = pick;
-  return committed;
+  const committed: Record<string, unknown> = { ...pick };
+  for (const field of [...LEDGER_WITNESS_FIELDS, ...MARKET_WATCH_FIELDS]) delete committed[field];
+  return committed as CommittedPick;
 }
 
 /** hex SHA-256 of JCS({ pick, salt }). */

@@ -467,7 +467,7 @@ function drawPick(
   if (!wanted.held) published.input.publishedAt = detectedAt.toISOString();
   // No odds poll ever watched a seeded pick after publication: its availability stays unknown,
   // and the record's availability figures count only picks the engine really watched.
-  delete published.extras.availability;
+  published.extras.watched = false;
   return { ...published, candidate, market };
 }
 

@@ -105,7 +105,7 @@ export function startBanner(
           `    curl -s -H 'Authorization: Bearer ${sample}' '${url}/api/v1/usage'`,
         );
         if (config.valueEngine.demoFeed && demoKeys.enterprise) {
-          lines.push(`    curl -sN -H 'Authorization: Bearer ${demoKeys.enterprise}' '${url}/api/v1/picks/stream'   # engine picks as they are found`);
+          lines.push(`    curl -sN -H 'Authorization: Bearer ${demoKeys.enterprise}' '${url}/api/v1/picks/stream'   # engine picks as they are found, and when their price moves`);
         }
       }
     }

@@ -30,7 +30,7 @@ import { checkOptionalText, checkText } from '../domain/text.js';
 import { parseIsoTimestamp } from '../domain/time.js';
 import { asStored, type PickRecord } from '../domain/pick-shape.js';
 import { isUuid } from '../domain/uuid.js';
-import { availabilityChange, availabilityFields, pickAvailabilityRecord, type Availability } from '../domain/availability.js';
+import { availabilityAtPublication, availabilityChange, availabilityFields, pickAvailabilityRecord } from '../domain/availability.js';
 import type { PickEntity } from '../persistence/entities/pick.js';
 import type { Em, Orm } from '../persistence/orm.js';
 import {
@@ -104,16 +104,16 @@ export interface EnginePickExtras {
   analysis: string;
   /** What detection found worth a warning (single_sharp_reference, wide_reference_market). */
   warnings: PickWarning[];
-  /** The offer as the detecting poll saw it: the pick's first availability check, if it is published. */
-  availability?: Availability;
+  /** Whether the pick's offer is watched from publication (docs/API.md, "Availability"): engine picks found by a poll; not the demo seed's history. */
+  watched?: boolean;
 }
 
 /** A new pick that passed every rule: the row, and an engine pick's analysis. */
 interface PreparedPick {
   fields: NewPick;
   analysis: string | null;
-  /** An engine pick's first availability check, applied if the pick is published. */
-  availability: Availability | null;
+  /** An engine pick watched from publication: its first availability check is its publication. */
+  watched: boolean;
 }
 
 /** Page sizes arrive valid (the GraphQL arguments' bounds, src/domain/bounds.ts). */
@@ -314,7 +314,7 @@ export class PickService {
         warnings: engine?.warnings ?? [],
       },
       analysis: engine ? normalizeAnalysis(engine.analysis) : null,
-      availability: engine?.availability ?? null,
+      watched: engine?.watched === true,
     };
   }
 
@@ -325,9 +325,8 @@ export class PickService {
   private async write(em: Em, prepared: readonly PreparedPick[]): Promise<PickEntity[]> {
     await this.holdOtherSides(em, prepared);
     // A held pick is not tracked: only a published engine pick starts with its first check.
-    // Dated by the publication itself, so `since` is never before published_at.
-    const checked = prepared.flatMap(({ fields, availability }) =>
-      fields.status === 'published' && availability !== null && fields.publishedAt != null ? [{ fields, availability: { ...availability, checkedAt: fields.publishedAt, since: fields.publishedAt } }] : [],
+    const checked = prepared.flatMap(({ fields, watched }) =>
+      fields.status === 'published' && watched && fields.publishedAt != null ? [{ fields, availability: availabilityAtPublication(fields, fields.publishedAt) }] : [],
     );
     for (const { fields, availability } of checked) Object.assign(fields, availabilityFields(availability));
     const created = prepared.map(({ fields }) => insertPick(em, fields));
@@ -435,9 +434,12 @@ export class PickService {
         status: 'published',
         publishedAt: now,
         updatedAt: now,
-        ...(prepared.availability === null ? {} : availabilityFields({ ...prepared.availability, checkedAt: now, since: now })),
       });
-      if (prepared.availability !== null) await recordAvailabilityChanges(em, [availabilityChange(pick.id, { ...prepared.availability, checkedAt: now, since: now })]);
+      if (prepared.watched) {
+        const availability = availabilityAtPublication(pick, now);
+        Object.assign(pick, availabilityFields(availability));
+        await recordAvailabilityChanges(em, [availabilityChange(pick.id, availability)]);
+      }
       if (prepared.analysis !== null) await upsertMatchAnalysis(em, pick.id, prepared.analysis, now);
       await recordLedgerEntries(em, 'pick.published', [pick], now);
       await appendPickEvent(em, 'pick.published', pick, now);

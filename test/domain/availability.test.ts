@@ -126,9 +126,10 @@ describe('sightOffer', () => {
 });
 
 describe('nextAvailability', () => {
-  const published = availabilityAtPublication(4.6, edge(4.6, 4), NOW);
+  // As stored: 4.6 x 0.947 / 4 - 1 = 8.905 %.
+  const published = availabilityAtPublication({ odds: 4.6, referenceFairOdds: 4, taxRate: 0.053 }, NOW);
 
-  it('starts available at publication with the detected price and edge (percent, 4 decimals)', () => {
+  it("starts available at publication with the stored price and post-tax edge (percent, 4 decimals), dated by the publication", () => {
     expect(published).toEqual({ status: 'available', oddsNow: 4.6, edgePctNow: 8.905, checkedAt: NOW, since: NOW, bestOdds: 4.6 });
   });
 

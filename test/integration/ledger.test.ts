@@ -180,6 +180,13 @@ describe('a history of picks', () => {
     const bad = await verify(h.base, { now: h.clock.now(), received: [...bodies, forged, { ...bodies[0], data: unwitnessed }] });
     expect(checks(bad)).toEqual([{ seq: forged.data.ledger_seq, check: 'received' }]);
     expect(bad.received).toMatchObject({ checked: 13, skipped: 1 });
+
+    // A field the Pick gains later, or a market watch that moved, is not committed: such bodies
+    // still match. A committed field changed does not, in each of the 11 revealed bodies.
+    const grown = bodies.map((body) => ({ ...body, data: { ...body.data, gained_later: 1, availability: { ...body.data.availability, status: 'gone' } } }));
+    expect((await verify(h.base, { now: h.clock.now(), received: grown })).failures).toEqual([]);
+    const changed = bodies.map((body) => ({ ...body, data: { ...body.data, odds: body.data.odds + 0.01 } }));
+    expect(checks(await verify(h.base, { now: h.clock.now(), received: changed })).filter((failure) => failure.check === 'received')).toHaveLength(11);
   });
 });
 

@@ -345,6 +345,27 @@ describe('availability of an h2h pick', () => {
   });
 });
 
+/** A real clock moves during a poll: 1 ms at every reading here, so later work in a poll is later in time. */
+class TickingClock extends ManualClock {
+  override now(): Date {
+    this.advance(1);
+    return super.now();
+  }
+}
+
+describe('the check a pick is published with', () => {
+  it('is dated by its publication, on a clock that moves during the poll: the same poll never checks the new pick again with its earlier time', async () => {
+    const clock = new TickingClock(START);
+    const t = await engineApp(clock);
+    await pollWith(t, clock, m1(4.6));
+    const id = await onlyPick(t);
+    const published = (await t.graphql<{ picks: { nodes: { id: string; publishedAt: string }[] } }>(PICKS)).data!.picks.nodes.find((pick) => pick.id === id)!.publishedAt;
+    const { availability } = await pickView(t, id);
+    expect(availability).toMatchObject({ status: 'AVAILABLE', checkedAt: published, since: published });
+    expect(await keptChanges(t, id)).toEqual([{ status: 'available', at: published }]);
+  });
+});
+
 describe('availability of a pick on a line', () => {
   it("reads spreads and totals at the pick's own point only; the away side of a spread sits in the market of the home handicap", async () => {
     const clock = new ManualClock(START);
@@ -410,6 +431,10 @@ describe('a match that leaves the feed', () => {
 
     // m1 absent beside an entry without an id: every absence is doubtful, nobody is gone.
     await pollWith(t, clock, withOther(() => [{ sport_key: SPORT_KEY, sport_title: 'EPL', commence_time: KICKOFF.toISOString(), home_team: 'Leeds', away_team: 'Hull', bookmakers: [] }]));
+    expect((await pickView(t, id)).availability).toEqual(backAt);
+
+    // An empty answer for the sport key: a feed's hiccup, not every match withdrawn.
+    await pollWith(t, clock, () => []);
     expect((await pickView(t, id)).availability).toEqual(backAt);
 
     // A batch an operator pushes without m1 covers no sport key: m1 stays.

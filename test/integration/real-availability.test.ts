@@ -50,7 +50,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
 import type { TestApp } from '../helpers/app.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
-import { parseCsv, powerDevig, SOFT_BOOKS } from '../helpers/independent-value.js';
+import { parseCsv, powerDevig, round4, SOFT_BOOKS } from '../helpers/independent-value.js';
 import { startOddsFeedServer, startReplayApp, v4Bookmaker, v4OddsEvent, v4ScoreEvent, type OddsFeedServer, type ReplayLog } from '../helpers/odds-feed-server.js';
 
 const ROWS = parseCsv(readFileSync(new URL('../fixtures/real-season/E0-2023-24-first-160.csv', import.meta.url), 'utf8'));
@@ -133,6 +133,11 @@ interface Candidate {
   bookmaker: string;
   price: number;
   edge: number;
+  /**
+   * The edge a pick published on this offer shows as its first check: recomputed from the prices
+   * as stored (the fair odds to 4 decimals), as a reader of the pick would.
+   */
+  storedEdge: number;
 }
 /**
  * One poll's candidates of a match: per selection, the best qualifying soft offer (highest price,
@@ -149,7 +154,7 @@ function candidatesOf(match: Match, prices: Record<string, Prices>, skips: { cou
     const best = usable
       .map((book, order) => ({ bookmaker: book.key, price: prices[book.key]![i]!, order }))
       .sort((a, b) => b.price - a.price || a.order - b.order)
-      .map((offer) => ({ selection: i, bookmaker: offer.bookmaker, price: offer.price, edge: offer.price * fair[i]! - 1 }))
+      .map((offer) => ({ selection: i, bookmaker: offer.bookmaker, price: offer.price, edge: offer.price * fair[i]! - 1, storedEdge: offer.price / round4(1 / fair[i]!) - 1 }))
       .find((offer) => offer.price >= ODDS_MIN && offer.price <= ODDS_MAX && offer.edge >= MIN_EDGE);
     if (best === undefined) return [];
     if (best.edge >= REVIEW_EDGE) throw new Error('this set-up holds nothing as too good: raise REVIEW_EDGE');
@@ -230,7 +235,7 @@ for (const match of MATCHES) {
     const closePick = bestOf(closeCandidates);
     hold('close', closeCandidates.filter((c) => c !== closePick));
     if (closePick) {
-      CLOSE_PICKS.push({ ...published(closePick, close), status: 'available', oddsNow: closePick.price, edgeNow: closePick.edge, checkedAt: close, since: close, bestOdds: closePick.price, unjudged: false, changes: [{ status: 'available', at: close }] });
+      CLOSE_PICKS.push({ ...published(closePick, close), status: 'available', oddsNow: closePick.price, edgeNow: closePick.storedEdge, checkedAt: close, since: close, bestOdds: closePick.price, unjudged: false, changes: [{ status: 'available', at: close }] });
     }
     continue;
   }
@@ -248,7 +253,7 @@ for (const match of MATCHES) {
   const price = closing[pick.selection]!;
   const bestOdds = Math.max(pick.price, price);
   if (!softUsable(closing, match.close[REFERENCE.key]!)) {
-    OPENING_PICKS.push({ ...expected, status: 'available', oddsNow: pick.price, edgeNow: pick.edge, checkedAt: opening, since: opening, bestOdds, unjudged: true });
+    OPENING_PICKS.push({ ...expected, status: 'available', oddsNow: pick.price, edgeNow: pick.storedEdge, checkedAt: opening, since: opening, bestOdds, unjudged: true });
     continue;
   }
   const edge = price * fairProbabilities(match.close[REFERENCE.key]!)[pick.selection]! - 1;
@@ -292,7 +297,7 @@ interface ConfirmedPick {
   selection: string;
   bookmaker: string;
   odds: number;
-  /** Unrounded edge of the close's best offer (its first check). */
+  /** The close's best offer's edge as its first check shows it (from the stored prices). */
   edge: number;
   publishedAt: Date;
 }
@@ -316,7 +321,7 @@ for (const match of MATCHES) {
     selection: match.names[pick.selection]!,
     bookmaker: pick.bookmaker,
     odds: pick.price,
-    edge: pick.edge,
+    edge: pick.storedEdge,
     publishedAt: at(match.kickoff, -CLOSE_BEFORE_KICKOFF),
   });
 }

@@ -423,13 +423,13 @@ describe('a kickoff moved earlier', () => {
 describe('the page’s words and numbers', () => {
   it('says how long picks stayed on offer in plain words, a share in a word where one says it exactly', () => {
     expect(availabilitySentence({ trackedPicks: 40, availableAt5MinPct: 85, availableAt30MinPct: 50, medianMinutesAvailable: 34.5 })).toBe(
-      'Half of our picks were still on offer at value 30 minutes after we sent them (85.00 % after 5 minutes); the median pick stayed available 34.5 minutes.',
+      'Half of our picks were still on offer at value 30 minutes after we sent them (or at kickoff, if sooner; 85.00 % after 5 minutes); the median pick stayed available 34.5 minutes.',
     );
-    expect(availabilitySentence({ trackedPicks: 3, availableAt5MinPct: 100, availableAt30MinPct: 33.33, medianMinutesAvailable: 12 })).toBe(
-      '33.33 % of our picks were still on offer at value 30 minutes after we sent them (100.00 % after 5 minutes); the median pick stayed available 12.0 minutes.',
+    expect(availabilitySentence({ trackedPicks: 3, availableAt5MinPct: 100, availableAt30MinPct: 33.33, medianMinutesAvailable: 1 })).toBe(
+      '33.33 % of our picks were still on offer at value 30 minutes after we sent them (or at kickoff, if sooner; 100.00 % after 5 minutes); the median pick stayed available 1.0 minute.',
     );
     expect(availabilitySentence({ trackedPicks: 1, availableAt5MinPct: 100, availableAt30MinPct: 100, medianMinutesAvailable: 60 })).toBe(
-      'Our one pick was on offer at value 30 minutes after we sent it; it stayed available 60.0 minutes.',
+      'Our one pick was on offer at value 30 minutes after we sent it (or at kickoff, if sooner); it stayed available 60.0 minutes.',
     );
     expect(availabilitySentence({ trackedPicks: 0, availableAt5MinPct: null, availableAt30MinPct: null, medianMinutesAvailable: null })).toBe(
       'No settled pick of this window was checked for availability after we sent it.',

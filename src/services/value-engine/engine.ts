@@ -73,7 +73,7 @@ import {
   settleablePicks,
   trackedPicksForUpdate,
 } from '../../persistence/picks-repository.js';
-import { availabilityAtPublication, availabilityChange, availabilityFields, availabilityOf, nextAvailability } from '../../domain/availability.js';
+import { availabilityChange, availabilityFields, availabilityOf, nextAvailability } from '../../domain/availability.js';
 import { appendPickEvent } from '../outbox.js';
 import { recordLedgerEntries } from '../ledger.js';
 import type { ServiceLog } from '../log.js';
@@ -252,9 +252,12 @@ export class ValueEngine {
     if (moved.length > 0 || closed > 0) this.options.onVisibleChange?.();
     // After the kickoffs moved: a pick whose kickoff came is no longer checked.
     // An event the feed sent but the parser could not read is not an event that left the feed;
-    // one it could not even identify makes every absence doubtful, so none is taken as gone.
+    // one it could not even identify makes every absence doubtful, and so does an empty answer
+    // (a feed's hiccup far more often than every match of a sport withdrawn): no pick is then
+    // taken as gone.
     const unread = new Set(skipped.map((skip) => skip.eventId));
-    await this.trackAvailability(events, unread.has(null) ? [] : (coverage.sportKeys ?? []), unread, now);
+    const doubtful = unread.has(null) || parsed.length === 0;
+    await this.trackAvailability(events, doubtful ? [] : (coverage.sportKeys ?? []), unread, now);
 
     return { events: events.length, picksCreated, picksSettled: 0, skipped };
   }
@@ -273,6 +276,11 @@ export class ValueEngine {
       const changes: ReturnType<typeof availabilityChange>[] = [];
       let moved = 0;
       for (const pick of picks) {
+        // Read before the lock: a pick held, settled or past kickoff since is no longer watched;
+        // one already checked at or after this poll's time (just published, or by a newer
+        // ingest) keeps that newer check.
+        if (pick.status !== 'published' || pick.kickoffAt.getTime() <= now.getTime()) continue;
+        if (pick.availabilityCheckedAt != null && pick.availabilityCheckedAt.getTime() >= now.getTime()) continue;
         const event = byKey.get(engineEventKey(pick.eventId!, pick.eventGeneration));
         if (event === undefined && unread.has(pick.eventId!)) continue;
         const offer = { bookmaker: pick.bookmakerSlug, market: pick.market as Market, selection: pick.selection, line: pick.line ?? null };
@@ -585,7 +593,7 @@ export function enginePick(
       eventGeneration: event.generation,
       analysis: analysisText(candidate, event, stakeAdvice),
       warnings: candidate.warnings,
-      availability: availabilityAtPublication(candidate.price, candidate.edgePostTaxFraction, now),
+      watched: true,
       provenance: {
         eventId: event.id,
         detectedAt: now.toISOString(),
