@@ -153,7 +153,7 @@ export const PICK_FIELDS = {
   ),
   availabilitySince: orNull(timestamp('When the current status began; null while unknown.', '2026-11-22T12:00:00.000Z'), '2026-11-22T12:00:00.000Z'),
   bestOddsSincePublished: orNull(
-    decimal(10, 4, "The highest price the pick's bookmaker quoted for its selection and line at the engine's checks from publication to kickoff (odds included); null for picks published by hand.", 2.2),
+    decimal(10, 4, "The highest price the pick's bookmaker quoted for its selection and line at the engine's checks from publication to kickoff (odds included); null for picks published by hand (and older engine picks until their first check).", 2.2),
     2.2,
   ),
 } as const satisfies Record<string, FieldFacts>;

@@ -68,12 +68,14 @@ import {
   findPicksForUpdate,
   moveKickoffs,
   type EngineSlot,
+  lockTrackedPicks,
+  readPickRecords,
   recordAvailabilityChanges,
   recordClosingLines,
   settleablePicks,
-  trackedPicksForUpdate,
+  writeAvailability,
 } from '../../persistence/picks-repository.js';
-import { availabilityChange, availabilityFields, availabilityOf, nextAvailability } from '../../domain/availability.js';
+import { availabilityChange, availabilityFields, availabilityOf, nextAvailability, type AvailabilityFields } from '../../domain/availability.js';
 import { appendPickEvent } from '../outbox.js';
 import { recordLedgerEntries } from '../ledger.js';
 import type { ServiceLog } from '../log.js';
@@ -272,31 +274,30 @@ export class ValueEngine {
     const minEdge = detection.minEdge ?? DEFAULT_DETECTION_OPTIONS.minEdge;
     const byKey = new Map(events.map((event) => [engineEventKey(event.id, event.generation), event]));
     const moved = await this.orm.em.fork().transactional(async (em) => {
-      const picks = await trackedPicksForUpdate(em, events.map((event) => ({ eventId: event.id, generation: event.generation })), coveredSportKeys, now);
+      const picks = await lockTrackedPicks(em, events.map((event) => ({ eventId: event.id, generation: event.generation })), coveredSportKeys, now);
+      const checked: ({ id: string } & AvailabilityFields)[] = [];
       const changes: ReturnType<typeof availabilityChange>[] = [];
-      let moved = 0;
       for (const pick of picks) {
-        // Read before the lock: a pick held, settled or past kickoff since is no longer watched;
-        // one already checked at or after this poll's time (just published, or by a newer
-        // ingest) keeps that newer check.
-        if (pick.status !== 'published' || pick.kickoffAt.getTime() <= now.getTime()) continue;
+        // Checked at or after this poll's time already (published by this very poll, or checked
+        // by a newer ingest): that newer check stays.
         if (pick.availabilityCheckedAt != null && pick.availabilityCheckedAt.getTime() >= now.getTime()) continue;
-        const event = byKey.get(engineEventKey(pick.eventId!, pick.eventGeneration));
-        if (event === undefined && unread.has(pick.eventId!)) continue;
-        const offer = { bookmaker: pick.bookmakerSlug, market: pick.market as Market, selection: pick.selection, line: pick.line ?? null };
+        const event = byKey.get(engineEventKey(pick.eventId, pick.eventGeneration));
+        if (event === undefined && unread.has(pick.eventId)) continue;
+        const offer = { bookmaker: pick.bookmakerSlug, market: pick.market, selection: pick.selection, line: pick.line };
         const sighting: OfferSighting = event === undefined ? { kind: 'gone' } : sightOffer(event, offer, detection, now);
+        // Every check moves checked_at; a quote that cannot be judged moves nothing.
+        if (sighting.kind === 'unpriced') continue;
         // A pick approved by an operator starts its best price at its own odds.
         const current = { ...availabilityOf(pick), bestOdds: pick.bestOddsSincePublished ?? pick.odds };
         const { next, changed } = nextAvailability(current, sighting, minEdge, now);
-        Object.assign(pick, availabilityFields(next));
-        // Every check moves checked_at; a quote that cannot be judged moves nothing.
-        if (sighting.kind !== 'unpriced') moved += 1;
-        if (!changed) continue;
-        changes.push(availabilityChange(pick.id, next));
-        await appendPickEvent(em, 'pick.availability_changed', pick, now);
+        checked.push({ id: pick.id, ...availabilityFields(next) });
+        if (changed) changes.push(availabilityChange(pick.id, next));
       }
+      await writeAvailability(em, checked);
       await recordAvailabilityChanges(em, changes);
-      return moved;
+      // The events carry the picks as they are now, read back once for the batch.
+      for (const pick of await readPickRecords(em, changes.map((change) => change.pickId))) await appendPickEvent(em, 'pick.availability_changed', pick, now);
+      return checked.length;
     });
     // A pick's availability is what readers see: any check that moved it (not only a change of
     // status) drops the read caches, and the events of changes leave the outbox at once.
