@@ -40,15 +40,14 @@ export function availabilityFields(availability: Availability): AvailabilityFiel
   };
 }
 
-/** A pick's availability; a field an entity leaves undefined (never set) reads as null, a status as unknown. */
-export function availabilityOf(pick: { [F in keyof AvailabilityFields]?: AvailabilityFields[F] | undefined }): Availability {
+export function availabilityOf(pick: AvailabilityFields): Availability {
   return {
-    status: pick.availabilityStatus ?? 'unknown',
-    oddsNow: pick.availabilityOddsNow ?? null,
-    edgePctNow: pick.availabilityEdgePctNow ?? null,
-    checkedAt: pick.availabilityCheckedAt ?? null,
-    since: pick.availabilitySince ?? null,
-    bestOdds: pick.bestOddsSincePublished ?? null,
+    status: pick.availabilityStatus,
+    oddsNow: pick.availabilityOddsNow,
+    edgePctNow: pick.availabilityEdgePctNow,
+    checkedAt: pick.availabilityCheckedAt,
+    since: pick.availabilitySince,
+    bestOdds: pick.bestOddsSincePublished,
   };
 }
 

@@ -16,7 +16,7 @@ import { VISIBLE_STATUSES } from '../domain/pick.js';
 import type { Market } from '../domain/market.js';
 import { addDays, startOfUtcDay } from '../domain/time.js';
 import { PickEntity } from './entities/pick.js';
-import { columnNameOf, dateOf, dateOrNullOf, executeBound, jsonOf, numberOf, statusIn } from './sql.js';
+import { columnNameOf, dateOf, executeBound, jsonOf, numberOf, statusIn } from './sql.js';
 import type { Em } from './orm.js';
 
 /** The columns of a pick record (the shape's fields), in the order of a page's arrays (pickPageSql). */
@@ -389,24 +389,19 @@ export async function shownEngineSides(em: Em, eventId: string, generation: numb
   return rows.map((row) => ({ id: String(row.id), market: String(row.market), selection: String(row.selection), line: row.line == null ? null : numberOf(row.line) }));
 }
 
-/** A published engine pick an odds poll checks: its offer and its availability as stored. */
-export interface TrackedPick extends AvailabilityFields {
-  id: string;
+/** A published engine pick an odds poll checks: the pick, and the feed event (and generation) it belongs to. */
+export interface TrackedPick {
+  pick: PickRecord;
   eventId: string;
   eventGeneration: number;
-  bookmakerSlug: string;
-  market: Market;
-  selection: string;
-  line: number | null;
-  odds: number;
 }
 
 /**
- * The picks an odds poll checks the availability of (docs/API.md, "Availability"), row-locked,
- * only what the check reads: published engine picks before kickoff of the polled events, and,
- * when the poll covered whole sport keys, of those keys' other events (which left the feed). The
- * lock re-reads the conditions (PostgreSQL rechecks a row updated meanwhile), so a pick held,
- * settled or past kickoff by then is not among them. Locked in id order, as every batch lock.
+ * The picks an odds poll checks the availability of (docs/API.md, "Availability"), row-locked:
+ * published engine picks before kickoff of the polled events, and, when the poll covered whole
+ * sport keys, of those keys' other events (which left the feed). The lock re-reads the
+ * conditions (PostgreSQL rechecks a row updated meanwhile), so a pick held, settled or past
+ * kickoff by then is not among them. Locked in id order, as every batch lock.
  */
 export async function lockTrackedPicks(
   em: Em,
@@ -417,9 +412,7 @@ export async function lockTrackedPicks(
   if (events.length === 0 && coveredSportKeys.length === 0) return [];
   const rows = await executeBound<Row>(
     em,
-    `select p.id, p.event_id, p.event_generation, p.bookmaker_slug, p.market, p.selection, p.line, p.odds,
-            p.availability_status, p.availability_odds_now, p.availability_edge_pct_now, p.availability_checked_at,
-            p.availability_since, p.best_odds_since_published
+    `select ${PICK_COLUMN_NAMES.map((column) => `p.${column}`).join(', ')}, p.event_id, p.event_generation
        from picks p
       where p.status = 'published' and p.event_id is not null and p.kickoff_at > $1::timestamptz
         and (exists (select 1 from jsonb_to_recordset($2::jsonb) as v (event_id text, generation integer) where v.event_id = p.event_id and v.generation = p.event_generation)
@@ -428,23 +421,7 @@ export async function lockTrackedPicks(
       for update of p`,
     [now.toISOString(), JSON.stringify(events.map((e) => ({ event_id: e.eventId, generation: e.generation }))), JSON.stringify(coveredSportKeys)],
   );
-  const numberOrNull = (value: unknown) => (value == null ? null : numberOf(value));
-  return rows.map((row) => ({
-    id: String(row.id),
-    eventId: String(row.event_id),
-    eventGeneration: numberOf(row.event_generation),
-    bookmakerSlug: String(row.bookmaker_slug),
-    market: String(row.market) as Market,
-    selection: String(row.selection),
-    line: numberOrNull(row.line),
-    odds: numberOf(row.odds),
-    availabilityStatus: String(row.availability_status) as AvailabilityFields['availabilityStatus'],
-    availabilityOddsNow: numberOrNull(row.availability_odds_now),
-    availabilityEdgePctNow: numberOrNull(row.availability_edge_pct_now),
-    availabilityCheckedAt: dateOrNullOf(row.availability_checked_at),
-    availabilitySince: dateOrNullOf(row.availability_since),
-    bestOddsSincePublished: numberOrNull(row.best_odds_since_published),
-  }));
+  return rows.map((row) => ({ pick: pickRecordFromRow(row), eventId: String(row.event_id), eventGeneration: numberOf(row.event_generation) }));
 }
 
 /** The availability of checked picks, one statement for the batch (locked by lockTrackedPicks in the same transaction). */
@@ -470,13 +447,6 @@ export async function writeAvailability(em: Em, picks: readonly ({ id: string } 
       ),
     ],
   );
-}
-
-/** Picks by id as records, in id order (the events of a batch of changes). */
-export async function readPickRecords(em: Em, ids: readonly string[]): Promise<PickRecord[]> {
-  if (ids.length === 0) return [];
-  const rows = await executeBound<Row>(em, `select ${PICK_COLUMNS} from picks where id in (select jsonb_array_elements_text($1::jsonb)::uuid) order by id`, [JSON.stringify(ids)]);
-  return rows.map(pickRecordFromRow);
 }
 
 /** Changes of availability status, kept for the record (pick_availability_changes). */

@@ -69,13 +69,13 @@ import {
   moveKickoffs,
   type EngineSlot,
   lockTrackedPicks,
-  readPickRecords,
   recordAvailabilityChanges,
   recordClosingLines,
   settleablePicks,
   writeAvailability,
 } from '../../persistence/picks-repository.js';
-import { availabilityChange, availabilityFields, availabilityOf, nextAvailability, type AvailabilityFields } from '../../domain/availability.js';
+import { availabilityChange, availabilityFields, availabilityOf, nextAvailability } from '../../domain/availability.js';
+import type { PickRecord } from '../../domain/pick-shape.js';
 import { appendPickEvent } from '../outbox.js';
 import { recordLedgerEntries } from '../ledger.js';
 import type { ServiceLog } from '../log.js';
@@ -275,28 +275,33 @@ export class ValueEngine {
     const byKey = new Map(events.map((event) => [engineEventKey(event.id, event.generation), event]));
     const moved = await this.orm.em.fork().transactional(async (em) => {
       const picks = await lockTrackedPicks(em, events.map((event) => ({ eventId: event.id, generation: event.generation })), coveredSportKeys, now);
-      const checked: ({ id: string } & AvailabilityFields)[] = [];
+      const checked: PickRecord[] = [];
       const changes: ReturnType<typeof availabilityChange>[] = [];
-      for (const pick of picks) {
+      const changed: PickRecord[] = [];
+      for (const { pick, eventId, eventGeneration } of picks) {
         // Checked at or after this poll's time already (published by this very poll, or checked
         // by a newer ingest): that newer check stays.
         if (pick.availabilityCheckedAt != null && pick.availabilityCheckedAt.getTime() >= now.getTime()) continue;
-        const event = byKey.get(engineEventKey(pick.eventId, pick.eventGeneration));
-        if (event === undefined && unread.has(pick.eventId)) continue;
-        const offer = { bookmaker: pick.bookmakerSlug, market: pick.market, selection: pick.selection, line: pick.line };
+        const event = byKey.get(engineEventKey(eventId, eventGeneration));
+        if (event === undefined && unread.has(eventId)) continue;
+        const offer = { bookmaker: pick.bookmakerSlug, market: pick.market as Market, selection: pick.selection, line: pick.line };
         const sighting: OfferSighting = event === undefined ? { kind: 'gone' } : sightOffer(event, offer, detection, now);
         // Every check moves checked_at; a quote that cannot be judged moves nothing.
         if (sighting.kind === 'unpriced') continue;
         // A pick approved by an operator starts its best price at its own odds.
         const current = { ...availabilityOf(pick), bestOdds: pick.bestOddsSincePublished ?? pick.odds };
-        const { next, changed } = nextAvailability(current, sighting, minEdge, now);
-        checked.push({ id: pick.id, ...availabilityFields(next) });
-        if (changed) changes.push(availabilityChange(pick.id, next));
+        const { next, changed: statusChanged } = nextAvailability(current, sighting, minEdge, now);
+        Object.assign(pick, availabilityFields(next));
+        checked.push(pick);
+        if (statusChanged) {
+          changes.push(availabilityChange(pick.id, next));
+          changed.push(pick);
+        }
       }
       await writeAvailability(em, checked);
       await recordAvailabilityChanges(em, changes);
-      // The events carry the picks as they are now, read back once for the batch.
-      for (const pick of await readPickRecords(em, changes.map((change) => change.pickId))) await appendPickEvent(em, 'pick.availability_changed', pick, now);
+      // The events carry the picks as they are now: the locked record with its new availability.
+      for (const pick of changed) await appendPickEvent(em, 'pick.availability_changed', pick, now);
       return checked.length;
     });
     // A pick's availability is what readers see: any check that moved it (not only a change of
