@@ -1,7 +1,7 @@
 /**
  * The value engine benchmark's server (forked by bench/engine-run.mjs; control over IPC).
  *
- * The real app from dist/ as src/main.ts builds it (loadConfig -> createRuntime -> buildApp,
+ * The real app from dist/ as src/serve.ts builds it (loadConfig -> createRuntime -> buildApp,
  * logger off, NODE_ENV=production, 127.0.0.1, a free port) with ODDS_FEED_URL pointing at the
  * bench feed (bench/engine-feed.mjs), ODDS_FEED_SPORTS=soccer_epl, REFERENCE_BOOKMAKERS and
  * ODDS_FEED_MARKETS as the orchestrator says (the feed's references and markets: by default

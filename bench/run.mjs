@@ -18,7 +18,8 @@
  * GET /api/public/ledger?limit=500 while one paying customer lists GET /api/v1/picks; it writes
  * bench/ledger-flood-results.json and its block of docs/PERFORMANCE.md whenever it runs (BENCH_TARGETS=ledger:
  * that alone, in a minute or two). Other knobs: BENCH_PICKS (10000), BENCH_CONNECTIONS (32), BENCH_WARMUP (3 s),
- * BENCH_DURATION (10 s), BENCH_ROUNDS (3), BENCH_SEQUENTIAL (2000), BENCH_PROFILE=1 (an extra
+ * BENCH_DURATION (10 s), BENCH_ROUNDS (3), BENCH_SEQUENTIAL (2000), BENCH_METRICS_PORT=off (the server without
+ * its metrics listener and Node.js runtime metrics, which it otherwise serves on a free port), BENCH_PROFILE=1 (an extra
  * profiled run of the list, public, track-record and analysis targets, summarised into results.json).
  *
  * Output: bench/results.json (modes not run this time are kept from the previous file) and

@@ -1,7 +1,7 @@
 /**
  * The benchmark server process (forked by bench/run.mjs; talks to it over IPC only).
  *
- * Builds the real app from dist/ the way src/main.ts does (loadConfig -> createRuntime ->
+ * Builds the real app from dist/ the way src/serve.ts does (loadConfig -> createRuntime ->
  * buildApp), logger off, on 127.0.0.1 and a free port, seeds N picks and one enterprise key
  * whose limits are huge (the limiter always decides, never rejects). Beside it, in the same
  * process and event loop, a bare Fastify instance on its own loopback port answers
@@ -25,6 +25,7 @@ import Fastify from 'fastify';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
+import { startMetricsListener } from '../dist/src/server/metrics-listener.js';
 import { HOST, serveCommands } from './common.mjs';
 import { percentile } from './lib/stats.mjs';
 import { seedAnalysesSql, seedPicksSql } from './seed.mjs';
@@ -71,7 +72,8 @@ async function main() {
     dataDir: process.env.BENCH_DATA_DIR,
     dbUrl: process.env.BENCH_DB_URL,
     redisUrl: process.env.BENCH_REDIS_URL,
-    extra: { TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS) },
+    // BENCH_METRICS_PORT=off measures without the metrics listener and the Node.js runtime metrics.
+    extra: { TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS), ...(process.env.BENCH_METRICS_PORT ? { METRICS_PORT: process.env.BENCH_METRICS_PORT } : {}) },
   });
   const config = loadConfig(env);
   const started = performance.now();
@@ -101,6 +103,9 @@ async function main() {
 
   const app = await buildApp(runtime, { logger: false });
   await app.listen({ port: 0, host: HOST });
+  // As the service runs by default: its metrics listener on (a free port here), the Node.js
+  // runtime metrics collected, so their cost is in every figure.
+  const metricsListener = config.metrics.port === null ? null : await startMetricsListener(runtime.metrics, HOST, 0);
 
   // Bodies of the real endpoints, captured once; the baselines answer with these bytes.
   const list = await app.inject({ method: 'GET', url: LIST_PATH, headers: { authorization: `Bearer ${key}` } });
@@ -269,6 +274,7 @@ async function main() {
         await app.close();
         if (mode === 'services') await dropLimiterCounters(config.redisUrl, [apiKey.id]);
         await runtime.close();
+        await metricsListener?.close();
       });
     },
   };

@@ -1,7 +1,7 @@
 /**
  * The stream benchmark server process (forked by bench/streams-run.mjs; control over IPC only).
  *
- * Builds the real app from dist/ the way src/main.ts does (loadConfig -> createRuntime ->
+ * Builds the real app from dist/ the way src/serve.ts does (loadConfig -> createRuntime ->
  * buildApp), logger off, NODE_ENV=production, on 127.0.0.1 and a free port, like
  * bench/server.mjs. GET /api/v1/picks/stream allows at most 10 concurrent streams per API
  * key (src/services/stream-slots.ts MAX_STREAMS_PER_KEY, shared by every way of subscribing), so it creates enough enterprise keys

@@ -1,7 +1,7 @@
 /**
  * The webhook benchmark server process (forked by bench/webhooks-run.mjs; control over IPC).
  *
- * The real runtime from dist/ (loadConfig -> createRuntime, as src/main.ts builds it, no HTTP
+ * The real runtime from dist/ (loadConfig -> createRuntime, as src/serve.ts builds it, no HTTP
  * app: nothing here needs one) with its webhook dispatcher running: one process, one
  * dispatcher. WEBHOOK_HOST_OVERRIDES=hooks.test=127.0.0.1 points the subscriptions at the
  * bench receiver (bench/webhooks-receiver.mjs), whose certificate is trusted through

@@ -17,15 +17,18 @@ import { answerGraphiQLPage, GRAPHIQL_OPTIONS, registerGraphiQLAssets, renderGra
 import { registerHomePage } from '../adapters/home/plugin.js';
 import { getSchema } from './graphql/schema.js';
 import { createYogaServer, internalContext } from './graphql/yoga.js';
+import { graphqlTracingPlugins } from './graphql/tracing.js';
 import type { Runtime } from './runtime.js';
 import { createFrameworkErrorHandler } from './server/framework-errors.js';
 import { handleHttpError, sendError } from './server/http-errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
 import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
 import { registerHealthRoutes } from './server/health.js';
+import { registerRequestMetrics } from './server/request-metrics.js';
 import { registerRateLimitHeaders } from './server/rate-limit-headers.js';
 import { registerStaticAssetEncoding } from './server/static-assets.js';
 import { ServiceLogs } from './server/logging.js';
+import { tracingActive } from './server/tracing-switch.js';
 import {
   BODY_LIMIT_BYTES,
   clientErrorHandler,
@@ -44,7 +47,7 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** An existing pino logger (the entry point shares one with the runtime). */
   loggerInstance?: FastifyServerOptions['loggerInstance'];
-  /** How Fastify logs each request (src/main.ts: at debug in embedded mode); ServiceLogs by default. */
+  /** How Fastify logs each request (src/serve.ts: at debug in embedded mode); ServiceLogs by default. */
   logController?: LogController;
   /** Server timeouts (tests shorten them); defaults in src/server/http-limits.ts. */
   timeouts?: Partial<ServerTimeouts>;
@@ -94,7 +97,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // Drain: streams are ended by their own preClose hooks; a request that arrives on a kept-alive
   // connection is refused with 503 service_unavailable (a load balancer retries it elsewhere);
   // responses carry `Connection: close`, and sockets are closed as soon as they are idle, so
-  // close() ends when the last request in flight has been answered. src/main.ts bounds it.
+  // close() ends when the last request in flight has been answered. src/serve.ts bounds it.
   let draining: NodeJS.Timeout | null = null;
   app.addHook('preClose', async () => {
     draining = setInterval(() => app.server.closeIdleConnections(), 50).unref();
@@ -113,6 +116,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     done(null, payload);
   });
 
+  registerRequestMetrics(app, runtime.metrics);
+
   app.setErrorHandler(handleHttpError);
   app.setNotFoundHandler((req, reply) => sendError(reply, ErrorCode.notFound, `No route for ${req.method} ${req.url.split('?')[0]}.`));
 
@@ -125,6 +130,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     introspection: runtime.config.graphqlIntrospection,
     corsOrigins: runtime.config.graphqlCorsOrigins,
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
+    // The operation's span (docs/OPERATIONS.md, "Traces"): only when the process traces.
+    tracing: tracingActive() ? await graphqlTracingPlugins() : [],
   });
   // Static assets answered compressed, with ETags (src/server/static-assets.ts): every route under
   // an /assets/ path, and Scalar's bundle, whose path is the package's. Before the routes' scopes.
@@ -135,8 +142,8 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     () => runtime.clock.now().getTime(),
     (admission) => void runtime.services.auth.release(admission).catch((error: unknown) => app.log.warn({ err: error }, 'rate limiter: taking back a request answered 429 or 5xx failed; it stays counted')),
   );
-  registerGraphQLRoute(app, yoga);
-  registerGraphQLSseRoute(app, yoga, {
+  const graphqlRoute = registerGraphQLRoute(app, yoga);
+  const graphqlSse = registerGraphQLSseRoute(app, yoga, {
     now: () => runtime.clock.now().getTime(),
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
   });
@@ -166,6 +173,15 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // How many public live feeds this instance holds (operations, tests).
   app.decorate('openPublicStreams', () => publicStream.openStreams());
   runtime.onVisibilityChange(() => publicAdapter.invalidate());
+  runtime.metrics.readFrom({
+    streamsOpen: () => ({
+      rest: streams.openStreams(),
+      graphql: graphqlRoute.openStreams() + graphqlSse.openStreams(),
+      public: publicStream.openStreams(),
+      // Streams opened with a stream token, of any surface: also counted in rest or graphql.
+      token: runtime.services.streamSlots.held('token'),
+    }),
+  });
   // Every ledger append is announced with the change it records (publish, approve, hold, settle, reschedule).
   runtime.onVisibilityChange(() => ledgerAdapter.invalidate());
   // The customer dashboard (HTML, session cookie, CSRF): its own encapsulated scope under /dashboard.
@@ -182,7 +198,14 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // The landing page at / (its GraphiQL link only where GraphiQL is served), and GraphiQL's assets.
   registerHomePage(app, { graphiql });
   if (graphiql) registerGraphiQLAssets(app);
-  registerHealthRoutes(app, runtime.readiness, () => ({ limiter: runtime.limiter.mode() }));
+  registerHealthRoutes(app, runtime.readiness, () => {
+    const feed = runtime.feedState();
+    return {
+      limiter: runtime.limiter.mode(),
+      // Information only: a feed that fails leaves the instance serving what it has.
+      ...(feed ? { feed: { polling: feed.polling, last_poll_age_seconds: feed.lastPollAgeSeconds, last_error: feed.lastError } } : {}),
+    };
+  });
 
   await app.ready();
   return app;

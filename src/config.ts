@@ -47,6 +47,8 @@ export const FEED_REGIONS = ['us', 'us2', 'uk', 'eu', 'au'] as const;
 export interface Config {
   port: number;
   host: string;
+  /** METRICS_HOST / METRICS_PORT: the metrics listener (docs/OPERATIONS.md, "Metrics"); port null: off. */
+  metrics: { host: string; port: number | null };
   /** Absent: embedded PGlite under dataDir. */
   databaseUrl: string | null;
   dataDir: string;
@@ -185,6 +187,19 @@ export const VARIABLES = {
   }),
   PORT: variable({ section: 'Server', description: 'HTTP port', kind: kind.integer(0, 65535), default: 3000 }),
   HOST: variable({ section: 'Server', description: 'Listen address; `0.0.0.0` to listen on all interfaces', kind: kind.text('a host name or address'), default: '127.0.0.1' }),
+  METRICS_PORT: variable({
+    section: 'Server',
+    description: 'Port of the Prometheus metrics listener (`GET /metrics`), never the public one; `off` turns it off',
+    kind: kind.portOrOff(),
+    default: 9464,
+    check: (value, ctx) => (value !== null && value !== 0 && value === ctx.get('PORT') ? 'must differ from PORT: the metrics never share the public listener' : null),
+  }),
+  METRICS_HOST: variable({
+    section: 'Server',
+    description: 'Listen address of the metrics listener; keep it private (a scraper on the same network)',
+    kind: kind.text('a host name or address'),
+    default: '127.0.0.1',
+  }),
   NODE_ENV: variable({
     section: 'Server',
     description: '`production` turns GraphiQL and (by default) introspection off, and keeps the generated admin token and demo keys out of the start banner',
@@ -473,6 +488,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
   return {
     port: v('PORT'),
     host: v('HOST'),
+    metrics: { host: v('METRICS_HOST'), port: v('METRICS_PORT') },
     databaseUrl: v('DATABASE_URL'),
     dataDir: v('DATA_DIR'),
     redisUrl: v('REDIS_URL'),

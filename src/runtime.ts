@@ -5,7 +5,11 @@
 import type { ServiceLog } from './services/log.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import type { Config } from './config.js';
-import { databaseAnswers, deploymentId, initORM, type DatabaseTarget, type Orm } from './persistence/orm.js';
+import { databaseAnswers, deploymentId, initORM, poolReader, type DatabaseTarget, type Orm } from './persistence/orm.js';
+import { readOperationsState } from './persistence/operations-state.js';
+import { ServiceMetrics } from './services/metrics/metrics.js';
+import { tracingActive } from './server/tracing-switch.js';
+import { outsideTraces } from './services/spans.js';
 import type { EventBus } from './services/events/event-bus.js';
 import { BusChannel } from './services/events/event-bus.js';
 import { MemoryEventBus } from './services/events/memory-bus.js';
@@ -22,7 +26,7 @@ import { WebhookDispatcher } from './services/webhooks/dispatcher.js';
 import { WebhookSender } from './services/webhooks/http-sender.js';
 import { WebhookUrlGuard, type Resolver } from './services/webhooks/url-guard.js';
 import { HttpFeedSource, SimulatedFeedSource, type FeedSource } from './services/value-engine/feed-source.js';
-import { FeedPoller } from './services/value-engine/poller.js';
+import { FeedPoller, type FeedState } from './services/value-engine/poller.js';
 import { SIMULATED_SPORT_KEYS } from './services/value-engine/simulated-feed.js';
 
 export interface ReadinessCheck {
@@ -45,6 +49,10 @@ export interface Runtime {
   readiness: ReadinessCheck[];
   /** The odds feed poller; null without a feed (ODDS_FEED_URL or DEMO_FEED). */
   poller: FeedPoller | null;
+  /** This instance's metrics (served by src/server/metrics-listener.ts where METRICS_PORT is on). */
+  metrics: ServiceMetrics;
+  /** What /readyz tells of the feed; null without one. */
+  feedState(): FeedState | null;
   /** Subscribes to changes that make cached public bodies stale. */
   onVisibilityChange(listener: () => void): void;
   close(): Promise<void>;
@@ -74,12 +82,12 @@ export interface RuntimeOptions {
   feedTimeoutMs?: number;
   /** Start the feed poller's timers (default true; tests that poll by hand with pollNow() turn it off). */
   startPoller?: boolean;
-  /** The level of the engine's routine "poll processed" line (default info; src/main.ts: debug in embedded mode). */
+  /** The level of the engine's routine "poll processed" line (default info; src/serve.ts: debug in embedded mode). */
   routineLogLevel?: 'info' | 'debug';
 }
 
 /** The poller of the configured feed: HTTP (ODDS_FEED_URL), the simulated demo feed (DEMO_FEED), or none. */
-function createFeedPoller(config: Config, orm: Orm, clock: Clock, services: Services, options: RuntimeOptions): FeedPoller | null {
+function createFeedPoller(config: Config, orm: Orm, clock: Clock, services: Services, metrics: ServiceMetrics, options: RuntimeOptions): FeedPoller | null {
   const engine = config.valueEngine;
   let source = options.feedSource ?? null;
   if (!source && engine.feed) source = new HttpFeedSource({ url: engine.feed.url, apiKey: engine.feed.apiKey, regions: engine.regions, markets: engine.markets, timeoutMs: options.feedTimeoutMs });
@@ -93,6 +101,7 @@ function createFeedPoller(config: Config, orm: Orm, clock: Clock, services: Serv
     log: options.log,
     routineLogLevel: options.routineLogLevel,
     retryMinTimeoutMs: options.feedRetryMinTimeoutMs,
+    metrics,
   });
 }
 
@@ -114,10 +123,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   if (!secretKey) throw new Error('WEBHOOK_SECRET_KEY is required (it is generated only in embedded mode)');
   const target = options.database ?? databaseTargetFor(config);
   // Embedded databases are migrated at start; PostgreSQL deployments run `npm run migrate` first.
-  const orm = await initORM(target, { migrate: options.migrate ?? target.kind === 'pglite' });
+  const orm = await initORM(target, { migrate: options.migrate ?? target.kind === 'pglite', traceSql: tracingActive() });
   // An embedded database belongs to this process alone: every event and delivery is written
   // here and kicks the relay and the dispatcher, so their idle polls are only a safety net.
   const singleProcess = target.kind === 'pglite';
+  const metrics = new ServiceMetrics();
   let bus: EventBus = new MemoryEventBus();
   // Redis channels and anonymous counters are per deployment: another database's instances on the same Redis stay apart.
   const namespace = config.redisUrl ? await deploymentId(orm) : undefined;
@@ -146,6 +156,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     retryScheduleMs: config.webhookRetryScheduleMs,
     leaseMs: config.webhookLeaseMs,
     log: options.log,
+    metrics,
   });
   const visibilityListeners = new Set<() => void>();
   const services = createServices(
@@ -162,11 +173,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       streamTokenMaxStreams: config.streamTokenMaxStreams,
       streamTokenOpensPerMinute: config.streamTokenOpensPerMinute,
       log: options.log,
+      metrics,
       // Every instance drops its public cache when any instance changes what is visible.
       onVisibleChange: () => {
         // This instance drops its caches at once; the others when the bus message arrives.
         for (const listener of visibilityListeners) listener();
-        relay.kick();
+        outsideTraces(() => relay.kick());
         void bus.publish(BusChannel.pickVisibility, '1').catch(() => undefined);
       },
     },
@@ -176,7 +188,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     log: options.log,
     // Deliveries are created in the relay's transaction: an event is relayed and fanned out together.
     onBatch: async (em, messages) => void (await services.webhooks.fanOut(em, messages)),
-    onCommitted: () => dispatcher.kick(),
+    // Both loops run outside the trace that woke them (src/services/spans.ts).
+    onCommitted: () => outsideTraces(() => dispatcher.kick()),
   });
   await services.auth.start();
   // Picks published before the ledger existed get their entry once (a no-op afterwards).
@@ -188,7 +201,20 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   if (options.startDispatcher ?? true) dispatcher.start();
   const retention = new RetentionJob(orm, clock, { log: options.log, oddsHistoryDays: config.valueEngine.oddsHistoryDays });
   retention.start();
-  const poller = createFeedPoller(config, orm, clock, services, options);
+  const poller = createFeedPoller(config, orm, clock, services, metrics, options);
+  metrics.readFrom({
+    state: async () => {
+      const state = await readOperationsState(orm.em.fork());
+      const oldest = state.oldestPendingAt;
+      return {
+        outbox: { pending: state.outboxPending, oldestPendingSeconds: oldest ? Math.max(0, (clock.now().getTime() - oldest.getTime()) / 1000) : 0 },
+        subscriptions: state.subscriptionsByStatus,
+        ledgerEntries: state.ledgerHeadSeq,
+      };
+    },
+    ...(target.kind === 'postgres' ? { pool: await poolReader(orm) } : {}),
+    ...(config.redisUrl ? { redisConnected: () => limiter.mode() === 'redis' } : {}),
+  });
   if (options.startPoller ?? true) poller?.start();
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
     for (const listener of visibilityListeners) listener();
@@ -207,6 +233,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     readiness,
     onVisibilityChange: (listener) => void visibilityListeners.add(listener),
     poller,
+    metrics,
+    feedState: () => poller?.state() ?? null,
     async close() {
       await poller?.stop();
       await relay.stop();

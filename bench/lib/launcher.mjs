@@ -165,7 +165,8 @@ export async function killEverything() {
 
 /** The environment of a child: explicit, nothing inherited but PATH and HOME. */
 export function childEnv(env) {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), HOST, LOG_LEVEL: 'warn', NODE_EXTRA_CA_CERTS: CA_FILE, ...env };
+  // Several instances run at once: each would take the default metrics port (a run that measures them sets one).
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir(), HOST, LOG_LEVEL: 'warn', NODE_EXTRA_CA_CERTS: CA_FILE, METRICS_PORT: 'off', ...env };
 }
 
 // ---------------------------------------------------------------- PostgreSQL

@@ -67,11 +67,15 @@ try {
   fail(error instanceof ConfigError ? error.message : String(error));
 }
 let host: string;
+let metricsBasePort: number | null;
 try {
   if (!process.env.DATABASE_URL?.trim()) throw new ConfigError('DATABASE_URL', 'is required: every instance must use the same PostgreSQL');
   if (!process.env.REDIS_URL?.trim()) throw new ConfigError('REDIS_URL', 'is required: instances share limits and events through Redis');
   // The same validation every instance runs at start (ADMIN_TOKEN and WEBHOOK_SECRET_KEY included).
-  host = loadConfig({ ...process.env, PORT: String(basePort) }).host;
+  const config = loadConfig({ ...process.env, PORT: String(basePort) });
+  host = config.host;
+  // Each instance has its own metrics listener: METRICS_PORT, METRICS_PORT + 1, ... (or off for all).
+  metricsBasePort = config.metrics.port;
 } catch (error) {
   fail(error instanceof ConfigError ? error.message : String(error));
 }
@@ -104,9 +108,10 @@ let failures = 0;
 const children = Array.from({ length: instances }, (_, index) => {
   const name = `picks-${index + 1}`;
   const port = basePort + index;
-  const child = spawnNode(MAIN, name, { ...process.env, PORT: String(port) });
+  const metricsPort = metricsBasePort === null ? 'off' : metricsBasePort === 0 ? '0' : String(metricsBasePort + index);
+  const child = spawnNode(MAIN, name, { ...process.env, PORT: String(port), METRICS_PORT: metricsPort });
   running.add(child);
-  log(`${name} started: pid ${child.pid}, port ${port}`);
+  log(`${name} started: pid ${child.pid}, port ${port}, metrics port ${metricsPort}`);
   const done = exited(child).then((result) => {
     running.delete(child);
     // Only a clean exit after a forwarded signal counts as success.

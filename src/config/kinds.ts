@@ -49,6 +49,16 @@ export function integer(min: number, max: number): Kind<number> {
   };
 }
 
+/** A TCP port, or `off` (null): a listener that can be turned off. */
+export function portOrOff(): Kind<number | null> {
+  const port = integer(0, 65535);
+  return {
+    allowed: `${port.allowed}, or \`off\``,
+    parse: (raw, name, base) => (raw.toLowerCase() === 'off' ? null : port.parse(raw, name, base ?? 0)),
+    show: (value) => (value === null ? 'off' : String(value)),
+  };
+}
+
 /**
  * A decimal written plainly (0.02, 1, .5: no exponent, sign or hex) within bounds: from `min`
  * to `max`, above `min` (`above`), or greater than another variable (`lower`, checked by its row).

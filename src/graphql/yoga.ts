@@ -182,6 +182,8 @@ export interface YogaOptions {
   /** GRAPHQL_CORS_ORIGINS: exact origins that may call /graphql from a browser; empty: no CORS. */
   corsOrigins: readonly string[];
   logUnexpected: (error: unknown) => void;
+  /** Tracing's plugins (src/graphql/tracing.ts), when the process traces; they run last. */
+  tracing?: readonly Plugin[];
 }
 
 /** GraphiQL's page: yoga's own loads GraphiQL from a CDN, so the app brings its own. */
@@ -360,6 +362,7 @@ export function createYogaServer(options: YogaOptions): Yoga {
       useRefusalsCountNothing(),
       ...(options.corsOrigins.length > 0 ? [useVaryOnOrigin()] : []),
       ...(options.graphiql ? [useGraphiQLPageAnswer(options.graphiql)] : []),
+      ...(options.tracing ?? []),
     ],
     maskedErrors: {
       maskError: (error) => toPublicGraphQLError(error, options.logUnexpected),

@@ -11,6 +11,7 @@ import { MikroORM as PostgreSqlMikroORM } from '@mikro-orm/postgresql';
 import type { MikroORM, SqlEntityManager } from '@mikro-orm/sql';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { ENTITIES } from './entities/index.js';
+import { traceStatements, type QueryingConnection } from './sql-tracing.js';
 
 export type Orm = MikroORM;
 export type Em = SqlEntityManager;
@@ -26,6 +27,11 @@ export interface InitOrmOptions {
   /** Apply pending migrations before returning (embedded mode and tests). */
   migrate?: boolean;
   debug?: boolean;
+  /**
+   * Spans for the embedded database's SQL (src/persistence/sql-tracing.ts): set when the process
+   * traces. PostgreSQL's SQL is traced by the pg instrumentation without it.
+   */
+  traceSql?: boolean;
 }
 
 export async function initORM(target: DatabaseTarget, options: InitOrmOptions = {}): Promise<Orm> {
@@ -54,6 +60,7 @@ export async function initORM(target: DatabaseTarget, options: InitOrmOptions = 
     orm = (await PgliteMikroORM.init({
       ...common,
       dbName: target.dataDir,
+      ...(options.traceSql ? { onCreateConnection: async (connection: unknown) => traceStatements(connection as QueryingConnection) } : {}),
     } as Parameters<typeof PgliteMikroORM.init>[0])) as unknown as Orm;
   }
   if (options.migrate) await migrate(orm);
@@ -63,6 +70,24 @@ export async function initORM(target: DatabaseTarget, options: InitOrmOptions = 
 export async function migrate(orm: Orm): Promise<string[]> {
   const applied = await orm.migrator.up();
   return applied.map((migration) => migration.name);
+}
+
+/** The counts of a `pg` pool (PostgreSQL); what the pool gauges show. */
+interface PgPoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/**
+ * A reader of a PostgreSQL ORM's pool: connections by state (busy, idle, and requests waiting
+ * for one), for the metrics. The embedded database has no pool.
+ */
+export async function poolReader(orm: Orm): Promise<() => { busy: number; idle: number; waiting: number }> {
+  // @mikro-orm/postgresql's connection hands out its `pg` Pool.
+  const connection = orm.em.getConnection() as unknown as { getNativeClient(): Promise<PgPoolCounts> };
+  const pool = await connection.getNativeClient();
+  return () => ({ busy: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount });
 }
 
 /** True while the database answers a trivial query; used by /readyz. */

@@ -7,7 +7,7 @@ import { GRAPHQL_BODY_LIMIT_BYTES } from './http-limits.js';
  * yoga's own event streams (subscriptions with Accept: text/event-stream) are ended on SIGTERM
  * like the other streams, so the drain does not wait for them.
  */
-export function registerGraphQLRoute(app: FastifyInstance, yoga: Yoga): void {
+export function registerGraphQLRoute(app: FastifyInstance, yoga: Yoga): { openStreams(): number } {
   const openStreams = new Set<() => void>();
   app.addHook('preClose', async () => {
     for (const end of [...openStreams]) end();
@@ -32,6 +32,7 @@ export function registerGraphQLRoute(app: FastifyInstance, yoga: Yoga): void {
       return reply;
     },
   });
+  return { openStreams: () => openStreams.size };
 }
 
 /**

@@ -61,7 +61,7 @@ function codedRefusal(status: number, body: string | null): HttpError {
 
 type Enveloped = ReturnType<Yoga['getEnveloped']>;
 
-export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, options: { now: () => number; logUnexpected: (error: unknown) => void }): void {
+export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, options: { now: () => number; logUnexpected: (error: unknown) => void }): { openStreams(): number } {
   // Who each admitted request is, for its response's CORS headers.
   const principals = new WeakMap<FastifyRequest, Context['principal']>();
   // The envelop of each operation's request: graphql-sse runs the operation with its functions.
@@ -264,4 +264,5 @@ export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, option
       }
     },
   });
+  return { openStreams: () => openStreams.size };
 }

@@ -3,9 +3,11 @@
  * keys in bodies are redacted by path; a request's URL is logged with credential-looking query
  * parameters and API keys replaced (src/domain/redaction.ts).
  */
+import { context, isSpanContextValid, trace } from '@opentelemetry/api';
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { LoggerOptions } from 'pino';
 import { REDACTED, redactUrl } from '../domain/redaction.js';
+import { tracingActive } from './tracing-switch.js';
 
 export const LOG_REDACT_PATHS = [
   'req.headers.authorization',
@@ -30,7 +32,7 @@ function serializeRequest(req: LoggedRequest) {
   return { method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
 }
 
-/** Fastify's line when the server listens (its default text), as src/main.ts asks for it. */
+/** Fastify's line when the server listens (its default text), as src/serve.ts asks for it. */
 const LISTENING_PREFIX = 'Server listening at ';
 /** pino's number for info. */
 const INFO = 30;
@@ -46,9 +48,22 @@ export interface ServiceLoggerExtras {
   quietListening?: boolean;
 }
 
+/**
+ * The active span's ids on a line logged while one is active (tracing on only), under the names
+ * OpenTelemetry's pino instrumentation uses: a line leads to its trace and back.
+ */
+export function activeTraceFields(): Record<string, string> {
+  const span = trace.getSpan(context.active());
+  if (!span) return {};
+  const spanContext = span.spanContext();
+  if (!isSpanContextValid(spanContext)) return {};
+  return { trace_id: spanContext.traceId, span_id: spanContext.spanId, trace_flags: `0${spanContext.traceFlags.toString(16)}` };
+}
+
 /** The pino options of every service logger (the entry point's, and the tests' that check logging). */
 export function serviceLoggerOptions(level: string, extras: ServiceLoggerExtras = {}): LoggerOptions {
   const options: LoggerOptions = { level, redact: { paths: LOG_REDACT_PATHS, censor: REDACTED }, serializers: { req: serializeRequest } };
+  if (tracingActive()) options.mixin = activeTraceFields;
   if (extras.quietListening) {
     options.hooks = {
       // Fastify logs the listening line with its own logger.info and no option for the level.
@@ -77,7 +92,7 @@ export class ServiceLogs extends LogController {
 
 /**
  * Fastify's per-request lines ("incoming request", "request completed") at debug instead of
- * info; a request that failed is still logged at error. For embedded mode (src/main.ts), a
+ * info; a request that failed is still logged at error. For embedded mode (src/serve.ts), a
  * developer's machine, where a line per request at the default level buries the start banner;
  * LOG_LEVEL=debug shows them again.
  */

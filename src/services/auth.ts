@@ -21,6 +21,7 @@ import type { Tier } from '../domain/api-key.js';
 import type { ApiKeyService } from './api-keys.js';
 import { STREAM_TOKEN_OPENS_PER_MINUTE, STREAM_TOKEN_PREFIX } from '../domain/stream-token.js';
 import type { StreamTokenPrincipal, StreamTokenService } from './stream-tokens.js';
+import type { ServiceMetrics } from './metrics/metrics.js';
 import { BusChannel, type EventBus } from './events/event-bus.js';
 import { clientAddressKey } from '../domain/client-address.js';
 import type { Admission, AnonymousDecision, HourlyState, LimitDecision, MonthlyState, RateLimiter, StreamTokenOpenDecision, UsageReadDecision } from './limits/rate-limiter.js';
@@ -30,12 +31,13 @@ export type ApiKeyPrincipal = Extract<Principal, { kind: 'apiKey' }>;
 export interface AuthServiceOptions {
   adminToken: string;
   tierLimits: TierLimits;
-  /** Entries in the key cache; each is about 200 bytes. */
   /** STREAM_TOKEN_OPENS_PER_MINUTE; the default when absent. */
   streamTokenOpensPerMinute?: number;
+  /** Entries in the key cache; each is about 200 bytes. */
   cacheSize?: number;
   cacheTtlMs?: number;
   lastUsedFlushMs?: number;
+  metrics?: ServiceMetrics;
 }
 
 export const AUTH_CACHE_SIZE = 10_000;
@@ -169,8 +171,15 @@ export class AuthService {
   }
 
   /** Counts one request against the key's hourly window and monthly cap. */
-  consume(principal: ApiKeyPrincipal): Promise<LimitDecision> {
-    return this.limiter.consume(principal.apiKeyId, this.options.tierLimits[principal.tier]);
+  async consume(principal: ApiKeyPrincipal): Promise<LimitDecision> {
+    const decision = await this.limiter.consume(principal.apiKeyId, this.options.tierLimits[principal.tier]);
+    this.options.metrics?.rateLimitDecisions.inc({
+      tier: principal.tier,
+      outcome: decision.allowed ? 'allowed' : decision.reason === 'hourly' ? 'hourly_limited' : 'monthly_limited',
+      // The engine that decided this request: mode() changes only with a decision or a probe.
+      engine: this.limiter.mode(),
+    });
+    return decision;
   }
 
   /**

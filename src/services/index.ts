@@ -23,6 +23,7 @@ import { ValueEngine } from './value-engine/engine.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions } from '../domain/value-detection.js';
 import { DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from '../domain/settlement.js';
 import type { ServiceLog } from './log.js';
+import type { ServiceMetrics } from './metrics/metrics.js';
 import type { WebhookUrlGuard } from './webhooks/url-guard.js';
 
 export interface Services {
@@ -81,12 +82,13 @@ export interface ServiceOptions {
   /** PICK_CONFIRM_POLLS; 1 when absent. */
   confirmPolls?: number;
   log?: ServiceLog;
+  metrics?: ServiceMetrics;
 }
 
 export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(orm, clock);
   const streamTokens = new StreamTokenService(orm, clock);
-  const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits, streamTokenOpensPerMinute: options.streamTokenOpensPerMinute }, streamTokens);
+  const auth = new AuthService(orm, apiKeys, limiter, bus, clock, { adminToken: options.adminToken, tierLimits: options.tierLimits, streamTokenOpensPerMinute: options.streamTokenOpensPerMinute, metrics: options.metrics }, streamTokens);
   const accounts = new AccountService(orm, clock, { keysChanged: (keys) => auth.forgetKeys(keys) });
   const picks = new PickService(orm, clock, options);
   return {
@@ -109,6 +111,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
       stakeAdvice: options.stakeAdvice,
       confirmPolls: options.confirmPolls,
       log: options.log,
+      metrics: options.metrics,
       onVisibleChange: options.onVisibleChange,
     }),
   };

@@ -57,6 +57,7 @@ import { addSettledPickToDays } from '../persistence/track-record-repository.js'
 import { newId } from './ids.js';
 import { recordLedgerEntries } from './ledger.js';
 import { appendPickEvent } from './outbox.js';
+import type { ServiceMetrics } from './metrics/metrics.js';
 
 export interface PublishPickInput {
   sport: string;
@@ -154,6 +155,7 @@ export interface PickServiceOptions {
   stakeAdvice?: StakeAdvice;
   /** Called after a commit that made a pick visible (cache invalidation). */
   onVisibleChange?: () => void;
+  metrics?: ServiceMetrics;
 }
 
 function requireTimestamp(parameter: string, value: string): Date {
@@ -196,7 +198,10 @@ export class PickService {
   async publish(input: PublishPickInput): Promise<PickRecord> {
     const prepared = this.prepare(input, null);
     const [pick] = await this.orm.em.fork().transactional((em) => this.write(em, [prepared]));
-    if (prepared.fields.status === 'published') this.options.onVisibleChange?.();
+    if (prepared.fields.status === 'published') {
+      this.options.metrics?.picksPublished.inc({ source: 'manual' });
+      this.options.onVisibleChange?.();
+    }
     return pickRecordFromEntity(pick!);
   }
 
@@ -237,7 +242,11 @@ export class PickService {
       const result = results[item.index];
       return item.pick.fields.status === 'published' && result !== null && !(result instanceof Error);
     };
-    if (prepared.some(published)) this.options.onVisibleChange?.();
+    const publishedCount = prepared.filter(published).length;
+    if (publishedCount > 0) {
+      this.options.metrics?.picksPublished.inc({ source: 'engine' }, publishedCount);
+      this.options.onVisibleChange?.();
+    }
     return results;
   }
 
@@ -378,11 +387,13 @@ export class PickService {
    * would be a bet nobody could place). The first time a pick becomes visible it emits pick.published.
    */
   async approve(id: string): Promise<PickRecord> {
+    let firstPublication = false;
     const pick = await this.transition(id, 'published', async (pick, em, now, from) => {
       if (pick.kickoffAt.getTime() <= now.getTime()) {
         throw new InvalidTransitionError(from, 'published', 'the kickoff has passed; a pick cannot be approved after kickoff');
       }
       if (pick.publishedAt == null) {
+        firstPublication = true;
         pick.publishedAt = now;
         await recordLedgerEntries(em, 'pick.published', [pick], now);
         await appendPickEvent(em, 'pick.published', pick, now);
@@ -391,6 +402,7 @@ export class PickService {
         await recordLedgerEntries(em, 'pick.republished', [pick], now);
       }
     });
+    if (firstPublication) this.options.metrics?.picksPublished.inc({ source: 'manual' });
     this.options.onVisibleChange?.();
     return pickRecordFromEntity(pick);
   }
@@ -446,6 +458,7 @@ export class PickService {
       promoted = pick;
     });
     if (!promoted) return null;
+    this.options.metrics?.picksPublished.inc({ source: 'engine' });
     this.options.onVisibleChange?.();
     return pickRecordFromEntity(promoted);
   }
@@ -535,6 +548,7 @@ export class PickService {
       await em.flush();
       await addSettledPickToDays(em, { id: pick.id, settledAt });
     });
+    this.options.metrics?.picksSettled.inc({ result: input.result });
     this.options.onVisibleChange?.();
     return pickRecordFromEntity(pick);
   }

@@ -42,6 +42,13 @@ export class StreamSlots {
 
   constructor(private readonly limits: Readonly<Record<SlotPool, number>> = { key: MAX_STREAMS_PER_KEY, token: DEFAULT_STREAM_TOKEN_MAX_STREAMS }) {}
 
+  /** How many streams hold a slot of `pool` on this instance, every key together (the metrics). */
+  held(pool: SlotPool): number {
+    let held = 0;
+    for (const [name, slots] of this.byKey) if (name.startsWith(`${pool}:`)) held += slots.size;
+    return held;
+  }
+
   /** How many streams a key may hold at once in a pool, on this instance. */
   limit(pool: SlotPool): number {
     return this.limits[pool];

@@ -253,6 +253,8 @@ export function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     NODE_EXTRA_CA_CERTS: TEST_CA_FILE,
+    // Servers of parallel test files would all take the default metrics port; a test that scrapes sets one.
+    METRICS_PORT: 'off',
     ...env,
   };
 }
@@ -318,7 +320,7 @@ export async function startCluster(instances: number, basePort: number, env: Rec
     throw error;
   });
   const started = managed.lines
-    .map((line) => /^\[cluster\] (picks-\d+) started: pid (\d+), port (\d+)$/.exec(line))
+    .map((line) => /^\[cluster\] (picks-\d+) started: pid (\d+), port (\d+), metrics port \S+$/.exec(line))
     .filter((match): match is RegExpExecArray => match !== null)
     .map((match) => ({ name: match[1]!, pid: Number(match[2]), port: Number(match[3]), url: `http://127.0.0.1:${match[3]}` }));
   return Object.assign(managed, { instances: started });

@@ -79,6 +79,8 @@ import type { PickRecord } from '../../domain/pick-shape.js';
 import { appendPickEvent } from '../outbox.js';
 import { recordLedgerEntries } from '../ledger.js';
 import type { ServiceLog } from '../log.js';
+import { rejectionLabel } from '../metrics/catalog.js';
+import type { ServiceMetrics } from '../metrics/metrics.js';
 import type { EnginePickExtras, PickService, PublishPickInput } from '../picks.js';
 
 /** Stored in every engine pick's provenance: which rules found it. */
@@ -111,6 +113,7 @@ export interface ValueEngineOptions {
    */
   confirmPolls?: number;
   log?: ServiceLog;
+  metrics?: ServiceMetrics;
   /** After a commit that changed what readers see (kickoff moved, closing line, availability; it also relays the outbox at once). */
   onVisibleChange?: () => void;
 }
@@ -211,7 +214,9 @@ export class ValueEngine {
     this.noteReferences(events, now);
     for (const [key, entry] of this.candidateRuns) if (entry.kickoffMs <= now.getTime()) this.candidateRuns.delete(key);
     for (const event of events) {
-      const detected = this.confirmed(event, detectValue(event, detection, now));
+      const raw = detectValue(event, detection, now);
+      const detected = this.confirmed(event, raw);
+      this.countRejections(detected.rejected, raw.candidates.length - detected.candidates.length);
       for (const book of detected.skippedBooks) {
         const market = book.line === null ? book.market : `${book.market} ${book.line}`;
         skipped.push({ eventId: event.id, reason: `bookmaker ${book.bookmaker}'s ${market} market not used for this event (${book.reason}): ${book.detail}` });
@@ -519,6 +524,14 @@ export class ValueEngine {
     }
   }
 
+  /** A poll's rejected outcomes of one event, and its candidates still short of their confirming polls, for the metrics. */
+  private countRejections(rejected: readonly RejectedOutcome[], awaitingConfirmation: number): void {
+    const candidates = this.options.metrics?.engineCandidates;
+    if (!candidates) return;
+    for (const outcome of rejected) candidates.inc({ decision: 'rejected', reason: rejectionLabel(outcome.reason) });
+    if (awaitingConfirmation > 0) candidates.inc({ decision: 'rejected', reason: 'awaiting_confirmation' }, awaitingConfirmation);
+  }
+
   /** Creates the detected picks through the publish path; returns how many were created. */
   private async createPicks(found: readonly { event: PlacedEvent; candidate: ValueCandidate; holdReasons: HoldReason[] }[], now: Date): Promise<number> {
     if (found.length === 0) return 0;
@@ -526,8 +539,12 @@ export class ValueEngine {
       found.map(({ event, candidate, holdReasons }) => enginePick(event, candidate, now, this.options.stakeAdvice, holdReasons)),
     );
     let created = 0;
+    const candidates = this.options.metrics?.engineCandidates;
     results.forEach((result, index) => {
       const { event, candidate, holdReasons } = found[index]!;
+      if (result instanceof Error) candidates?.inc({ decision: 'rejected', reason: 'refused_by_pick_rules' });
+      else if (result?.status === 'published') candidates?.inc({ decision: 'published', reason: 'none' });
+      else if (result) candidates?.inc({ decision: 'held', reason: holdReasons[0] ?? 'opposite_side' });
       if (result instanceof Error) {
         // A candidate the pick rules refuse (a name too long for a pick, say) is skipped, never the poll.
         this.options.log?.warn({ eventId: event.id, selection: candidate.selection, err: result.message }, 'value engine: a detected pick was refused');
@@ -559,7 +576,10 @@ export class ValueEngine {
         if (!excluded.some((offer) => offer.bookmaker === held.bookmaker && offer.price === held.price)) {
           item.extras.provenance.excludedOffers = [{ bookmaker: held.bookmaker, price: held.price, reason: 'too_good' }, ...excluded];
         }
-        if (await this.picks.promoteHeld(held.id, item)) promoted += 1;
+        if (await this.picks.promoteHeld(held.id, item)) {
+          promoted += 1;
+          this.options.metrics?.engineCandidates.inc({ decision: 'published', reason: 'promoted' });
+        }
       } catch (error) {
         this.options.log?.warn({ eventId: event.id, selection: candidate.selection, err: (error as Error).message }, 'value engine: a held pick could not take the plausible offer');
       }

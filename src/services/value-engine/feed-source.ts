@@ -24,6 +24,8 @@ export interface FeedSource {
   scores(sportKey: string, signal?: AbortSignal): Promise<FeedResponse>;
   /** For logs: where the feed is, without credentials. */
   readonly description: string;
+  /** False for a source that sends no requests (the simulated feed): the feed's request metrics count real requests only. */
+  readonly counted?: boolean;
   /** Releases connections (HTTP feed). */
   close?(): Promise<void>;
 }
@@ -241,6 +243,7 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, max
  */
 export class SimulatedFeedSource implements FeedSource {
   readonly description = 'the built-in simulated feed (DEMO_FEED)';
+  readonly counted = false;
   private readonly feed: SimulatedFeed;
 
   constructor(private readonly clock: Clock, sportKeys: readonly string[]) {

@@ -23,6 +23,8 @@ import { parseOddsEvents, parseScoreEvents, type FeedSkip } from '../../domain/o
 import { releaseLease, tryTakeLease } from '../../persistence/lease-repository.js';
 import type { Orm } from '../../persistence/orm.js';
 import type { ServiceLog } from '../log.js';
+import { annotateActiveSpan, inSpan } from '../spans.js';
+import type { ServiceMetrics } from '../metrics/metrics.js';
 import type { ValueEngine } from './engine.js';
 import { FeedError, type FeedResponse, type FeedSource } from './feed-source.js';
 
@@ -44,7 +46,7 @@ export interface FeedPollerOptions {
   log?: ServiceLog;
   /**
    * The level of the routine "poll processed" line (default info): debug in embedded mode, a
-   * developer's machine, where a line a minute per sport would bury the start banner (src/main.ts).
+   * developer's machine, where a line a minute per sport would bury the start banner (src/serve.ts).
    */
   routineLogLevel?: 'info' | 'debug';
   /** p-retry: attempts after the first, and the first backoff (tests shorten it). */
@@ -52,6 +54,17 @@ export interface FeedPollerOptions {
   retryMinTimeoutMs?: number;
   /** Instance name in the lease (default a random id per process). */
   holder?: string;
+  metrics?: ServiceMetrics;
+}
+
+/** What /readyz tells of the feed: information, never a reason to be unready. */
+export interface FeedState {
+  /** Seconds since this instance last completed an odds poll; null before its first. */
+  lastPollAgeSeconds: number | null;
+  /** The last poll's failure, cleared by the next success; null when it succeeded. */
+  lastError: string | null;
+  /** Whether this instance holds the feed lease (only one instance of a deployment polls). */
+  polling: boolean;
 }
 
 type Kind = 'odds' | 'scores';
@@ -83,6 +96,8 @@ export class FeedPoller {
   private readonly inFlight = new Set<Promise<void>>();
   /** The last ingestion queued: each answer's ingestion starts after the one before it ends. */
   private ingestTail: Promise<void> = Promise.resolve();
+  private lastOddsPollAt: number | null = null;
+  private lastError: string | null = null;
 
   constructor(
     private readonly orm: Orm,
@@ -96,6 +111,15 @@ export class FeedPoller {
   /** Whether this instance holds the feed lease (operations, tests). */
   isPolling(): boolean {
     return this.holding;
+  }
+
+  /** The feed as /readyz reports it. */
+  state(): FeedState {
+    return {
+      lastPollAgeSeconds: this.lastOddsPollAt === null ? null : Math.max(0, Math.round((Date.now() - this.lastOddsPollAt) / 1000)),
+      lastError: this.lastError,
+      polling: this.holding,
+    };
   }
 
   start(): void {
@@ -194,14 +218,22 @@ export class FeedPoller {
   private async sportTurn(sportKey: string, kinds: readonly Kind[]): Promise<void> {
     for (const kind of kinds) {
       if (this.stopped) return;
-      await this.pollSport(kind, sportKey);
+      await this.tracedPoll(kind, sportKey);
     }
   }
 
   /** Every sport's odds or scores, fetched concurrently; resolves when all are ingested. */
   private async pollAll(kind: Kind): Promise<void> {
     if (this.stopped) return;
-    await Promise.all(this.options.sportKeys.map((sportKey) => this.track(this.pollSport(kind, sportKey))));
+    await Promise.all(this.options.sportKeys.map((sportKey) => this.track(this.tracedPoll(kind, sportKey))));
+  }
+
+  /**
+   * One poll as a trace of its own (docs/OPERATIONS.md, "Traces"): the feed request, and the
+   * detection and writes of its answer, are under its span.
+   */
+  private tracedPoll(kind: Kind, sportKey: string): Promise<void> {
+    return inSpan('engine.poll', { 'engine.sport_key': sportKey, 'engine.feed_kind': kind }, () => this.pollSport(kind, sportKey), { root: true });
   }
 
   /**
@@ -210,11 +242,13 @@ export class FeedPoller {
    */
   async pollSport(kind: Kind, sportKey: string): Promise<void> {
     if (this.stopped) return;
+    const startedAt = performance.now();
     let response: FeedResponse;
     try {
       response = await this.fetchWithRetry(kind, sportKey);
     } catch (error) {
       if (this.stopped) return;
+      this.lastError = `${kind} ${sportKey}: ${error instanceof Error ? error.message : String(error)}`;
       if (isNotRetried(error)) {
         const quotaExhausted = error.status === 401 && error.requestsRemaining === 0;
         this.options.log?.warn(
@@ -228,21 +262,35 @@ export class FeedPoller {
       this.options.log?.warn({ sportKey, kind, ...failureFields(error) }, 'value engine: feed request failed after retries; trying again next poll');
       return;
     }
-    await this.queueIngest(() => this.ingest(kind, sportKey, response));
+    const ingested = await this.queueIngest(() => inSpan('engine.ingest', { 'engine.sport_key': sportKey, 'engine.feed_kind': kind }, () => this.ingest(kind, sportKey, response)));
+    if (!ingested) return;
+    if (kind === 'odds') {
+      const metrics = this.options.metrics;
+      metrics?.enginePollDuration.observe({ sport: sportKey }, (performance.now() - startedAt) / 1000);
+      metrics?.engineLastPoll.set({ sport: sportKey }, Date.now() / 1000);
+      this.lastOddsPollAt = Date.now();
+    }
+    this.lastError = null;
   }
 
   /** Runs `ingest` once every ingestion queued before it has ended: never two at once. */
-  private queueIngest(ingest: () => Promise<void>): Promise<void> {
+  private queueIngest<T>(ingest: () => Promise<T>): Promise<T> {
     const turn = this.ingestTail.then(ingest);
-    this.ingestTail = turn.catch(() => undefined);
+    this.ingestTail = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     return turn;
   }
 
-  /** One answer into the engine. Logs, never throws. */
-  private async ingest(kind: Kind, sportKey: string, response: FeedResponse): Promise<void> {
+  /** One answer into the engine; true when it was. Logs, never throws. */
+  private async ingest(kind: Kind, sportKey: string, response: FeedResponse): Promise<boolean> {
     this.checkQuota(response);
-    const refused = (reason: string) =>
+    const refused = (reason: string) => {
+      this.lastError = `${kind} ${sportKey}: body refused: ${reason}`;
       this.options.log?.warn({ sportKey, kind, reason }, 'value engine: feed body refused whole; nothing from it is used');
+      return false;
+    };
     try {
       let result;
       if (kind === 'odds') {
@@ -256,13 +304,17 @@ export class FeedPoller {
         result = await this.engine.ingestScores(parsed.events, parsed.skipped);
       }
       this.logSkipped(sportKey, kind, result.skipped);
+      annotateActiveSpan({ 'engine.events': result.events, 'engine.picks_created': result.picksCreated, 'engine.picks_settled': result.picksSettled });
       if (result.picksCreated > 0 || result.picksSettled > 0) {
         const fields = { sportKey, kind, events: result.events, picksCreated: result.picksCreated, picksSettled: result.picksSettled };
         if (this.options.routineLogLevel === 'debug') this.options.log?.debug?.(fields, 'value engine: poll processed');
         else this.options.log?.info(fields, 'value engine: poll processed');
       }
+      return true;
     } catch (error) {
+      this.lastError = `${kind} ${sportKey}: processing failed: ${(error as Error).message}`;
       this.options.log?.error({ sportKey, kind, err: error }, 'value engine: processing a feed answer failed; trying again next poll');
+      return false;
     }
   }
 
@@ -271,9 +323,12 @@ export class FeedPoller {
     return pRetry(
       async () => {
         try {
-          return await (kind === 'odds' ? this.source.odds(sportKey, signal) : this.source.scores(sportKey, signal));
+          const response = await (kind === 'odds' ? this.source.odds(sportKey, signal) : this.source.scores(sportKey, signal));
+          this.countRequest(kind, '200', response);
+          return response;
         } catch (error) {
           if (signal.aborted) throw new AbortError('stopped');
+          this.countRequest(kind, error instanceof FeedError && error.status !== null ? String(error.status) : 'error', error instanceof FeedError ? error : null);
           // A bad key, an empty plan or a refused query: retrying asks the same and gets the same.
           if (isNotRetried(error)) throw new AbortError(error);
           throw error;
@@ -292,6 +347,14 @@ export class FeedPoller {
         },
       },
     );
+  }
+
+  /** One request to the feed, for the metrics: its status and the credits its answer reported. */
+  private countRequest(kind: Kind, status: string, answer: Pick<FeedResponse, 'requestsRemaining' | 'requestsUsed'> | null): void {
+    const metrics = this.options.metrics;
+    if (!metrics || this.source.counted === false) return;
+    metrics.feedRequests.inc({ endpoint: kind, status });
+    if (answer) metrics.recordFeedCredits(answer.requestsRemaining, answer.requestsUsed);
   }
 
   private checkQuota(response: FeedResponse): void {

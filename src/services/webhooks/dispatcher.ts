@@ -20,6 +20,7 @@
  *   (src/persistence/webhook-attempts.ts); every write failure is logged at error level.
  */
 import type { ServiceLog } from '../log.js';
+import type { ServiceMetrics } from '../metrics/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../domain/clock.js';
 import { decryptSecret, type SecretKeyring } from '../../domain/secrets.js';
@@ -52,6 +53,7 @@ export interface DispatcherOptions {
   /** How long a result waits for others to share its write (default COMPLETION_FLUSH_MS). */
   completionFlushMs?: number;
   log?: ServiceLog;
+  metrics?: ServiceMetrics;
 }
 
 export const LEASE_MS = 30_000;
@@ -179,6 +181,7 @@ export class WebhookDispatcher {
   private async attempt(delivery: ClaimedDelivery, release: () => void): Promise<void> {
     const body = webhookBody(delivery.event);
     const attemptedAt = this.clock.now();
+    if (delivery.attemptCount === 0) this.options.metrics?.webhookDeliveryLag.observe(Math.max(0, attemptedAt.getTime() - Date.parse(delivery.event.createdAt)) / 1000);
     const secret = decryptSecret(delivery.secretCiphertext, this.keyring, delivery.subscriptionId);
     const previous = delivery.previousSecretCiphertext;
     const headers = webhookHeaders({
@@ -222,12 +225,23 @@ export class WebhookDispatcher {
     try {
       // A result that could not be written is reported (error level) and left to its lease: the
       // delivery is sent again when the lease ends, so the attempt itself is over either way.
-      await recordAttemptResults(this.orm, this.resultsOf(batch), (failure) => this.reportWriteFailure(failure));
+      const results = this.resultsOf(batch);
+      this.countResults(batch, results);
+      await recordAttemptResults(this.orm, results, (failure) => this.reportWriteFailure(failure));
     } catch (error) {
       // Only a throwing log gets here; the flush chain must go on regardless.
       this.options.log?.error({ err: (error as Error).message, deliveries: batch.map((item) => item.delivery.id) }, 'webhook results: write failed');
     }
     for (const item of batch) item.done();
+  }
+
+  private countResults(batch: readonly Completion[], results: readonly AttemptResult[]): void {
+    const deliveries = this.options.metrics?.webhookDeliveries;
+    if (!deliveries) return;
+    results.forEach((result, index) => {
+      const outcome = result.next === null ? 'delivered' : result.next.kind === 'exhausted' ? 'exhausted' : 'failed';
+      deliveries.inc({ event: batch[index]!.delivery.event.type, result: outcome });
+    });
   }
 
   /** A result not written as it was is an error: an attempt's outcome was lost or reduced. */

@@ -13,9 +13,11 @@
  *   interceptor is installed), and a 3xx is a failed delivery.
  */
 import { performance } from 'node:perf_hooks';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { Agent } from 'undici';
 import { ErrorCode, isAppError, type AppError } from '../../domain/errors.js';
 import { responseBodyText } from '../../domain/webhook.js';
+import { inSpan } from '../spans.js';
 import { createGuardedLookup, type CheckedTarget, type WebhookUrlGuard } from './url-guard.js';
 
 export type SendErrorKind = 'invalid_url' | 'timeout' | 'connection' | 'tls' | 'redirect' | 'http_status';
@@ -164,6 +166,23 @@ async function readCapped(body: AsyncIterable<unknown> & { destroy(): unknown },
   return { bytes: Buffer.concat(chunks, size), truncated: false };
 }
 
+/** What the attempt's span tells: the event and delivery (from the signed headers) and the receiver's host. */
+function deliveryAttributes(input: SendInput): Record<string, string | boolean> {
+  const header = (name: string) => Object.entries(input.headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  const attributes: Record<string, string | boolean> = {};
+  const eventType = header('x-service-event');
+  const deliveryId = header('x-service-delivery');
+  if (eventType) attributes['webhook.event_type'] = eventType;
+  if (deliveryId) attributes['webhook.delivery_id'] = deliveryId;
+  if (header('x-service-test') === 'true') attributes['webhook.test'] = true;
+  try {
+    attributes['server.address'] = new URL(input.url).hostname;
+  } catch {
+    // An unparsable URL fails the attempt as invalid_url; the span just lacks the host.
+  }
+  return attributes;
+}
+
 export class WebhookSender {
   private readonly guard: WebhookUrlGuard;
   private readonly timeoutMs: number;
@@ -186,7 +205,23 @@ export class WebhookSender {
     });
   }
 
-  async send(input: SendInput): Promise<SendOutcome> {
+  /**
+   * One attempt, as a `webhook.deliver` span (docs/OPERATIONS.md, "Traces"): undici's request
+   * span is its child, and the `traceparent` header the receiver gets names that request.
+   */
+  send(input: SendInput): Promise<SendOutcome> {
+    return inSpan('webhook.deliver', deliveryAttributes(input), async (span) => {
+      const outcome = await this.attempt(input);
+      if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode);
+      if (!outcome.ok) {
+        span.setAttribute('error.type', outcome.errorKind ?? 'error');
+        span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.errorMessage ?? undefined });
+      }
+      return outcome;
+    });
+  }
+
+  private async attempt(input: SendInput): Promise<SendOutcome> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     // One deadline for the whole delivery; undici's own timeouts are per phase.
