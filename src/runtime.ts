@@ -202,9 +202,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const retention = new RetentionJob(orm, clock, { log: options.log, oddsHistoryDays: config.valueEngine.oddsHistoryDays });
   retention.start();
   const poller = createFeedPoller(config, orm, clock, services, metrics, options);
+  let stateReadFailing = false;
   metrics.readFrom({
     state: async () => {
-      const state = await readOperationsState(orm.em.fork());
+      const state = await readOperationsState(orm.em.fork()).catch((error: unknown) => {
+        // Once per failing stretch: the gauges keep their last values meanwhile.
+        if (!stateReadFailing) options.log?.warn({ err: (error as Error).message }, 'metrics: reading the outbox, subscriptions and ledger failed; their gauges keep their last values');
+        stateReadFailing = true;
+        throw error;
+      });
+      stateReadFailing = false;
       const oldest = state.oldestPendingAt;
       return {
         outbox: { pending: state.outboxPending, oldestPendingSeconds: oldest ? Math.max(0, (clock.now().getTime() - oldest.getTime()) / 1000) : 0 },
@@ -213,7 +220,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       };
     },
     ...(target.kind === 'postgres' ? { pool: await poolReader(orm) } : {}),
-    ...(config.redisUrl ? { redisConnected: () => limiter.mode() === 'redis' } : {}),
+    // Asked at each scrape: the last decision's engine would say nothing while no key is used.
+    ...(config.redisUrl ? { redisConnected: () => limiter.ping() } : {}),
   });
   if (options.startPoller ?? true) poller?.start();
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {

@@ -2,7 +2,7 @@
  * The service as `npm start` runs it (through src/main.ts): configuration, runtime, demo seed
  * (embedded first start), HTTP server, graceful shutdown on SIGTERM/SIGINT.
  */
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import {
@@ -87,7 +87,7 @@ export async function serve(): Promise<void> {
   });
 
   // Before the public port: an instance whose metrics cannot be served does not start half-seen.
-  const metrics = config.metrics.port === null ? null : await listenForMetrics(runtime.metrics, config.metrics.host, config.metrics.port);
+  const metrics = config.metrics.port === null ? null : await listenForMetrics(runtime.metrics, config.metrics.host, config.metrics.port, logger);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -129,9 +129,9 @@ export async function serve(): Promise<void> {
 const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);
 
 /** The metrics listener, or a start refused in one line naming the variables to change. */
-async function listenForMetrics(metrics: ServiceMetrics, host: string, port: number): Promise<MetricsListener> {
+async function listenForMetrics(metrics: ServiceMetrics, host: string, port: number, log: Logger): Promise<MetricsListener> {
   try {
-    return await startMetricsListener(metrics, host, port);
+    return await startMetricsListener(metrics, host, port, log);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'EADDRINUSE' ? 'is in use' : code === 'EADDRNOTAVAIL' ? 'is not an address of this machine' : `cannot be listened on (${(error as Error).message})`;

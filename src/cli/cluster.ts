@@ -76,6 +76,13 @@ try {
   host = config.host;
   // Each instance has its own metrics listener: METRICS_PORT, METRICS_PORT + 1, ... (or off for all).
   metricsBasePort = config.metrics.port;
+  if (metricsBasePort !== null && metricsBasePort !== 0) {
+    const metricsLast = metricsBasePort + instances - 1;
+    if (metricsLast > 65535) throw new ConfigError('METRICS_PORT', `plus ${instances - 1} (one port per instance) passes 65535`);
+    if (metricsBasePort <= basePort + instances - 1 && basePort <= metricsLast) {
+      throw new ConfigError('METRICS_PORT', `ports ${metricsBasePort}-${metricsLast} overlap the instances' ports ${basePort}-${basePort + instances - 1} (CLUSTER_BASE_PORT)`);
+    }
+  }
 } catch (error) {
   fail(error instanceof ConfigError ? error.message : String(error));
 }

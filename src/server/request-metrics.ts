@@ -41,9 +41,12 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMet
     return found;
   };
   // The stream routes hand their responses over (hijack), so Fastify's onResponse never runs
-  // for them: they are counted when their connection closes, refusals included. A hook of those
-  // routes alone: every other request is spared it.
+  // for them: they are counted when their connection closes. A hook of those routes alone:
+  // every other request is spared it. A request answered before it ran (the drain's 503, a
+  // refused request) is counted by onResponse like any other.
+  const countedAtClose = new WeakSet<FastifyRequest>();
   const countAtClose: onRequestHookHandler = (req, reply, done) => {
+    countedAtClose.add(req);
     reply.raw.once('close', () => seriesOf(req).answered(reply.raw.statusCode));
     done();
   };
@@ -53,10 +56,11 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: ServiceMet
     route.onRequest = [countAtClose, ...existing];
   });
   app.addHook('onResponse', (req, reply, done) => {
-    const route = seriesOf(req);
-    if (route.labels.surface !== 'stream') {
+    if (!countedAtClose.has(req)) {
+      const route = seriesOf(req);
       route.answered(reply.statusCode);
-      // An event stream's time is its life, not a latency (yoga's SSE shares /graphql with queries).
+      // An event stream's time is its life, not a latency (yoga's SSE shares /graphql with
+      // queries); stream routes keep no latencies at all.
       if (!String(reply.getHeader('content-type') ?? '').startsWith('text/event-stream')) route.took(reply.elapsedTime / 1000);
     }
     done();

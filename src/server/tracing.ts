@@ -47,11 +47,20 @@ function describeRequest(span: { updateName(name: string): unknown; setAttribute
   if (queryStart !== -1) span.setAttribute('url.query', url.slice(queryStart + 1));
 }
 
-/** An outgoing request's URL without credentials: the odds feed carries its apiKey in the query. */
+/** The odds feed's paths (The Odds API v4): no secret in them, and worth seeing in a trace. */
+const FEED_PATH = /^\/v4\/sports\/[^/?]+\/(?:odds|scores)(?:\?|$)/;
+
+/**
+ * An outgoing request's URL without credentials. The odds feed carries its apiKey in the query
+ * (redacted); a webhook receiver's URL may carry its own secret in the path (Slack-style hook
+ * URLs), so anything but the feed's paths is shown as its origin alone, as the service's logs
+ * and its `webhook.deliver` span show a receiver.
+ */
 function redactedClientUrl(request: { origin: string; path: string }): Record<string, string> {
+  if (!FEED_PATH.test(request.path)) return { 'url.full': request.origin, 'url.path': '/', 'url.query': '' };
   const full = redactUrl(new URL(request.path, request.origin).toString());
   const queryStart = full.indexOf('?');
-  return { 'url.full': full, 'url.query': queryStart === -1 ? '' : full.slice(queryStart) };
+  return { 'url.full': full, 'url.path': new URL(full).pathname, 'url.query': queryStart === -1 ? '' : full.slice(queryStart) };
 }
 
 function instrumentations() {
@@ -69,7 +78,9 @@ function instrumentations() {
     // one-span trace: only work that belongs to a request, a poll or a delivery is recorded.
     // MikroORM sends statements with their values written in: the span keeps the shape only.
     new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false, requestHook: (span, { query }) => span.setAttribute('db.query.text', sanitizeSql(query.text)) }),
-    new IORedisInstrumentation({ requireParentSpan: true }),
+    // The command name alone: arguments carry client addresses (the anonymous limit's keys)
+    // and stream-token hashes.
+    new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     new UndiciInstrumentation({ startSpanHook: redactedClientUrl }),
   ];
 }

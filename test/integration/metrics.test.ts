@@ -105,7 +105,7 @@ describe('metrics on their own listener', () => {
     const ready = (await t.app.inject({ method: 'GET', url: '/readyz' })).json() as { status: string; feed: { last_error: string | null } };
     // Information, not a reason to leave the load balancer.
     expect(ready.status).toBe('ready');
-    expect(ready.feed.last_error).toMatch(/^odds soccer_epl: .*401/);
+    expect(ready.feed.last_error).toBe('odds soccer_epl: HTTP 401');
   });
 
   it('moves the pick, webhook, outbox and ledger families with a pick published and settled', async () => {
@@ -178,6 +178,7 @@ describe('metrics on their own listener', () => {
     await t.app.inject({ method: 'GET', url: '/api/public/picks/today' });
     await t.app.inject({ method: 'GET', url: '/dashboard/login' });
     await t.app.inject({ method: 'GET', url: '/healthz' });
+    const refusedStream = await t.app.inject({ method: 'POST', url: '/api/v1/picks/stream' });
     const after = await scrape();
     const moved = (labels: Record<string, string>) => total(after, 'picks_http_requests_total', labels) - total(before, 'picks_http_requests_total', labels);
     expect(moved({ surface: 'rest', route: '/api/v1/match-analyses/:matchId', method: 'GET', status: '401' })).toBe(1);
@@ -185,6 +186,9 @@ describe('metrics on their own listener', () => {
     expect(moved({ surface: 'public', route: '/api/public/picks/today', method: 'GET', status: '200' })).toBe(1);
     expect(moved({ surface: 'dashboard', route: '/dashboard/login', method: 'GET' })).toBe(1);
     expect(moved({ surface: 'pages', route: '/healthz', method: 'GET', status: '200' })).toBe(1);
+    // A stream route's refusal is counted once, like any answer, and is no latency.
+    expect(moved({ surface: 'stream', route: '/api/v1/picks/stream', method: 'POST', status: String(refusedStream.statusCode) })).toBe(1);
+    expect(samplesOf(after, 'picks_http_request_duration_seconds_count', { surface: 'stream' })).toEqual([]);
     // A histogram as Prometheus reads one: cumulative buckets ending at +Inf, which is the count.
     const series = { surface: 'public', route: '/api/public/picks/today', method: 'GET' };
     const buckets = samplesOf(after, 'picks_http_request_duration_seconds_bucket', series);

@@ -168,7 +168,7 @@ export const METRICS = {
   enginePollDuration: {
     name: 'picks_engine_poll_duration_seconds',
     type: 'histogram',
-    help: 'Time an odds poll of one sport took: the feed request, detection and writes.',
+    help: 'Time an odds poll of one sport took: the feed request (retries included), detection and writes, not its wait behind other sports\' ingestion.',
     labels: { sport: { boundedBy: 'the sport keys polled (`ODDS_FEED_SPORTS`)' } },
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   },
@@ -214,7 +214,7 @@ export const METRICS = {
   redisConnected: {
     name: 'picks_redis_connected',
     type: 'gauge',
-    help: '1 while the rate limiter reaches Redis, 0 while it decides in memory (fallback).',
+    help: 'Whether Redis answered the limiter\'s ping at this scrape: 1 yes, 0 no.',
     notes: 'Absent without `REDIS_URL`.',
     labels: {},
   },

@@ -25,8 +25,8 @@ export interface MetricSources {
   state?: () => Promise<StateReading>;
   streamsOpen?: () => Record<StreamSurface, number>;
   pool?: () => Record<PoolState, number>;
-  /** Given only with Redis configured. */
-  redisConnected?: () => boolean;
+  /** Whether Redis answers now (a ping); given only with Redis configured. */
+  redisConnected?: () => Promise<boolean>;
 }
 
 /** Families whose series are started at 0: every label listed, and this many series at most. */
@@ -104,7 +104,7 @@ export class ServiceMetrics {
     // Without Redis the family is left out, rather than a 0 that would read as an outage.
     if (sources.redisConnected && !this.sources.redisConnected) {
       const connected = sources.redisConnected;
-      this.gauge('redisConnected', (gauge) => gauge.set(connected() ? 1 : 0));
+      this.gauge('redisConnected', async (gauge) => gauge.set((await connected()) ? 1 : 0));
     }
     Object.assign(this.sources, sources);
   }

@@ -61,7 +61,10 @@ export interface FeedPollerOptions {
 export interface FeedState {
   /** Seconds since this instance last completed an odds poll; null before its first. */
   lastPollAgeSeconds: number | null;
-  /** The last poll's failure, cleared by the next success; null when it succeeded. */
+  /**
+   * The newest failure among the sports and kinds whose last poll failed (`odds soccer_epl: HTTP
+   * 401`), null when none did. A category, never the feed's own text: /readyz is public.
+   */
   lastError: string | null;
   /** Whether this instance holds the feed lease (only one instance of a deployment polls). */
   polling: boolean;
@@ -97,7 +100,8 @@ export class FeedPoller {
   /** The last ingestion queued: each answer's ingestion starts after the one before it ends. */
   private ingestTail: Promise<void> = Promise.resolve();
   private lastOddsPollAt: number | null = null;
-  private lastError: string | null = null;
+  /** Each sport and kind whose last poll failed, by `kind sportKey`: when, and why in a word. */
+  private readonly failing = new Map<string, { at: number; why: string }>();
 
   constructor(
     private readonly orm: Orm,
@@ -117,7 +121,7 @@ export class FeedPoller {
   state(): FeedState {
     return {
       lastPollAgeSeconds: this.lastOddsPollAt === null ? null : Math.max(0, Math.round((Date.now() - this.lastOddsPollAt) / 1000)),
-      lastError: this.lastError,
+      lastError: this.newestFailure(),
       polling: this.holding,
     };
   }
@@ -248,7 +252,7 @@ export class FeedPoller {
       response = await this.fetchWithRetry(kind, sportKey);
     } catch (error) {
       if (this.stopped) return;
-      this.lastError = `${kind} ${sportKey}: ${error instanceof Error ? error.message : String(error)}`;
+      this.failed(kind, sportKey, error instanceof FeedError ? (error.status !== null ? `HTTP ${error.status}` : error.kind) : 'request failed');
       if (isNotRetried(error)) {
         const quotaExhausted = error.status === 401 && error.requestsRemaining === 0;
         this.options.log?.warn(
@@ -262,15 +266,33 @@ export class FeedPoller {
       this.options.log?.warn({ sportKey, kind, ...failureFields(error) }, 'value engine: feed request failed after retries; trying again next poll');
       return;
     }
-    const ingested = await this.queueIngest(() => inSpan('engine.ingest', { 'engine.sport_key': sportKey, 'engine.feed_kind': kind }, () => this.ingest(kind, sportKey, response)));
+    const fetchMs = performance.now() - startedAt;
+    // The poll's own time: its request and its ingestion, not its wait behind other sports' ingestions.
+    let ingestMs = 0;
+    const ingested = await this.queueIngest(() => {
+      const ingestStartedAt = performance.now();
+      return inSpan('engine.ingest', { 'engine.sport_key': sportKey, 'engine.feed_kind': kind }, () => this.ingest(kind, sportKey, response)).finally(() => {
+        ingestMs = performance.now() - ingestStartedAt;
+      });
+    });
     if (!ingested) return;
     if (kind === 'odds') {
       const metrics = this.options.metrics;
-      metrics?.enginePollDuration.observe({ sport: sportKey }, (performance.now() - startedAt) / 1000);
+      metrics?.enginePollDuration.observe({ sport: sportKey }, (fetchMs + ingestMs) / 1000);
       metrics?.engineLastPoll.set({ sport: sportKey }, Date.now() / 1000);
       this.lastOddsPollAt = Date.now();
     }
-    this.lastError = null;
+    this.failing.delete(`${kind} ${sportKey}`);
+  }
+
+  private failed(kind: Kind, sportKey: string, why: string): void {
+    this.failing.set(`${kind} ${sportKey}`, { at: Date.now(), why });
+  }
+
+  private newestFailure(): string | null {
+    let newest: { key: string; at: number; why: string } | null = null;
+    for (const [key, failure] of this.failing) if (!newest || failure.at >= newest.at) newest = { key, ...failure };
+    return newest && `${newest.key}: ${newest.why}`;
   }
 
   /** Runs `ingest` once every ingestion queued before it has ended: never two at once. */
@@ -287,7 +309,7 @@ export class FeedPoller {
   private async ingest(kind: Kind, sportKey: string, response: FeedResponse): Promise<boolean> {
     this.checkQuota(response);
     const refused = (reason: string) => {
-      this.lastError = `${kind} ${sportKey}: body refused: ${reason}`;
+      this.failed(kind, sportKey, 'body refused');
       this.options.log?.warn({ sportKey, kind, reason }, 'value engine: feed body refused whole; nothing from it is used');
       return false;
     };
@@ -312,7 +334,7 @@ export class FeedPoller {
       }
       return true;
     } catch (error) {
-      this.lastError = `${kind} ${sportKey}: processing failed: ${(error as Error).message}`;
+      this.failed(kind, sportKey, 'processing failed');
       this.options.log?.error({ sportKey, kind, err: error }, 'value engine: processing a feed answer failed; trying again next poll');
       return false;
     }
