@@ -11,53 +11,14 @@
  */
 import { spawn } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY, PUBLISH, pickInput } from '../helpers/fixtures.js';
+import { startHttpReceiver, type HttpReceiver, type Received } from '../helpers/http-receiver.js';
 import { freePorts, manage, REPO_ROOT, type ManagedProcess } from '../helpers/processes.js';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A plain-HTTP receiver on 127.0.0.1 that keeps every request and wakes whoever waits for one. */
-async function startReceiver(): Promise<{ port: number; received: Received[]; next(match: (r: Received) => boolean): Promise<Received>; close(): Promise<void> }> {
-  const received: Received[] = [];
-  const waiters = new Set<() => void>();
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-      for (const wake of [...waiters]) wake();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    received,
-    next: (match) =>
-      new Promise((resolve) => {
-        const check = () => {
-          const found = received.find(match);
-          if (!found) return;
-          waiters.delete(check);
-          resolve(found);
-        };
-        waiters.add(check);
-        check();
-      }),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** Both signatures, as a customer checks them: Standard Webhooks (the package) and X-Service-Signature (HMAC of the raw body). */
 function verify(request: Received, secret: string): { type: string; data: Record<string, unknown> } {
@@ -118,12 +79,12 @@ describe('which starts accept local receivers', () => {
 
 describe('in embedded demo mode', () => {
   let t: TestApp;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: HttpReceiver;
   let key: string;
 
   beforeAll(async () => {
     t = await createTestApp({ env: DEMO_ENV });
-    receiver = await startReceiver();
+    receiver = await startHttpReceiver();
     key = await enterpriseKey(t);
   });
   afterAll(async () => {
@@ -192,7 +153,7 @@ describe('in embedded demo mode', () => {
 describe('outside embedded demo mode', () => {
   it('the same loopback URLs are refused: https on a public host only', async () => {
     const t = await createTestApp();
-    const receiver = await startReceiver();
+    const receiver = await startHttpReceiver();
     try {
       expect(t.config.localWebhookReceivers).toBe(false);
       const key = await enterpriseKey(t);

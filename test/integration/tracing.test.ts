@@ -18,14 +18,13 @@
  *   the server records every module it resolves; the traced start is its positive control).
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracingRequested } from '../../src/server/tracing-switch.js';
 import { PUBLISH, pickInput } from '../helpers/fixtures.js';
+import { startHttpReceiver, type HttpReceiver } from '../helpers/http-receiver.js';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { ensureBuilt, findRedisServer, freePorts, PrivateRedis, REPO_ROOT, startServer, waitUntil, type ServerProcess } from '../helpers/processes.js';
 
@@ -42,31 +41,6 @@ const redisBinary = (() => {
     return null;
   }
 })();
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver on 127.0.0.1 keeping every request. */
-async function startHookReceiver(): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    received,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** A W3C trace context of our own: random ids, sampled. */
 function callerContext(): { traceId: string; spanId: string; traceparent: string } {
@@ -121,7 +95,7 @@ describe('the built server with an OTLP endpoint', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'picks-tracing-'));
   const probeFile = path.join(dataDir, '..', `${path.basename(dataDir)}-modules.json`);
   let otlp: OtlpReceiver;
-  let hooks: Awaited<ReturnType<typeof startHookReceiver>>;
+  let hooks: HttpReceiver;
   let redis: PrivateRedis | null = null;
   let server: ServerProcess;
   let enterpriseKey: string;
@@ -131,7 +105,7 @@ describe('the built server with an OTLP endpoint', () => {
   beforeAll(async () => {
     await ensureBuilt();
     otlp = await startOtlpReceiver();
-    hooks = await startHookReceiver();
+    hooks = await startHttpReceiver();
     const [port, redisPort] = await freePorts(2);
     if (redisBinary) {
       redis = new PrivateRedis(redisPort!, redisBinary);
@@ -219,7 +193,7 @@ describe('the built server with an OTLP endpoint', () => {
     const created = await fetch(`${server.url}/api/v1/webhooks`, {
       method: 'POST',
       headers: { authorization: `Bearer ${enterpriseKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: hooks.url, events: ['pick.published'] }),
+      body: JSON.stringify({ url: hooks.url('/hooks'), events: ['pick.published'] }),
     });
     const subscription = (await created.json()) as { subscription_id: string };
     expect(created.status, JSON.stringify(subscription)).toBe(201);
