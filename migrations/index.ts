@@ -19,6 +19,7 @@ import { Migration20261204000000Ledger } from './Migration20261204000000_ledger.
 import { Migration20261205000000RecordStatistics } from './Migration20261205000000_record_statistics.js';
 import { Migration20261206000000ReferenceRefresh } from './Migration20261206000000_reference_refresh.js';
 import { Migration20261207000000PickAvailability } from './Migration20261207000000_pick_availability.js';
+import { Migration20261208000000FeedCredits } from './Migration20261208000000_feed_credits.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -42,4 +43,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261205000000_record_statistics', class: Migration20261205000000RecordStatistics },
   { name: 'Migration20261206000000_reference_refresh', class: Migration20261206000000ReferenceRefresh },
   { name: 'Migration20261207000000_pick_availability', class: Migration20261207000000PickAvailability },
+  { name: 'Migration20261208000000_feed_credits', class: Migration20261208000000FeedCredits },
 ];

@@ -203,7 +203,16 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     return {
       limiter: runtime.limiter.mode(),
       // Information only: a feed that fails leaves the instance serving what it has.
-      ...(feed ? { feed: { polling: feed.polling, last_poll_age_seconds: feed.lastPollAgeSeconds, last_error: feed.lastError } } : {}),
+      ...(feed
+        ? {
+            feed: {
+              polling: feed.polling,
+              last_poll_age_seconds: feed.lastPollAgeSeconds,
+              last_error: feed.lastError,
+              ...(feed.creditsStopped !== undefined ? { credits_stopped: feed.creditsStopped } : {}),
+            },
+          }
+        : {}),
     };
   });
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits } from './domain/access.js';
 import { DEFAULT_ODDS_HISTORY_DAYS } from './domain/bounds.js';
 import { DEVIG_METHODS } from './domain/devig.js';
+import { LONGEST_MONTH_DAYS, minimumMonthlyCredits, oddsRequestCredits } from './domain/feed-credits.js';
 import { MARKETS, type Market } from './domain/market.js';
 import { DEFAULT_STAKE_ADVICE, DEFAULT_TAX_RATE, EXCHANGE_COMMISSIONS, type StakeAdvice } from './domain/odds.js';
 import { type ReferenceBook } from './domain/reference-consensus.js';
@@ -123,6 +124,16 @@ export interface OddsFeedConfig {
   apiKey: string;
 }
 
+export interface FeedCreditsConfig {
+  monthlyCredits: number;
+  reserveCredits: number;
+  closingWindowSeconds: number;
+}
+
+function creditBudget(monthly: number | null, reserve: number | null, closingWindowSeconds: number): FeedCreditsConfig | null {
+  return monthly === null ? null : { monthlyCredits: monthly, reserveCredits: reserve ?? Math.floor(monthly / 10), closingWindowSeconds };
+}
+
 export interface ValueEngineConfig {
   /** Null: no HTTP feed (push with ingestOdds / ingestScores, or the demo feed). */
   feed: OddsFeedConfig | null;
@@ -137,6 +148,8 @@ export interface ValueEngineConfig {
   /** PICK_CONFIRM_POLLS: consecutive polls a candidate must last before it is published. */
   confirmPolls: number;
   scoresPollSeconds: number;
+  /** ODDS_FEED_MONTHLY_CREDITS and its reserve; null: fixed poll periods (docs/VALUE_ENGINE.md, "Feed credits"). */
+  credits: FeedCreditsConfig | null;
   detection: DetectionOptions;
   settlement: SettlementOptions;
   oddsHistoryDays: number;
@@ -407,6 +420,47 @@ export const VARIABLES = {
   }),
   ODDS_POLL_SECONDS: variable({ section: 'Value engine', description: 'Odds poll period; one instance of a deployment polls at a time', kind: kind.integer(1, 3600), default: 60 }),
   SCORES_POLL_SECONDS: variable({ section: 'Value engine', description: 'Scores poll period', kind: kind.integer(1, 3600), default: 300 }),
+  ODDS_FEED_MONTHLY_CREDITS: variable({
+    section: 'Value engine',
+    description:
+      'The odds feed\'s monthly credit budget: polls follow the kickoffs and stay within it (docs/VALUE_ENGINE.md, "Feed credits"); unset: odds every `ODDS_POLL_SECONDS` and scores every `SCORES_POLL_SECONDS`, whatever the cost',
+    kind: kind.integer(1, 1_000_000_000),
+    default: null,
+    defaultDoc: 'unset (fixed periods)',
+    refuse: (raw, ctx) => (raw !== undefined && ctx.get('ODDS_FEED_URL') === null ? 'needs ODDS_FEED_URL: only a paid feed has credits to budget' : null),
+    check: (value, ctx) => {
+      if (value === null) return null;
+      const oddsCredits = oddsRequestCredits(ctx.get<Market[]>('ODDS_FEED_MARKETS').length, ctx.get<string[]>('ODDS_FEED_REGIONS').length);
+      const minimum = minimumMonthlyCredits(ctx.get<string[]>('ODDS_FEED_SPORTS').length, oddsCredits);
+      return value < minimum.credits ? `is too small: ${minimum.arithmetic} credits a month at least (got ${value})` : null;
+    },
+  }),
+  ODDS_FEED_CREDIT_RESERVE: variable({
+    section: 'Value engine',
+    description: 'Credits of the monthly budget kept for closing-line polls; the routine polls never spend them',
+    kind: kind.integer(0, 1_000_000_000),
+    default: byMode<number | null>('10 % of `ODDS_FEED_MONTHLY_CREDITS` (rounded down)', (ctx) => {
+      const budget = ctx.get<number | null>('ODDS_FEED_MONTHLY_CREDITS');
+      return budget === null ? { value: null, mode: 'no budget' } : { value: Math.floor(budget / 10), mode: '10 % of the budget' };
+    }),
+    refuse: (raw, ctx) => (raw !== undefined && ctx.get('ODDS_FEED_MONTHLY_CREDITS') === null ? 'needs ODDS_FEED_MONTHLY_CREDITS' : null),
+    check: (value, ctx) => {
+      const budget = ctx.get<number | null>('ODDS_FEED_MONTHLY_CREDITS');
+      if (value === null || budget === null) return null;
+      const oddsCredits = oddsRequestCredits(ctx.get<Market[]>('ODDS_FEED_MARKETS').length, ctx.get<string[]>('ODDS_FEED_REGIONS').length);
+      const sports = ctx.get<string[]>('ODDS_FEED_SPORTS').length;
+      const daily = sports * LONGEST_MONTH_DAYS * oddsCredits;
+      return budget - value < daily
+        ? `leaves too little of ODDS_FEED_MONTHLY_CREDITS=${budget} for the routine polls: ${sports} sport${sports === 1 ? '' : 's'} x ${LONGEST_MONTH_DAYS} days x ${oddsCredits} credit${oddsCredits === 1 ? '' : 's'} = ${daily} (got ${value}, at most ${budget - daily})`
+        : null;
+    },
+  }),
+  CLOSING_POLL_WINDOW_SECONDS: variable({
+    section: 'Value engine',
+    description: 'With a credit budget: the odds poll before each kickoff of an event with an open pick comes within this long before it, paid from the reserve first',
+    kind: kind.integer(10, 3600),
+    default: 120,
+  }),
   REFERENCE_MAX_SPREAD: variable({
     section: 'Value engine',
     description: 'References further apart than this on a selection make no pick for it',
@@ -525,6 +579,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       oddsPollSeconds: v('ODDS_POLL_SECONDS'),
       confirmPolls: v('PICK_CONFIRM_POLLS'),
       scoresPollSeconds: v('SCORES_POLL_SECONDS'),
+      credits: creditBudget(v('ODDS_FEED_MONTHLY_CREDITS'), v('ODDS_FEED_CREDIT_RESERVE'), v('CLOSING_POLL_WINDOW_SECONDS')),
       detection: {
         references: v('REFERENCE_BOOKMAKERS'),
         devigMethod: v('DEVIG_METHOD'),

@@ -27,6 +27,7 @@ import { WebhookSender } from './services/webhooks/http-sender.js';
 import { WebhookUrlGuard, type Resolver } from './services/webhooks/url-guard.js';
 import { HttpFeedSource, SimulatedFeedSource, type FeedSource } from './services/value-engine/feed-source.js';
 import { FeedPoller, type FeedState } from './services/value-engine/poller.js';
+import { FeedCreditBudget } from './services/value-engine/credit-budget.js';
 import { SIMULATED_SPORT_KEYS } from './services/value-engine/simulated-feed.js';
 
 export interface ReadinessCheck {
@@ -102,7 +103,30 @@ function createFeedPoller(config: Config, orm: Orm, clock: Clock, services: Serv
     routineLogLevel: options.routineLogLevel,
     retryMinTimeoutMs: options.feedRetryMinTimeoutMs,
     metrics,
+    ...(services.feedBudget ? { budget: services.feedBudget } : {}),
   });
+}
+
+/** The credit budget of the HTTP feed (ODDS_FEED_MONTHLY_CREDITS); null without one. */
+function createFeedBudget(config: Config, orm: Orm, clock: Clock, metrics: ServiceMetrics, options: RuntimeOptions): FeedCreditBudget | null {
+  const engine = config.valueEngine;
+  if (!engine.credits || !engine.feed) return null;
+  return new FeedCreditBudget(
+    orm,
+    clock,
+    {
+      monthlyCredits: engine.credits.monthlyCredits,
+      reserveCredits: engine.credits.reserveCredits,
+      closingWindowMs: engine.credits.closingWindowSeconds * 1000,
+      sportKeys: engine.sportKeys,
+      oddsPollMs: engine.oddsPollSeconds * 1000,
+      scoresPollMs: engine.scoresPollSeconds * 1000,
+      horizonMs: engine.detection.horizonHours * 3_600_000,
+      markets: engine.markets.length,
+      regions: engine.regions.length,
+    },
+    { log: options.log, metrics },
+  );
 }
 
 export function databaseTargetFor(config: Config): DatabaseTarget {
@@ -159,9 +183,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     metrics,
   });
   const visibilityListeners = new Set<() => void>();
+  const feedBudget = createFeedBudget(config, orm, clock, metrics, options);
   const services = createServices(
     { orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring },
     {
+      feedBudget,
       defaultTaxRate: config.defaultTaxRate,
       stakeAdvice: config.stakeAdvice,
       adminToken: options.adminToken,

@@ -121,7 +121,11 @@ export async function serve(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  process.stdout.write(startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys, demoAccount, data));
+  // With a credit budget the banner shows the plan: the events lists are read first (free of credits).
+  const credits = await runtime.poller?.prepareBudget();
+  process.stdout.write(
+    startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys, demoAccount, data, credits ? { view: credits, now: runtime.clock.now() } : null),
+  );
   if (metrics) logger.info({ url: `http://${urlHost(config.metrics.host)}:${metrics.address.port}/metrics` }, 'metrics: serving the Prometheus text format');
   if (!stopping) runtime.poller?.start();
 }

@@ -260,6 +260,7 @@ describe('value engine configuration', () => {
       oddsPollSeconds: 15,
       confirmPolls: 3,
       scoresPollSeconds: 120,
+      credits: null,
       oddsHistoryDays: 30,
       detection: {
         references: [

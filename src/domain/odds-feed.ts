@@ -73,6 +73,15 @@ export interface ScoreEvent {
 }
 
 /** One event skipped, or one bookmaker or market dropped from a kept event (the reason says which). */
+/** One entry of v4's events list. */
+export interface ScheduledFeedEvent {
+  id: string;
+  sportKey: string;
+  commenceTime: Date;
+  homeTeam: string;
+  awayTeam: string;
+}
+
 export interface FeedSkip {
   eventId: string | null;
   reason: string;
@@ -485,6 +494,18 @@ function validateScores(names: Record<FieldName, string>, input: unknown, skippe
   }
 }
 
+/** An events-list entry: the event's core alone (v4's /events sends no odds and no scores). */
+function validateScheduled(names: Record<FieldName, string>, input: unknown, skipped: FeedSkip[]): ScheduledFeedEvent | null {
+  try {
+    if (!isObject(input)) throw new Refusal(`event must be an object, not ${describeType(input)}`);
+    return readEventCore(new Reader(names, input, ''));
+  } catch (err) {
+    const reason = err instanceof Refusal ? err.message : 'event could not be read';
+    skipped.push({ eventId: readId(names, input), reason });
+    return null;
+  }
+}
+
 /** The feed sends scores as strings ("2"); a pushed input may send an integer. */
 function readScore(s: Reader): number {
   const value = s.raw('score');
@@ -531,6 +552,11 @@ function parseBody<T>(
 /** `GET /v4/sports/{sport_key}/odds?markets=h2h&oddsFormat=decimal&dateFormat=iso`, already JSON-parsed. */
 export function parseOddsEvents(body: unknown): ParsedFeed<OddsEvent> {
   return parseBody(body, validateOdds, (e) => e.id);
+}
+
+/** `GET /v4/sports/{sport_key}/events?dateFormat=iso` (free of credits), already JSON-parsed: the kickoffs a credit plan follows. */
+export function parseScheduledEvents(body: unknown): ParsedFeed<ScheduledFeedEvent> {
+  return parseBody(body, validateScheduled, (e) => e.id);
 }
 
 /** `GET /v4/sports/{sport_key}/scores?daysFrom=3&dateFormat=iso`, already JSON-parsed. */

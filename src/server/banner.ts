@@ -8,6 +8,7 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { ADMIN_TOKEN_FILE, DEMO_ACCOUNT_FILE, DEMO_KEYS_FILE, type DemoAccount, type DemoKeys } from '../embedded.js';
+import type { FeedBudgetView } from '../services/value-engine/credit-budget.js';
 
 /**
  * WEBHOOK_HOST_OVERRIDES points webhook host names at loopback addresses for tests; a service
@@ -54,9 +55,27 @@ export function dataLine(config: Pick<Config, 'dataDir' | 'demoSeed'>, state: Da
 /** Where the value engine's odds come from (never the feed's URL query: it carries the apiKey). */
 function valueEngineLine(config: Config): string {
   const engine = config.valueEngine;
+  if (engine.feed && engine.credits) return `polling ${new URL(engine.feed.url).origin} by a monthly credit plan that follows the kickoffs (${engine.sportKeys.join(', ')})`;
   if (engine.feed) return `polling ${new URL(engine.feed.url).origin} every ${engine.oddsPollSeconds} s (${engine.sportKeys.join(', ')})`;
   if (engine.demoFeed) return `simulated demo feed every ${engine.oddsPollSeconds} s (DEMO_FEED): new picks within a minute or two`;
   return 'no odds feed (ODDS_FEED_URL unset): picks come from publishPick and ingestOdds';
+}
+
+const shortTime = (at: Date | null, now: Date): string => {
+  if (!at) return 'none planned';
+  const text = utcMinute(at);
+  // Today's polls by time alone.
+  return text.slice(0, 10) === utcMinute(now).slice(0, 10) ? text.slice(11) : text;
+};
+
+/** The credit budget's lines (docs/VALUE_ENGINE.md, "Feed credits"): the month so far, the projection, the next polls. */
+export function creditLines(view: FeedBudgetView, now: Date): string[] {
+  const source = view.source === 'feed' ? "the feed's headers" : 'counted by the formula';
+  const head = `  feed credits: ${count.format(view.monthlyCredits)} a month (${count.format(view.reserveCredits)} kept for closing lines), ${view.oddsCreditsPerPoll} a poll; ${view.month}: used ${count.format(view.usedCredits)} (${source}), ${count.format(view.remainingCredits)} left, month-end projection ${count.format(view.projectedMonthCredits)}`;
+  if (view.stopped) return [head, `    polls STOPPED since ${utcMinute(view.stopped.at)}: the feed reports no credits left; they resume next month or with another ODDS_FEED_MONTHLY_CREDITS`];
+  if (view.scheduleReadAt === null) return [head, '    next polls: planned once the events list is read (it could not be yet)'];
+  const next = view.nextPolls.map((poll) => `${poll.sportKey} odds ${shortTime(poll.odds, now)}${poll.oddsPurpose ? ` (${poll.oddsPurpose})` : ''}${poll.scores ? `, scores ${shortTime(poll.scores, now)}` : ''}`);
+  return [head, `    next polls (UTC): ${next.join('; ')}`];
 }
 
 export function startBanner(
@@ -66,6 +85,7 @@ export function startBanner(
   demoKeys: DemoKeys | null,
   demoAccount: DemoSignIn | null = null,
   data: DataDirState | null = null,
+  credits: { view: FeedBudgetView; now: Date } | null = null,
 ): string {
   const lines = [
     '',
@@ -75,6 +95,7 @@ export function startBanner(
     `  limits/events: ${config.redisUrl ? 'Redis' : 'in-memory'}`,
     `  GraphQL: ${url}/graphql`,
     `  value engine: ${valueEngineLine(config)}`,
+    ...(credits ? creditLines(credits.view, credits.now) : []),
   ];
   const adminTokenFile = path.join(config.dataDir, ADMIN_TOKEN_FILE);
   const demoKeysFile = path.join(config.dataDir, DEMO_KEYS_FILE);

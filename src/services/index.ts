@@ -19,6 +19,7 @@ import { StreamTokenService } from './stream-tokens.js';
 import { TrackRecordService } from './track-record.js';
 import { LedgerService } from './ledger.js';
 import { WebhookService } from './webhooks/subscriptions.js';
+import type { FeedCreditBudget } from './value-engine/credit-budget.js';
 import { ValueEngine } from './value-engine/engine.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions } from '../domain/value-detection.js';
 import { DEFAULT_SETTLEMENT_OPTIONS, type SettlementOptions } from '../domain/settlement.js';
@@ -46,6 +47,8 @@ export interface Services {
   streamSlots: StreamSlots;
   /** Odds in, picks out; scores in, settlements out (docs/VALUE_ENGINE.md). */
   valueEngine: ValueEngine;
+  /** The odds feed's monthly credit budget (ODDS_FEED_MONTHLY_CREDITS); null without one. */
+  feedBudget: FeedCreditBudget | null;
 }
 
 export interface ServiceDeps {
@@ -83,6 +86,8 @@ export interface ServiceOptions {
   confirmPolls?: number;
   log?: ServiceLog;
   metrics?: ServiceMetrics;
+  /** The odds feed's credit budget, made by the runtime with the feed (src/runtime.ts). */
+  feedBudget?: FeedCreditBudget | null;
 }
 
 export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
@@ -114,5 +119,6 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
       metrics: options.metrics,
       onVisibleChange: options.onVisibleChange,
     }),
+    feedBudget: options.feedBudget ?? null,
   };
 }

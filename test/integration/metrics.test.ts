@@ -232,6 +232,10 @@ describe('metrics on their own listener', () => {
     const absentHere = new Set<string>([
       ...(t.config.redisUrl ? [] : [METRICS.redisConnected.name]),
       ...(t.databaseTarget.kind === 'postgres' ? [] : [METRICS.dbPoolConnections.name]),
+      // Without ODDS_FEED_MONTHLY_CREDITS (test/integration/feed-credits.test.ts has them).
+      METRICS.feedBudgetCredits.name,
+      METRICS.feedNextPoll.name,
+      METRICS.feedPollsStopped.name,
     ]);
     for (const family of Object.values(METRICS)) {
       if (absentHere.has(family.name)) {

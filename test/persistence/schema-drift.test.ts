@@ -24,6 +24,7 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   engine_leases: 'one row per lease, taken and renewed with one upsert (lease-repository.ts)',
   stream_tokens: 'minted, counted and looked up by hash with SQL only (stream-tokens-repository.ts)',
   ledger_entries: 'the public hash chain, appended under the outbox lock and paged with SQL only (ledger-repository.ts)',
+  feed_credit_months: 'one row per month of feed credits, charged with one upsert per feed answer (feed-credits-repository.ts)',
   pick_availability_changes: "each change of a pick's availability, inserted in the engine's tracking transaction and read at settlement with SQL only (picks-repository.ts)",
 };
 

@@ -9,4 +9,5 @@ import './webhook.js';
 import './stream-token.js';
 import './account.js';
 import './value-engine.js';
+import './feed-budget.js';
 import './ledger.js';

@@ -39,8 +39,12 @@ export type LimitOutcome = (typeof LIMIT_OUTCOMES)[number];
 export const LIMITER_ENGINES = ['redis', 'memory', 'fallback'] as const satisfies readonly LimiterEngine[];
 export const DELIVERY_RESULTS = ['delivered', 'failed', 'exhausted'] as const;
 export type DeliveryResult = (typeof DELIVERY_RESULTS)[number];
-/** The odds feed's endpoints the service calls (The Odds API v4): `/v4/sports/{sport}/odds` and `/scores`. */
-export const FEED_ENDPOINTS = ['odds', 'scores'] as const;
+/** The odds feed's endpoints the service calls (The Odds API v4): `/v4/sports/{sport}/odds`, `/scores` and (with a credit budget) the free `/events`. */
+export const FEED_ENDPOINTS = ['odds', 'scores', 'events'] as const;
+/** The figures of a credit budget (docs/VALUE_ENGINE.md, "Feed credits"). */
+export const FEED_BUDGET_FIGURES = ['monthly', 'reserve', 'reserve_left', 'used', 'remaining', 'projected'] as const;
+export type FeedBudgetFigure = (typeof FEED_BUDGET_FIGURES)[number];
+export const FEED_POLL_KINDS = ['odds', 'scores'] as const;
 export type FeedEndpoint = (typeof FEED_ENDPOINTS)[number];
 export const CANDIDATE_DECISIONS = ['published', 'held', 'rejected'] as const;
 export type CandidateDecision = (typeof CANDIDATE_DECISIONS)[number];
@@ -164,6 +168,27 @@ export const METRICS = {
     help: "The feed's credits used this period, from its last `x-requests-used` header.",
     labels: {},
     notes: 'Absent until the feed has answered with the header.',
+  },
+  feedBudgetCredits: {
+    name: 'picks_feed_budget_credits',
+    type: 'gauge',
+    help: 'The credit budget this month (`ODDS_FEED_MONTHLY_CREDITS`): the budget, the reserve for closing lines and what is left of it, credits used and remaining, and the projected month-end spend.',
+    labels: { figure: FEED_BUDGET_FIGURES },
+    notes: 'Absent without a budget. `used` follows the feed\'s `x-requests-used` when it sends it, else what the requests cost by the formula.',
+  },
+  feedNextPoll: {
+    name: 'picks_feed_next_poll_timestamp_seconds',
+    type: 'gauge',
+    help: "When the credit plan's next odds or scores poll of a sport is due (Unix seconds).",
+    labels: { sport: { boundedBy: 'the sport keys polled (`ODDS_FEED_SPORTS`)' }, kind: FEED_POLL_KINDS },
+    notes: 'Absent without a budget; a sport and kind with nothing planned in the week ahead has no sample.',
+  },
+  feedPollsStopped: {
+    name: 'picks_feed_polls_stopped',
+    type: 'gauge',
+    help: 'Whether the feed reported no credits left and polls stopped until the next month or a budget change (1), or not (0).',
+    labels: {},
+    notes: 'Absent without a budget.',
   },
   enginePollDuration: {
     name: 'picks_engine_poll_duration_seconds',

@@ -6,7 +6,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RequestTally } from './request-tally.js';
-import { METRICS, POOL_STATES, STREAM_SURFACES, type LabelsOf, type MetricFamily, type MetricId, type PoolState, type StreamSurface } from './catalog.js';
+import { FEED_BUDGET_FIGURES, METRICS, POOL_STATES, STREAM_SURFACES, type FeedBudgetFigure, type LabelsOf, type MetricFamily, type MetricId, type PoolState, type StreamSurface } from './catalog.js';
 
 type CounterOf<Id extends MetricId> = Counter<LabelsOf<Id>>;
 type GaugeOf<Id extends MetricId> = Gauge<LabelsOf<Id>>;
@@ -58,6 +58,7 @@ export class ServiceMetrics {
   private reading: Promise<StateReading | null> | null = null;
   private defaultsOn = false;
   private feedCredits: { remaining: GaugeOf<'feedCreditsRemaining'>; used: GaugeOf<'feedCreditsUsed'> } | null = null;
+  private feedBudget: { credits: GaugeOf<'feedBudgetCredits'>; next: GaugeOf<'feedNextPoll'>; stopped: GaugeOf<'feedPollsStopped'> } | null = null;
 
   constructor() {
     this.http = new RequestTally(this.registry);
@@ -118,6 +119,21 @@ export class ServiceMetrics {
     this.feedCredits ??= { remaining: this.gauge('feedCreditsRemaining'), used: this.gauge('feedCreditsUsed') };
     if (remaining !== null) this.feedCredits.remaining.set(remaining);
     if (used !== null) this.feedCredits.used.set(used);
+  }
+
+  /**
+   * The credit budget's figures and plan (docs/VALUE_ENGINE.md, "Feed credits"): the families
+   * appear with the first plan; a deployment without a budget has none.
+   */
+  recordFeedBudget(view: { figures: Record<FeedBudgetFigure, number>; stopped: boolean; nextPolls: readonly { sportKey: string; odds: Date | null; scores: Date | null }[] }): void {
+    this.feedBudget ??= { credits: this.gauge('feedBudgetCredits'), next: this.gauge('feedNextPoll'), stopped: this.gauge('feedPollsStopped') };
+    for (const figure of FEED_BUDGET_FIGURES) this.feedBudget.credits.set({ figure }, view.figures[figure]);
+    this.feedBudget.stopped.set(view.stopped ? 1 : 0);
+    this.feedBudget.next.reset();
+    for (const next of view.nextPolls) {
+      if (next.odds) this.feedBudget.next.set({ sport: next.sportKey, kind: 'odds' }, next.odds.getTime() / 1000);
+      if (next.scores) this.feedBudget.next.set({ sport: next.sportKey, kind: 'scores' }, next.scores.getTime() / 1000);
+    }
   }
 
   /**

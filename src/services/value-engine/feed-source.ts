@@ -22,6 +22,8 @@ export interface FeedSource {
   odds(sportKey: string, signal?: AbortSignal): Promise<FeedResponse>;
   /** `GET /v4/sports/{sportKey}/scores?...&daysFrom=3&dateFormat=iso` */
   scores(sportKey: string, signal?: AbortSignal): Promise<FeedResponse>;
+  /** `GET /v4/sports/{sportKey}/events?dateFormat=iso`: the kickoffs, free of credits (a credit budget's plan reads them). */
+  events?(sportKey: string, signal?: AbortSignal): Promise<FeedResponse>;
   /** For logs: where the feed is, without credentials. */
   readonly description: string;
   /** False for a source that sends no requests (the simulated feed): the feed's request metrics count real requests only. */
@@ -41,6 +43,8 @@ export interface FeedErrorDetails {
   /** v4's x-requests-remaining / x-requests-used, when sent. */
   requestsRemaining?: number | null;
   requestsUsed?: number | null;
+  /** v4's `error_code` of a JSON error body (`OUT_OF_USAGE_CREDITS`, `EXCEEDED_FREQ_LIMIT` ...), when it is one. */
+  feedErrorCode?: string | null;
 }
 
 /**
@@ -54,6 +58,7 @@ export class FeedError extends Error {
   readonly feedMessage: string | null;
   readonly requestsRemaining: number | null;
   readonly requestsUsed: number | null;
+  readonly feedErrorCode: string | null;
 
   constructor(
     readonly kind: FeedErrorKind,
@@ -67,6 +72,16 @@ export class FeedError extends Error {
     this.feedMessage = details.feedMessage ?? null;
     this.requestsRemaining = details.requestsRemaining ?? null;
     this.requestsUsed = details.requestsUsed ?? null;
+    this.feedErrorCode = details.feedErrorCode ?? null;
+  }
+
+  /**
+   * The feed says the key has no credits left: a 401 or 429 reporting 0 remaining, or v4's
+   * OUT_OF_USAGE_CREDITS. A 429 for frequency (EXCEEDED_FREQ_LIMIT, credits left) is not.
+   */
+  get creditsExhausted(): boolean {
+    if (this.feedErrorCode === 'OUT_OF_USAGE_CREDITS') return true;
+    return (this.status === 401 || this.status === 429) && this.requestsRemaining === 0;
   }
 
   /** The fields a log line shows: those that are known. */
@@ -76,6 +91,7 @@ export class FeedError extends Error {
     if (this.feedMessage !== null) fields.feedMessage = this.feedMessage;
     if (this.requestsRemaining !== null) fields.requestsRemaining = this.requestsRemaining;
     if (this.requestsUsed !== null) fields.requestsUsed = this.requestsUsed;
+    if (this.feedErrorCode !== null) fields.feedErrorCode = this.feedErrorCode;
     return fields;
   }
 }
@@ -160,6 +176,10 @@ export class HttpFeedSource implements FeedSource {
     return this.get(`/v4/sports/${encodeURIComponent(sportKey)}/scores`, { daysFrom: '3', dateFormat: 'iso' }, signal);
   }
 
+  events(sportKey: string, signal?: AbortSignal): Promise<FeedResponse> {
+    return this.get(`/v4/sports/${encodeURIComponent(sportKey)}/events`, { dateFormat: 'iso' }, signal);
+  }
+
   private async get(path: string, query: Record<string, string>, signal?: AbortSignal): Promise<FeedResponse> {
     const url = new URL(this.options.url + path);
     url.searchParams.set('apiKey', this.options.apiKey);
@@ -179,7 +199,8 @@ export class HttpFeedSource implements FeedSource {
       const requestsUsed = headerNumber(header('x-requests-used'));
       const status = response.statusCode;
       if (status < 200 || status > 299) {
-        const details = { status, feedMessage: await this.errorMessage(response.body), requestsRemaining, requestsUsed };
+        const { message, errorCode } = await this.errorBody(response.body);
+        const details = { status, feedMessage: message, feedErrorCode: errorCode, requestsRemaining, requestsUsed };
         if (status === 429) {
           throw new FeedError('rate_limited', `${shown} answered 429 (rate limited)`, parseRetryAfter(header('retry-after'), Date.now()), details);
         }
@@ -201,17 +222,20 @@ export class HttpFeedSource implements FeedSource {
   }
 
   /**
-   * The `message` of an error answer's JSON body (v4: `{"message": "..."}`), ready for a log;
-   * null when the body is not such JSON, too large or does not arrive in time.
+   * The `message` of an error answer's JSON body (v4: `{"message": "...", "error_code": "..."}`),
+   * ready for a log, and its `error_code` when it is an upper-case code; null when the body is not
+   * such JSON, too large or does not arrive in time.
    */
-  private async errorMessage(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
+  private async errorBody(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<{ message: string | null; errorCode: string | null }> {
     try {
       const parsed: unknown = JSON.parse(await readCapped(body, MAX_ERROR_BODY_BYTES));
-      const message = typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown }).message : undefined;
-      return typeof message === 'string' && message.trim() !== '' ? feedMessageForLog(message, this.options.apiKey) : null;
+      const fields = typeof parsed === 'object' && parsed !== null ? (parsed as { message?: unknown; error_code?: unknown }) : {};
+      const message = typeof fields.message === 'string' && fields.message.trim() !== '' ? feedMessageForLog(fields.message, this.options.apiKey) : null;
+      const errorCode = typeof fields.error_code === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(fields.error_code) ? fields.error_code : null;
+      return { message, errorCode };
     } catch {
       body.destroy();
-      return null;
+      return { message: null, errorCode: null };
     }
   }
 

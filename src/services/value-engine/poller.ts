@@ -19,12 +19,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import pRetry, { AbortError } from 'p-retry';
-import { parseOddsEvents, parseScoreEvents, type FeedSkip } from '../../domain/odds-feed.js';
+import type { PlannedPoll } from '../../domain/feed-credits.js';
+import { parseOddsEvents, parseScheduledEvents, parseScoreEvents, type FeedSkip } from '../../domain/odds-feed.js';
 import { releaseLease, tryTakeLease } from '../../persistence/lease-repository.js';
 import type { Orm } from '../../persistence/orm.js';
 import type { ServiceLog } from '../log.js';
 import { annotateActiveSpan, inSpan } from '../spans.js';
 import type { ServiceMetrics } from '../metrics/metrics.js';
+import type { FeedBudgetView, FeedCreditBudget } from './credit-budget.js';
 import type { ValueEngine } from './engine.js';
 import { FeedError, type FeedResponse, type FeedSource } from './feed-source.js';
 
@@ -55,6 +57,11 @@ export interface FeedPollerOptions {
   /** Instance name in the lease (default a random id per process). */
   holder?: string;
   metrics?: ServiceMetrics;
+  /**
+   * The monthly credit budget (ODDS_FEED_MONTHLY_CREDITS): polls follow its plan instead of the
+   * fixed periods (docs/VALUE_ENGINE.md, "Feed credits").
+   */
+  budget?: FeedCreditBudget;
 }
 
 /** What /readyz tells of the feed: information, never a reason to be unready. */
@@ -68,6 +75,8 @@ export interface FeedState {
   lastError: string | null;
   /** Whether this instance holds the feed lease (only one instance of a deployment polls). */
   polling: boolean;
+  /** With a credit budget: why polls are stopped for the month (the feed reported no credits left), else null. */
+  creditsStopped?: string | null;
 }
 
 type Kind = 'odds' | 'scores';
@@ -80,8 +89,10 @@ function failureFields(error: unknown): Record<string, unknown> {
 }
 
 function isNotRetried(error: unknown): error is FeedError {
-  return error instanceof FeedError && error.status !== null && NOT_RETRIED_STATUSES.has(error.status);
+  return error instanceof FeedError && ((error.status !== null && NOT_RETRIED_STATUSES.has(error.status)) || error.creditsExhausted);
 }
+/** A failed read of a sport's events list is tried again this much later. */
+const SCHEDULE_RETRY_MS = 5 * 60_000;
 
 export class FeedPoller {
   private readonly holder: string;
@@ -123,6 +134,7 @@ export class FeedPoller {
       lastPollAgeSeconds: this.lastOddsPollAt === null ? null : Math.max(0, Math.round((Date.now() - this.lastOddsPollAt) / 1000)),
       lastError: this.newestFailure(),
       polling: this.holding,
+      ...(this.options.budget ? { creditsStopped: this.options.budget.latest()?.stopped?.reason ?? null } : {}),
     };
   }
 
@@ -167,6 +179,7 @@ export class FeedPoller {
       return;
     }
     if (!this.holding || this.stopped) return;
+    if (this.options.budget) return this.plannedTick(this.options.budget);
     const now = Date.now();
     for (const sportKey of this.options.sportKeys) {
       // A sport still fetching, retrying or ingesting is left to finish; it is due again after.
@@ -177,6 +190,95 @@ export class FeedPoller {
       const turn = this.track(this.sportTurn(sportKey, due)).finally(() => this.turns.delete(sportKey));
       this.turns.set(sportKey, turn);
     }
+  }
+
+  /**
+   * With a credit budget: reads the events lists that are due (free), makes the plan, and starts
+   * the turn of every sport whose planned odds or scores poll is due and whose last turn ended.
+   */
+  private async plannedTick(budget: FeedCreditBudget): Promise<void> {
+    const now = budget.now();
+    // Stopped (no credits): the plan is made only to see whether a new month or budget lifts the stop.
+    if (!budget.latest()?.stopped) await this.readSchedules(budget, budget.schedulesDue(now));
+    let planned;
+    try {
+      ({ plan: planned } = await budget.plan(now));
+    } catch (error) {
+      this.options.log?.warn({ err: (error as Error).message }, 'value engine: could not plan the feed polls (database); trying again next turn');
+      return;
+    }
+    for (const sportKey of this.options.sportKeys) {
+      if (this.turns.has(sportKey) || this.stopped) continue;
+      const next = planned.next.get(sportKey);
+      const due = [next?.odds, next?.scores].filter((poll): poll is PlannedPoll => poll != null && poll.at <= now);
+      if (due.length === 0) continue;
+      for (const poll of due) budget.polled(poll.kind, sportKey, now);
+      const turn = this.track(this.plannedTurn(sportKey, due)).finally(() => this.turns.delete(sportKey));
+      this.turns.set(sportKey, turn);
+    }
+  }
+
+  private async plannedTurn(sportKey: string, polls: readonly PlannedPoll[]): Promise<void> {
+    for (const poll of polls) {
+      if (this.stopped) return;
+      await inSpan('engine.poll', { 'engine.sport_key': sportKey, 'engine.feed_kind': poll.kind, 'engine.poll_purpose': poll.purpose }, () => this.pollSport(poll.kind, sportKey, poll), {
+        root: true,
+      });
+    }
+  }
+
+  /** Each sport's events list (free of credits): the kickoffs the plan follows. A failure keeps what was known. */
+  private async readSchedules(budget: FeedCreditBudget, sportKeys: readonly string[]): Promise<void> {
+    const events = this.source.events?.bind(this.source);
+    if (!events || sportKeys.length === 0) return;
+    const signal = this.stopController.signal;
+    await Promise.all(
+      sportKeys.map(async (sportKey) => {
+        try {
+          const response = await events(sportKey, signal);
+          this.countRequest('events', '200', response);
+          await budget.charge({ kind: 'events', sportKey, planned: null }, { ok: true, ...response, creditsExhausted: false });
+          const parsed = parseScheduledEvents(response.body);
+          if (parsed.error !== undefined) throw new Error(`body refused: ${parsed.error}`);
+          budget.setSchedule(sportKey, parsed.events, budget.now());
+          this.logSkipped(sportKey, 'events', parsed.skipped);
+        } catch (error) {
+          if (signal.aborted) return;
+          if (error instanceof FeedError) {
+            this.countRequest('events', error.status !== null ? String(error.status) : 'error', error);
+            await budget.charge({ kind: 'events', sportKey, planned: null }, { ok: false, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: error.creditsExhausted });
+          }
+          budget.scheduleReadFailed(sportKey, budget.now() + SCHEDULE_RETRY_MS);
+          this.options.log?.warn({ sportKey, kind: 'events', ...failureFields(error) }, 'value engine: could not read the events list; the plan keeps the kickoffs it knew');
+        }
+      }),
+    );
+  }
+
+  /**
+   * With a credit budget, before the start banner: every sport's events list (free of credits)
+   * and the first plan, whatever the lease. Null without a budget or when planning fails.
+   */
+  async prepareBudget(): Promise<FeedBudgetView | null> {
+    const budget = this.options.budget;
+    if (!budget) return null;
+    await this.readSchedules(budget, budget.schedulesDue(budget.now()));
+    try {
+      return (await budget.plan()).view;
+    } catch (error) {
+      this.options.log?.warn({ err: (error as Error).message }, 'value engine: could not plan the feed polls (database)');
+      return null;
+    }
+  }
+
+  /**
+   * With a credit budget, for tests and tools: one turn of the poller (lease, schedules, plan,
+   * the polls due at the service clock's time), resolving when every poll it started is ingested.
+   */
+  async runDue(): Promise<void> {
+    await this.tick();
+    await Promise.all([...this.turns.values()]);
+    await this.ingestTail;
   }
 
   /**
@@ -244,22 +346,22 @@ export class FeedPoller {
    * One sport's odds or scores: fetched with retries, then parsed and ingested after the
    * ingestions queued before it. Logs, never throws.
    */
-  async pollSport(kind: Kind, sportKey: string): Promise<void> {
+  async pollSport(kind: Kind, sportKey: string, planned: PlannedPoll | null = null): Promise<void> {
     if (this.stopped) return;
     const startedAt = performance.now();
     let response: FeedResponse;
     try {
-      response = await this.fetchWithRetry(kind, sportKey);
+      response = await this.fetchWithRetry(kind, sportKey, planned);
     } catch (error) {
       if (this.stopped) return;
       this.failed(kind, sportKey, error instanceof FeedError ? (error.status !== null ? `HTTP ${error.status}` : error.kind) : 'request failed');
       if (isNotRetried(error)) {
-        const quotaExhausted = error.status === 401 && error.requestsRemaining === 0;
+        const quotaExhausted = (error.status === 401 && error.requestsRemaining === 0) || error.creditsExhausted;
         this.options.log?.warn(
           { sportKey, kind, ...failureFields(error), ...(quotaExhausted ? { quotaExhausted } : {}) },
           quotaExhausted
             ? 'value engine: the odds feed plan has no requests left (HTTP 401); not retried; trying again next poll'
-            : `value engine: the odds feed refused the request (HTTP ${error.status}); not retried; trying again next poll`,
+            : `value engine: the odds feed refused the request (HTTP ${error.status ?? error.kind}); not retried; trying again next poll`,
         );
         return;
       }
@@ -340,21 +442,27 @@ export class FeedPoller {
     }
   }
 
-  private fetchWithRetry(kind: Kind, sportKey: string): Promise<FeedResponse> {
+  private fetchWithRetry(kind: Kind, sportKey: string, planned: PlannedPoll | null): Promise<FeedResponse> {
     const signal = this.stopController.signal;
+    const budget = this.options.budget;
     return pRetry(
       async () => {
+        let response: FeedResponse;
         try {
-          const response = await (kind === 'odds' ? this.source.odds(sportKey, signal) : this.source.scores(sportKey, signal));
-          this.countRequest(kind, '200', response);
-          return response;
+          response = await (kind === 'odds' ? this.source.odds(sportKey, signal) : this.source.scores(sportKey, signal));
         } catch (error) {
           if (signal.aborted) throw new AbortError('stopped');
           this.countRequest(kind, error instanceof FeedError && error.status !== null ? String(error.status) : 'error', error instanceof FeedError ? error : null);
+          if (budget && error instanceof FeedError) {
+            await budget.charge({ kind, sportKey, planned }, { ok: false, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: error.creditsExhausted });
+          }
           // A bad key, an empty plan or a refused query: retrying asks the same and gets the same.
           if (isNotRetried(error)) throw new AbortError(error);
           throw error;
         }
+        this.countRequest(kind, '200', response);
+        await budget?.charge({ kind, sportKey, planned }, { ok: true, ...response, creditsExhausted: false });
+        return response;
       },
       {
         retries: this.options.retries ?? 3,
@@ -372,7 +480,7 @@ export class FeedPoller {
   }
 
   /** One request to the feed, for the metrics: its status and the credits its answer reported. */
-  private countRequest(kind: Kind, status: string, answer: Pick<FeedResponse, 'requestsRemaining' | 'requestsUsed'> | null): void {
+  private countRequest(kind: Kind | 'events', status: string, answer: Pick<FeedResponse, 'requestsRemaining' | 'requestsUsed'> | null): void {
     const metrics = this.options.metrics;
     if (!metrics || this.source.counted === false) return;
     metrics.feedRequests.inc({ endpoint: kind, status });
@@ -388,7 +496,7 @@ export class FeedPoller {
   }
 
   /** One line per poll for the entries skipped, but those the engine logs once on its own (a refused final) are left out. */
-  private logSkipped(sportKey: string, kind: Kind, skipped: readonly FeedSkip[]): void {
+  private logSkipped(sportKey: string, kind: Kind | 'events', skipped: readonly FeedSkip[]): void {
     const unlogged = skipped.filter((skip) => !skip.loggedOnce);
     if (unlogged.length === 0) return;
     this.options.log?.warn({ sportKey, kind, skipped: unlogged.length, examples: unlogged.slice(0, SKIP_EXAMPLES) }, 'value engine: feed entries skipped');
