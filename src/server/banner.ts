@@ -72,7 +72,7 @@ const shortTime = (at: Date | null, now: Date): string => {
 export function creditLines(view: FeedBudgetView, now: Date): string[] {
   const source = view.source === 'feed' ? "the feed's headers" : 'counted by the formula';
   const head = `  feed credits: ${count.format(view.monthlyCredits)} a month (${count.format(view.reserveCredits)} kept for closing lines), ${view.oddsCreditsPerPoll} a poll; ${view.month}: used ${count.format(view.usedCredits)} (${source}), ${count.format(view.remainingCredits)} left, month-end projection ${count.format(view.projectedMonthCredits)}`;
-  if (view.stopped) return [head, `    polls STOPPED since ${utcMinute(view.stopped.at)}: the feed reports no credits left; they resume next month or with another ODDS_FEED_MONTHLY_CREDITS`];
+  if (view.stopped) return [head, `    polls STOPPED since ${utcMinute(view.stopped.at)}: the feed reports no credits left; they resume next month, with another ODDS_FEED_MONTHLY_CREDITS or when the feed reports credits again`];
   if (view.scheduleReadAt === null) return [head, '    next polls: planned once the events list is read (it could not be yet)'];
   const next = view.nextPolls.map((poll) => `${poll.sportKey} odds ${shortTime(poll.odds, now)}${poll.oddsPurpose ? ` (${poll.oddsPurpose})` : ''}${poll.scores ? `, scores ${shortTime(poll.scores, now)}` : ''}`);
   return [head, `    next polls (UTC): ${next.join('; ')}`];

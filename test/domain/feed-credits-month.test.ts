@@ -9,38 +9,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { creditMonthOf, planPolls, type PlanSettings, type ScheduledEvent, type SportPollHistory } from '../../src/domain/feed-credits.js';
-import { monthFixtures } from '../helpers/credit-feed.js';
+import { creditMonthOf, planPolls, type ScheduledEvent, type SportPollHistory } from '../../src/domain/feed-credits.js';
+import { defaultPlanSettings, MONTH_END, MONTH_SPORTS, MONTH_START, monthFixtures, pollsByTimeToKickoff } from '../helpers/credit-feed.js';
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
+const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const MONTH_START = Date.UTC(2024, 11, 1);
-const MONTH_END = Date.UTC(2025, 0, 1);
-const SPORTS = [
-  { sportKey: 'soccer_epl', shiftWeeks: 0 },
-  { sportKey: 'soccer_spain_la_liga', shiftWeeks: -5 },
-  { sportKey: 'soccer_germany_bundesliga', shiftWeeks: 8 },
-  { sportKey: 'soccer_italy_serie_a', shiftWeeks: -18 },
-];
-const fixtures = monthFixtures(MONTH_START, MONTH_END, SPORTS);
-const SETTINGS: PlanSettings = {
-  sportKeys: SPORTS.map((s) => s.sportKey),
-  oddsPollMs: 60_000,
-  scoresPollMs: 300_000,
-  closingWindowMs: 120_000,
-  horizonMs: 72 * HOUR,
-  // h2h, spreads and totals in one region.
-  oddsCredits: 3,
-  scoresCredits: 2,
-};
-const BUCKETS: [label: string, upToMs: number][] = [
-  ['under 10 min', 10 * MINUTE],
-  ['10 min - 1 h', HOUR],
-  ['1 - 6 h', 6 * HOUR],
-  ['6 - 24 h', DAY],
-  ['1 - 3 days', 3 * DAY],
-];
+const fixtures = monthFixtures(MONTH_START, MONTH_END, MONTH_SPORTS);
+const SETTINGS = defaultPlanSettings(MONTH_SPORTS.map((s) => s.sportKey));
 
 function simulate(monthlyCredits: number) {
   const reserveCredits = Math.floor(monthlyCredits / 10);
@@ -77,12 +52,7 @@ function simulate(monthlyCredits: number) {
     now = until;
   }
   const caught = fixtures.filter((f) => odds.some((o) => o.sportKey === f.sportKey && o.at >= f.kickoff - SETTINGS.closingWindowMs && o.at < f.kickoff)).length;
-  const buckets = Object.fromEntries(BUCKETS.map(([label]) => [label, 0]));
-  for (const poll of odds) {
-    const next = fixtures.find((f) => f.sportKey === poll.sportKey && f.kickoff > poll.at)!;
-    const bucket = BUCKETS.find(([, upTo]) => next.kickoff - poll.at <= upTo);
-    if (bucket) buckets[bucket[0]]!++;
-  }
+  const buckets = pollsByTimeToKickoff(odds, fixtures);
   return { budget: monthlyCredits, creditsUsed: used, reserveSpent, oddsPolls: odds.length, scoresPolls, kickoffs: fixtures.length, closingPollsCaught: caught, oddsPollsByTimeToKickoff: buckets };
 }
 
@@ -102,7 +72,7 @@ describe('a month of real fixtures under three budgets', () => {
     expect(results[0]!.creditsUsed).toBeGreaterThan(0.8 * 20_000);
     expect(results[1]!.creditsUsed).toBeGreaterThan(0.8 * 100_000);
     if (process.env.CREDIT_MONTH_RESULTS) {
-      writeFileSync(new URL('../../bench/credit-month-results.json', import.meta.url), `${JSON.stringify({ month: '2024-12', sports: SPORTS, settings: SETTINGS, results }, null, 2)}\n`);
+      writeFileSync(new URL('../../bench/credit-month-results.json', import.meta.url), `${JSON.stringify({ month: '2024-12', sports: MONTH_SPORTS, settings: SETTINGS, results }, null, 2)}\n`);
     }
   }, 300_000);
 });

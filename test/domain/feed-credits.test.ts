@@ -13,6 +13,7 @@ import {
   type ScheduledEvent,
   type SportPollHistory,
 } from '../../src/domain/feed-credits.js';
+import { defaultPlanSettings } from '../helpers/credit-feed.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -37,6 +38,8 @@ function scheduleArb(sportKeys: readonly string[]): fc.Arbitrary<ScheduledEvent[
       // From three days ago (started, maybe still waiting for a final) to ten days ahead, on the minute.
       commenceAt: fc.integer({ min: -3 * 24 * 60, max: 10 * 24 * 60 }).map((m) => NOW + m * MINUTE),
       hasOpenPick: fc.boolean(),
+      // A held pick has no final to wait for; absent: as hasOpenPick.
+      awaitsFinal: fc.option(fc.boolean(), { nil: undefined }),
     }),
     { maxLength: 40 },
   );
@@ -155,7 +158,7 @@ describe('the credit plan', () => {
           if (poll.kind === 'odds') {
             expect(events.some((e) => e.commenceAt > poll.at && e.commenceAt - poll.at <= input.settings.horizonMs)).toBe(true);
           } else {
-            expect(events.some((e) => e.hasOpenPick && e.commenceAt <= poll.at)).toBe(true);
+            expect(events.some((e) => (e.awaitsFinal ?? e.hasOpenPick) && e.commenceAt <= poll.at)).toBe(true);
           }
         }
       }),
@@ -164,15 +167,7 @@ describe('the credit plan', () => {
   });
 
   it('polls more often as a kickoff nears', () => {
-    const settings: PlanSettings = {
-      sportKeys: ['soccer_epl'],
-      oddsPollMs: 60_000,
-      scoresPollMs: 300_000,
-      closingWindowMs: 120_000,
-      horizonMs: 72 * HOUR,
-      oddsCredits: 3,
-      scoresCredits: 2,
-    };
+    const settings = defaultPlanSettings(['soccer_epl']);
     const kickoff = NOW + 3 * DAY - HOUR;
     const plan = planPolls({
       now: NOW,
@@ -189,15 +184,7 @@ describe('the credit plan', () => {
   });
 
   it('leaves the next week its share: a large budget is not spent in the first window', () => {
-    const settings: PlanSettings = {
-      sportKeys: ['soccer_epl'],
-      oddsPollMs: 60_000,
-      scoresPollMs: 300_000,
-      closingWindowMs: 120_000,
-      horizonMs: 72 * HOUR,
-      oddsCredits: 3,
-      scoresCredits: 2,
-    };
+    const settings = defaultPlanSettings(['soccer_epl']);
     const budget = { monthlyCredits: 20_000, reserveCredits: 2_000, usedCredits: 0, reserveSpent: 0, feedRemaining: null, monthEndsAt: NOW + 28 * DAY };
     const schedule = Array.from({ length: 28 }, (_, day) => ({ eventId: `d${day}`, sportKey: 'soccer_epl', commenceAt: NOW + day * DAY + 6 * HOUR, hasOpenPick: false }));
     const plan = planPolls({ now: NOW, schedule, budget, settings });

@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Clock } from '../../src/domain/clock.js';
+import type { PlanSettings } from '../../src/domain/feed-credits.js';
 
 export interface Fixture {
   id: string;
@@ -30,7 +31,43 @@ export interface Fixture {
   best: [number, number, number];
 }
 
-const DAY = 86_400_000;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** The month simulated: December 2024. */
+export const MONTH_START = Date.UTC(2024, 11, 1);
+export const MONTH_END = Date.UTC(2025, 0, 1);
+/** Four leagues: the season's December itself, and its January, October and April moved by whole weeks into December. */
+export const MONTH_SPORTS = [
+  { sportKey: 'soccer_epl', shiftWeeks: 0 },
+  { sportKey: 'soccer_spain_la_liga', shiftWeeks: -5 },
+  { sportKey: 'soccer_germany_bundesliga', shiftWeeks: 8 },
+  { sportKey: 'soccer_italy_serie_a', shiftWeeks: -18 },
+] as const;
+
+/** The defaults of the service's variables as the planner takes them: h2h, spreads and totals in one region (3 credits a poll). */
+export function defaultPlanSettings(sportKeys: readonly string[]): PlanSettings {
+  return { sportKeys, oddsPollMs: MINUTE, scoresPollMs: 5 * MINUTE, closingWindowMs: 2 * MINUTE, horizonMs: 72 * HOUR, oddsCredits: 3, scoresCredits: 2 };
+}
+
+/** Odds polls counted by the time from each to its sport's next kickoff. */
+export function pollsByTimeToKickoff(polls: readonly { sportKey: string; at: number }[], fixtures: readonly Fixture[]): Record<string, number> {
+  const buckets: [label: string, upToMs: number][] = [
+    ['under 10 min', 10 * MINUTE],
+    ['10 min - 1 h', HOUR],
+    ['1 - 6 h', 6 * HOUR],
+    ['6 - 24 h', DAY],
+    ['1 - 3 days', 3 * DAY],
+  ];
+  const counts = Object.fromEntries(buckets.map(([label]) => [label, 0]));
+  for (const poll of polls) {
+    const next = fixtures.find((f) => f.sportKey === poll.sportKey && f.kickoff > poll.at);
+    const bucket = next && buckets.find(([, upTo]) => next.kickoff - poll.at <= upTo);
+    if (bucket) counts[bucket[0]]!++;
+  }
+  return counts;
+}
 
 function parseCsv(text: string): Record<string, string>[] {
   const lines = text.replace(/^\uFEFF/, '').trim().split(/\r?\n/);
@@ -97,6 +134,8 @@ export interface CreditFeed {
   quota: number;
   /** The next `times` odds and scores answers are 429 EXCEEDED_FREQ_LIMIT (credits left, nothing charged). */
   limitFrequency(times: number): void;
+  /** The next `times` odds answers are this 5xx (nothing charged). */
+  failOdds(times: number, status?: number): void;
   close(): Promise<void>;
 }
 
@@ -118,6 +157,7 @@ function h2h(key: string, title: string, [home, draw, away]: [number, number, nu
 export async function startCreditFeed(clock: Clock, fixtures: readonly Fixture[], quota: number): Promise<CreditFeed> {
   const requests: FeedRequest[] = [];
   let frequencyLimited = 0;
+  let oddsFailures: { times: number; status: number } = { times: 0, status: 503 };
   const feed: CreditFeed = {
     url: '',
     requests,
@@ -125,6 +165,9 @@ export async function startCreditFeed(clock: Clock, fixtures: readonly Fixture[]
     quota,
     limitFrequency(times) {
       frequencyLimited += times;
+    },
+    failOdds(times, status = 503) {
+      oddsFailures = { times, status };
     },
     close: async () => {
       server.closeAllConnections();
@@ -159,6 +202,10 @@ export async function startCreditFeed(clock: Clock, fixtures: readonly Fixture[]
     if (kind !== 'events' && frequencyLimited > 0) {
       frequencyLimited--;
       return answer(429, { message: 'Requests are being rate limited', error_code: 'EXCEEDED_FREQ_LIMIT' }, 0);
+    }
+    if (kind === 'odds' && oddsFailures.times > 0) {
+      oddsFailures.times--;
+      return answer(oddsFailures.status, { message: 'Internal error' }, 0);
     }
     if (feed.quota - feed.used < credits) return answer(401, { message: 'Usage quota has been reached', error_code: 'OUT_OF_USAGE_CREDITS' }, 0);
     const own = fixtures.filter((f) => f.sportKey === sportKey);

@@ -8,35 +8,23 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/domain/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/config/kinds.js';
+import { FeedCreditBudget } from '../../src/services/value-engine/credit-budget.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { monthFixtures, startCreditFeed, type CreditFeed, type Fixture } from '../helpers/credit-feed.js';
+import { MONTH_END, MONTH_SPORTS, MONTH_START, monthFixtures, pollsByTimeToKickoff, startCreditFeed, type CreditFeed, type Fixture } from '../helpers/credit-feed.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-const MONTH_START = Date.UTC(2024, 11, 1);
-const MONTH_END = Date.UTC(2025, 0, 1);
 /**
- * Two leagues: December 2024 itself, and the season's April moved by whole weeks into December
- * (the four-league month of the docs is the planner's alone: a month of real polls through the
- * whole service takes minutes per thousand polls).
+ * Two of the four leagues of the docs' month (a month of real polls through the whole service
+ * takes half a minute per thousand polls; the four-league month is the planner's alone).
  */
-const SPORTS = [
-  { sportKey: 'soccer_epl', shiftWeeks: 0 },
-  { sportKey: 'soccer_italy_serie_a', shiftWeeks: -18 },
-];
+const SPORTS = MONTH_SPORTS.filter((s) => s.sportKey === 'soccer_epl' || s.sportKey === 'soccer_italy_serie_a');
 const CLOSING_WINDOW_MS = 120_000;
-const BUDGET = 5_000;
-/** The poller's timer turns every half ODDS_POLL_SECONDS (60 s by default). */
-const TIMER_TURN_MS = 30_000;
 const HORIZON_MS = 72 * HOUR;
-const BUCKETS: [label: string, upToMs: number][] = [
-  ['under 10 min', 10 * MINUTE],
-  ['10 min - 1 h', HOUR],
-  ['1 - 6 h', 6 * HOUR],
-  ['6 - 24 h', DAY],
-  ['1 - 3 days', 3 * DAY],
-];
+const BUDGET = 5_000;
+/** The soonest the poller's timer turns again. */
+const NEXT_TURN_MIN_MS = 250;
 
 const fixtures = monthFixtures(MONTH_START, MONTH_END, SPORTS);
 
@@ -77,9 +65,12 @@ async function runUntil(app: TestApp, clock: ManualClock, until: number): Promis
     await poller.runDue();
     const { plan } = await budget.plan();
     const now = clock.now().getTime();
-    // A poll still due (its sport's turn had not ended) waits for the timer's next turn, as in the service.
+    // The service's timer wakes for the next planned poll, at least 250 ms on: a poll the new plan
+    // finds due already (the polls just made left the week's share more credits, so a sport's next
+    // routine poll moved to now) is made at that turn. (Its turns between planned polls, every
+    // half period, change nothing the clock does not: they are skipped.)
     const firstPoll = plan.polls[0]?.at;
-    const candidates = [firstPoll === undefined ? undefined : Math.max(firstPoll, now + TIMER_TURN_MS), budget.nextScheduleReadAt(), plan.windowEndsAt, until].filter(
+    const candidates = [firstPoll === undefined ? undefined : Math.max(firstPoll, now + NEXT_TURN_MIN_MS), budget.nextScheduleReadAt(), plan.windowEndsAt, until].filter(
       (t): t is number => t !== undefined && t !== null && t > now,
     );
     clock.set(new Date(Math.min(...candidates)));
@@ -124,12 +115,7 @@ async function simulateMonth(budget: number): Promise<MonthRun> {
     const sportKey = byFixture.get(p.eventId)!.sportKey;
     return odds.some((r) => r.sportKey === sportKey && r.at >= p.kickoff - CLOSING_WINDOW_MS && r.at < p.kickoff);
   });
-  const buckets = Object.fromEntries(BUCKETS.map(([label]) => [label, 0]));
-  for (const request of odds) {
-    const next = fixtures.find((f) => f.sportKey === request.sportKey && f.kickoff > request.at)!;
-    const bucket = BUCKETS.find(([, upTo]) => next.kickoff - request.at <= upTo);
-    if (bucket) buckets[bucket[0]]!++;
-  }
+  const buckets = pollsByTimeToKickoff(odds, fixtures);
   return {
     feed,
     app,
@@ -202,6 +188,31 @@ describe('a month of polls within a credit budget', () => {
   }, 600_000);
 });
 
+describe('a closing poll that fails', () => {
+  it('is made again in its window: a failed poll does not count as made', async () => {
+    const clock = new ManualClock(new Date(MONTH_START));
+    const feed = await startCreditFeed(clock, fixtures, 100_000);
+    const logs: LogLine[] = [];
+    const app = await startApp(feed, clock, BUDGET, logs);
+    runs.push({ feed, app, logs, picks: [], figures: undefined as never });
+    // The first kickoff with an open pick, and the poller up to just before its closing window.
+    await runUntil(app, clock, MONTH_START + 6 * HOUR);
+    const rows = await app.runtime.orm.em.fork().execute<{ event_id: string; kickoff_at: Date | string }[]>(
+      `select event_id, kickoff_at from picks where event_id is not null and status in ('published', 'admin_review') order by kickoff_at limit 1`,
+    );
+    expect(rows).toHaveLength(1);
+    const kickoff = new Date(rows[0]!.kickoff_at).getTime();
+    const sportKey = fixtures.find((f) => f.id === rows[0]!.event_id)!.sportKey;
+    await runUntil(app, clock, kickoff - CLOSING_WINDOW_MS - 1);
+    // Every attempt of the next odds poll fails (the first and its three retries).
+    feed.failOdds(4);
+    await runUntil(app, clock, kickoff);
+    const inWindow = feed.requests.filter((r) => r.kind === 'odds' && r.sportKey === sportKey && r.at >= kickoff - CLOSING_WINDOW_MS && r.at < kickoff);
+    expect(inWindow.filter((r) => r.status === 503)).toHaveLength(4);
+    expect(inWindow.filter((r) => r.status === 200).length).toBeGreaterThan(0);
+  }, 120_000);
+});
+
 describe('polls stop when the feed has no credits left', () => {
   it('stops at 401 OUT_OF_USAGE_CREDITS, logs it once, tells /readyz and feedBudget, and a 429 for frequency stops nothing', async () => {
     const start = Date.UTC(2024, 11, 14, 10, 0);
@@ -229,7 +240,6 @@ describe('polls stop when the feed has no credits left', () => {
       clock.advance(10 * MINUTE);
       await app.runtime.poller!.runDue();
     }
-    expect(feed.requests.length).toBe(requestsAtStop);
     expect(logs.filter((l) => /no credits left; polls stop/.test(l.msg))).toHaveLength(1);
     const ready = (await app.app.inject({ method: 'GET', url: '/readyz' })).json();
     expect(ready.feed.credits_stopped).toBe('feed_reports_no_credits');
@@ -238,10 +248,44 @@ describe('polls stop when the feed has no credits left', () => {
     const view = (data as { feedBudget: { nextPolls: { odds: string | null }[] } }).feedBudget;
     expect(view).toMatchObject({ monthlyCredits: 20_000, usedCredits: feed.used, remainingCredits: 0, source: 'FEED', stopped: { reason: 'feed_reports_no_credits' } });
     expect(view.nextPolls.every((p) => p.odds === null)).toBe(true);
+    // While stopped, only the free events list is read (hourly).
+    expect(feed.requests.slice(requestsAtStop).filter((r) => r.kind !== 'events')).toEqual([]);
     const metrics = await app.runtime.metrics.registry.metrics();
     expect(metrics).toMatch(/^picks_feed_polls_stopped 1$/m);
     expect(metrics).toMatch(/^picks_feed_budget_credits\{figure="monthly"\} 20000$/m);
     expect(metrics).toMatch(new RegExp(`^picks_feed_budget_credits\\{figure="used"\\} ${feed.used}$`, 'm'));
+
+    // The feed's own period renews mid-month: the next events list says so, and polls resume.
+    feed.used = 0;
+    clock.advance(HOUR);
+    await app.runtime.poller!.runDue();
+    expect(logs.filter((l) => /polls resume/.test(l.msg))).toHaveLength(1);
+    clock.advance(MINUTE);
+    await app.runtime.poller!.runDue();
+    expect(feed.requests.slice(requestsAtStop).filter((r) => r.kind === 'odds' && r.status === 200).length).toBeGreaterThan(0);
+    expect(await app.runtime.metrics.registry.metrics()).toMatch(/^picks_feed_polls_stopped 0$/m);
+  }, 120_000);
+
+  it('a new budget lifts a stop (the operator bought credits); the stale "0 left" goes with it', async () => {
+    const clock = new ManualClock(new Date(Date.UTC(2024, 11, 14, 10, 0)));
+    const feed = await startCreditFeed(clock, fixtures, 10_000);
+    const logs: LogLine[] = [];
+    const first = await startApp(feed, clock, 20_000, logs);
+    await first.runtime.poller!.runDue();
+    feed.used = feed.quota - 1;
+    for (let turn = 0; turn < 40 && feed.requests.every((r) => r.status !== 401); turn++) {
+      clock.advance(MINUTE);
+      await first.runtime.poller!.runDue();
+    }
+    expect((await first.runtime.services.feedBudget!.plan()).view.stopped).not.toBeNull();
+    runs.push({ feed, app: first, logs, picks: [], figures: undefined as never });
+    // Credits bought: the operator raises the budget (a restart reads it; the same database and month).
+    const raised = new FeedCreditBudget(first.runtime.orm, clock, { ...first.runtime.services.feedBudget!.settings, monthlyCredits: 30_000 });
+    const { view } = await raised.plan();
+    expect(view.stopped).toBeNull();
+    // The feed's "1 left" before the stop no longer caps what is left.
+    expect(view.remainingCredits).toBe(30_000 - view.usedCredits);
+    expect(view.remainingCredits).toBeGreaterThan(20_000);
   }, 120_000);
 });
 

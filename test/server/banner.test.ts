@@ -91,4 +91,44 @@ describe('start banner', () => {
     expect(banner).toContain(`curl -s -H 'Authorization: Bearer ${keys.enterprise}' '${url}/api/v1/usage'`);
     expect(banner).not.toContain(`Bearer ${keys.growth}`);
   });
+
+  it('with a credit budget: the month so far, its source, the projection and the next poll per sport, or the stop', () => {
+    const config = loadConfig({
+      DATA_DIR: '/srv/picks',
+      ODDS_FEED_URL: 'https://feed.example.com?apiKey=secret',
+      ODDS_FEED_API_KEY: 'secret-key-123',
+      ODDS_FEED_SPORTS: 'soccer_epl,basketball_nba',
+      ODDS_FEED_MONTHLY_CREDITS: '100000',
+    });
+    const now = new Date('2026-11-28T14:00:00Z');
+    const view = {
+      month: '2026-11',
+      monthEndsAt: new Date('2026-12-01T00:00:00Z'),
+      monthlyCredits: 100_000,
+      reserveCredits: 10_000,
+      reserveLeft: 9_400,
+      usedCredits: 61_234,
+      remainingCredits: 38_766,
+      source: 'feed' as const,
+      projectedMonthCredits: 97_500,
+      oddsCreditsPerPoll: 3,
+      stopped: null,
+      nextPolls: [
+        { sportKey: 'soccer_epl', odds: new Date('2026-11-28T14:05:00Z'), oddsPurpose: 'closing' as const, scores: new Date('2026-11-28T16:00:00Z') },
+        { sportKey: 'basketball_nba', odds: new Date('2026-11-29T01:00:00Z'), oddsPurpose: 'routine' as const, scores: null },
+      ],
+      scheduleReadAt: now,
+    };
+    const banner = startBanner(config, url, adminToken, null, null, null, { view, now });
+    expect(banner).toContain('  value engine: polling https://feed.example.com by a monthly credit plan that follows the kickoffs (soccer_epl, basketball_nba)\n');
+    expect(banner).toContain(
+      "  feed credits: 100,000 a month (10,000 kept for closing lines), 3 a poll; 2026-11: used 61,234 (the feed's headers), 38,766 left, month-end projection 97,500\n",
+    );
+    expect(banner).toContain('    next polls (UTC): soccer_epl odds 14:05 UTC (closing), scores 16:00 UTC; basketball_nba odds 2026-11-29 01:00 UTC (routine)\n');
+    expect(banner).not.toContain('secret');
+    const stopped = startBanner(config, url, adminToken, null, null, null, { view: { ...view, stopped: { reason: 'feed_reports_no_credits' as const, at: now } }, now });
+    expect(stopped).toContain('    polls STOPPED since 2026-11-28 14:00 UTC: the feed reports no credits left; they resume next month, with another ODDS_FEED_MONTHLY_CREDITS or when the feed reports credits again\n');
+    const unread = startBanner(config, url, adminToken, null, null, null, { view: { ...view, scheduleReadAt: null }, now });
+    expect(unread).toContain('    next polls: planned once the events list is read (it could not be yet)\n');
+  });
 });

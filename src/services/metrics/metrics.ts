@@ -136,6 +136,14 @@ export class ServiceMetrics {
     }
   }
 
+  /** The instance stopped polling: its budget families go (another instance's plan is the deployment's). */
+  forgetFeedBudget(): void {
+    if (!this.feedBudget) return;
+    this.feedBudget.credits.reset();
+    this.feedBudget.next.reset();
+    this.feedBudget.stopped.reset();
+  }
+
   /**
    * Turns on prom-client's default Node.js metrics (event-loop lag, heap, GC, CPU) for this
    * registry: done by the instance that serves the metrics, once (they install observers).

@@ -20,7 +20,7 @@ import {
   type SportPollHistory,
 } from '../../domain/feed-credits.js';
 import type { ScheduledFeedEvent } from '../../domain/odds-feed.js';
-import { chargeCredits, listOpenPickEvents, readCreditMonth, stopCredits, type CreditMonthRow } from '../../persistence/feed-credits-repository.js';
+import { chargeCredits, liftCredits, listOpenPickEvents, readCreditMonth, stopCredits, type CreditMonthRow } from '../../persistence/feed-credits-repository.js';
 import type { Orm } from '../../persistence/orm.js';
 import type { ServiceLog } from '../log.js';
 import type { ServiceMetrics } from '../metrics/metrics.js';
@@ -28,6 +28,7 @@ import type { ServiceMetrics } from '../metrics/metrics.js';
 /** Why polls stopped for the month. */
 export type CreditStopReason = 'feed_reports_no_credits';
 
+const MAX_INT = 2 ** 31 - 1;
 /** The free events list is read again this often per sport (kickoffs move, fixtures are added). */
 export const SCHEDULE_REFRESH_MS = 60 * 60_000;
 
@@ -63,7 +64,9 @@ export interface FeedBudgetView {
 }
 
 export class FeedCreditBudget {
-  private readonly schedules = new Map<string, { events: ScheduledFeedEvent[]; readAt: number }>();
+  /** Each sport's kickoffs: when last read (null: never), and when to read again. */
+  private readonly schedules = new Map<string, { events: ScheduledFeedEvent[]; readAt: number | null; dueAt: number }>();
+  private readonly unfundedLogged = new Set<string>();
   private readonly history = new Map<string, SportPollHistory>();
   private lastView: FeedBudgetView | null = null;
   private lastPlan: FeedPlan | null = null;
@@ -94,33 +97,54 @@ export class FeedCreditBudget {
   schedulesDue(now: number): string[] {
     return this.settings.sportKeys.filter((sportKey) => {
       const known = this.schedules.get(sportKey);
-      return !known || now - known.readAt >= SCHEDULE_REFRESH_MS;
+      return !known || now >= known.dueAt;
     });
   }
 
   /** When the next events list is due to be read (tests and tools drive the clock to it). */
   nextScheduleReadAt(): number | null {
-    const readAts = [...this.schedules.values()].map((s) => s.readAt);
-    return readAts.length === 0 ? null : Math.min(...readAts) + SCHEDULE_REFRESH_MS;
+    const dues = [...this.schedules.values()].map((s) => s.dueAt);
+    return dues.length === 0 ? null : Math.min(...dues);
+  }
+
+  /** When the plan's next poll is due (the poller's timer wakes for it); null without a plan or a poll. */
+  nextPlannedAt(): number | null {
+    const first = this.lastPlan?.polls[0]?.at ?? null;
+    const read = this.nextScheduleReadAt();
+    return first === null ? read : read === null ? first : Math.min(first, read);
   }
 
   /** A sport's events list as read (its kickoffs replace the ones before). */
   setSchedule(sportKey: string, events: readonly ScheduledFeedEvent[], at: number): void {
-    this.schedules.set(sportKey, { events: events.filter((e) => e.sportKey === sportKey), readAt: at });
+    this.schedules.set(sportKey, { events: events.filter((e) => e.sportKey === sportKey), readAt: at, dueAt: at + SCHEDULE_REFRESH_MS });
   }
 
   /** A failed read is tried again at `retryAt` (not in an hour); the kickoffs known are kept. */
   scheduleReadFailed(sportKey: string, retryAt: number): void {
-    const readAt = retryAt - SCHEDULE_REFRESH_MS;
     const known = this.schedules.get(sportKey);
-    if (known) known.readAt = readAt;
-    else this.schedules.set(sportKey, { events: [], readAt });
+    if (known) known.dueAt = retryAt;
+    else this.schedules.set(sportKey, { events: [], readAt: null, dueAt: retryAt });
   }
 
-  /** Marks a poll as made (at its start: a slow one is not planned again meanwhile). */
-  polled(kind: 'odds' | 'scores', sportKey: string, at: number): void {
+  /** Marks a poll as made (at its start: a slow one is not planned again meanwhile); returns the history before it. */
+  polled(kind: 'odds' | 'scores', sportKey: string, at: number): SportPollHistory {
     const history = this.history.get(sportKey) ?? { lastOddsPollAt: null, lastScoresPollAt: null };
     this.history.set(sportKey, kind === 'odds' ? { ...history, lastOddsPollAt: at } : { ...history, lastScoresPollAt: at });
+    return history;
+  }
+
+  /** A poll that failed was not made: the plan owes it again (a closing poll retries in its window). */
+  unpolled(kind: 'odds' | 'scores', sportKey: string, before: SportPollHistory): void {
+    const history = this.history.get(sportKey) ?? { lastOddsPollAt: null, lastScoresPollAt: null };
+    this.history.set(sportKey, kind === 'odds' ? { ...history, lastOddsPollAt: before.lastOddsPollAt } : { ...history, lastScoresPollAt: before.lastScoresPollAt });
+  }
+
+  /** This instance no longer polls (the lease went elsewhere): its plan, figures and gauges go. */
+  forgetPlan(): void {
+    if (this.lastView === null && this.lastPlan === null) return;
+    this.lastView = null;
+    this.lastPlan = null;
+    this.options.metrics?.forgetFeedBudget();
   }
 
   /** The last view made (banner, `feedBudget` between plans); null before the first. */
@@ -137,7 +161,7 @@ export class FeedCreditBudget {
    * Reads the month's credits and the open picks and makes the plan. With polls stopped the
    * plan is empty. Also moves the metrics.
    */
-  async plan(now = this.now()): Promise<{ plan: FeedPlan; view: FeedBudgetView }> {
+  async plan(now = this.now(), { record = false }: { record?: boolean } = {}): Promise<{ plan: FeedPlan; view: FeedBudgetView }> {
     const em = this.orm.em.fork();
     const { month, endsAt } = creditMonthOf(now);
     const [row, openPicks] = await Promise.all([readCreditMonth(em, month), listOpenPickEvents(em, this.settings.sportKeys)]);
@@ -158,8 +182,15 @@ export class FeedCreditBudget {
       ? { polls: [], next: new Map(), scale: null, windowEndsAt: now, plannedCredits: 0, projectedMonthCredits: state.usedCredits, closingUnfunded: [] }
       : planPolls({ now, schedule, budget: state, settings: this.planSettings, history: this.history });
     const view = this.viewOf(month, state, row, plan, stopped);
+    // Only the polling instance's plan is the deployment's: it alone keeps it and moves the gauges.
+    if (!record) return { plan, view };
     this.lastPlan = plan;
     this.lastView = view;
+    for (const eventId of plan.closingUnfunded) {
+      if (this.unfundedLogged.has(eventId)) continue;
+      this.unfundedLogged.add(eventId);
+      this.options.log?.warn({ eventId, reserveLeft: view.reserveLeft, remainingCredits: view.remainingCredits }, 'value engine: the credits left cannot pay the closing poll of an event with an open pick');
+    }
     this.options.metrics?.recordFeedBudget({
       figures: {
         monthly: view.monthlyCredits,
@@ -199,6 +230,12 @@ export class FeedCreditBudget {
         });
       }
       if (answer.creditsExhausted || answer.requestsRemaining === 0) await this.stop('feed_reports_no_credits', { sportKey: poll.sportKey, kind: poll.kind, requestsRemaining: answer.requestsRemaining, requestsUsed: answer.requestsUsed });
+      // The feed's own period gave credits back (its renewal day is not the calendar month's).
+      else if (answer.requestsRemaining !== null && answer.requestsRemaining >= this.planSettings.oddsCredits && this.lastView?.stopped) {
+        if (await liftCredits(this.orm.em.fork(), month)) {
+          this.options.log?.info({ requestsRemaining: answer.requestsRemaining }, 'value engine: the odds feed reports credits again; polls resume');
+        }
+      }
     } catch (error) {
       this.options.log?.error({ err: error, sportKey: poll.sportKey, kind: poll.kind }, 'value engine: could not record the feed credits of an answer');
     }
@@ -223,8 +260,9 @@ export class FeedCreditBudget {
   }
 
   private stateOf(row: CreditMonthRow | null, monthEndsAt: number): CreditBudgetState {
-    // A stop lifted by a new budget (credits bought) lifts the feed's last "0 left" with it.
-    const liftedByBudget = row?.stoppedBudget != null && row.stoppedBudget !== this.settings.monthlyCredits;
+    // A stop lifted by a new budget (credits bought) lifts the feed's "0 left" of before it; a later answer counts again.
+    const liftedByBudget =
+      row?.stoppedBudget != null && row.stoppedBudget !== this.settings.monthlyCredits && (row.feedReportedAt === null || row.stoppedAt === null || row.feedReportedAt <= row.stoppedAt);
     return {
       monthlyCredits: this.settings.monthlyCredits,
       reserveCredits: this.settings.reserveCredits,
@@ -236,17 +274,19 @@ export class FeedCreditBudget {
   }
 
   private viewOf(month: string, state: CreditBudgetState, row: CreditMonthRow | null, plan: FeedPlan, stopped: FeedBudgetView['stopped']): FeedBudgetView {
-    const readAts = [...this.schedules.values()].map((s) => s.readAt).filter((at) => at > 0);
+    const readAts = [...this.schedules.values()].map((s) => s.readAt).filter((at): at is number => at !== null);
+    // GraphQL Int: a feed's 15-digit header must not break the query.
+    const int = (value: number) => Math.min(value, MAX_INT);
     return {
       month,
       monthEndsAt: new Date(state.monthEndsAt),
       monthlyCredits: state.monthlyCredits,
       reserveCredits: state.reserveCredits,
-      reserveLeft: reserveLeft(state),
-      usedCredits: state.usedCredits,
-      remainingCredits: stopped ? 0 : remainingCredits(state),
+      reserveLeft: int(reserveLeft(state)),
+      usedCredits: int(state.usedCredits),
+      remainingCredits: stopped ? 0 : int(remainingCredits(state)),
       source: row?.feedReportedAt ? 'feed' : 'counted',
-      projectedMonthCredits: plan.projectedMonthCredits,
+      projectedMonthCredits: int(plan.projectedMonthCredits),
       oddsCreditsPerPoll: this.planSettings.oddsCredits,
       stopped,
       nextPolls: this.settings.sportKeys.map((sportKey) => {

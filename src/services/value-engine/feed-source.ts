@@ -206,7 +206,16 @@ export class HttpFeedSource implements FeedSource {
         }
         throw new FeedError('http_status', `${shown} answered HTTP ${status}`, null, details);
       }
-      const text = await readCapped(response.body, MAX_FEED_BODY_BYTES);
+      let text: string;
+      try {
+        text = await readCapped(response.body, MAX_FEED_BODY_BYTES);
+      } catch (error) {
+        // The feed answered (and charged): the status and its headers go with the failure.
+        const answered = { status, requestsRemaining, requestsUsed };
+        if (error instanceof FeedError) throw new FeedError(error.kind, error.message, null, answered);
+        if (timeout.aborted) throw new FeedError('timeout', `no complete answer from ${shown} within ${timeoutMs / 1000} s`, null, answered);
+        throw new FeedError('network', `request to ${shown} failed: ${(error as Error).message}`, null, answered);
+      }
       let body: unknown;
       try {
         body = JSON.parse(text);

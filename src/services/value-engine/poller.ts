@@ -1,7 +1,7 @@
 /**
- * Polls the odds feed (docs/VALUE_ENGINE.md, "Polling"): odds every ODDS_POLL_SECONDS and scores
- * every SCORES_POLL_SECONDS, for every configured sport key, by one instance of the deployment at
- * a time. The instance holding the `odds-feed` lease (src/persistence/lease-repository.ts) polls;
+ * Polls the odds feed (docs/VALUE_ENGINE.md, "How a poll runs"): odds every ODDS_POLL_SECONDS and
+ * scores every SCORES_POLL_SECONDS, for every configured sport key, or with a credit budget when
+ * its plan says ("Feed credits", ./credit-budget.ts), by one instance of the deployment at a time. The instance holding the `odds-feed` lease (src/persistence/lease-repository.ts) polls;
  * the others try to take it every half period, and the lease runs 1.5 periods past its last
  * renewal, so when the poller dies another instance polls within 2 periods.
  *
@@ -88,8 +88,9 @@ function failureFields(error: unknown): Record<string, unknown> {
   return { err: error instanceof Error ? error.message : String(error) };
 }
 
-function isNotRetried(error: unknown): error is FeedError {
-  return error instanceof FeedError && ((error.status !== null && NOT_RETRIED_STATUSES.has(error.status)) || error.creditsExhausted);
+/** With a credit budget, an answer saying the key has no credits left is not retried either (it stops the polls). */
+function isNotRetried(error: unknown, budgeted: boolean): error is FeedError {
+  return error instanceof FeedError && ((error.status !== null && NOT_RETRIED_STATUSES.has(error.status)) || (budgeted && error.creditsExhausted));
 }
 /** A failed read of a sport's events list is tried again this much later. */
 const SCHEDULE_RETRY_MS = 5 * 60_000;
@@ -134,7 +135,8 @@ export class FeedPoller {
       lastPollAgeSeconds: this.lastOddsPollAt === null ? null : Math.max(0, Math.round((Date.now() - this.lastOddsPollAt) / 1000)),
       lastError: this.newestFailure(),
       polling: this.holding,
-      ...(this.options.budget ? { creditsStopped: this.options.budget.latest()?.stopped?.reason ?? null } : {}),
+      // The polling instance's plan is the deployment's; the others say nothing of it.
+      ...(this.options.budget && this.holding ? { creditsStopped: this.options.budget.latest()?.stopped?.reason ?? null } : {}),
     };
   }
 
@@ -178,6 +180,8 @@ export class FeedPoller {
       this.options.log?.warn({ err: (error as Error).message }, 'value engine: could not reach the database for the feed lease');
       return;
     }
+    // An instance that lost the lease no longer shows a plan it does not follow.
+    if (!this.holding) this.options.budget?.forgetPlan();
     if (!this.holding || this.stopped) return;
     if (this.options.budget) return this.plannedTick(this.options.budget);
     const now = Date.now();
@@ -198,11 +202,11 @@ export class FeedPoller {
    */
   private async plannedTick(budget: FeedCreditBudget): Promise<void> {
     const now = budget.now();
-    // Stopped (no credits): the plan is made only to see whether a new month or budget lifts the stop.
-    if (!budget.latest()?.stopped) await this.readSchedules(budget, budget.schedulesDue(now));
+    // Also while stopped: the free list's headers tell when the feed's own period gave credits back.
+    await this.readSchedules(budget, budget.schedulesDue(now));
     let planned;
     try {
-      ({ plan: planned } = await budget.plan(now));
+      ({ plan: planned } = await budget.plan(now, { record: true }));
     } catch (error) {
       this.options.log?.warn({ err: (error as Error).message }, 'value engine: could not plan the feed polls (database); trying again next turn');
       return;
@@ -212,18 +216,27 @@ export class FeedPoller {
       const next = planned.next.get(sportKey);
       const due = [next?.odds, next?.scores].filter((poll): poll is PlannedPoll => poll != null && poll.at <= now);
       if (due.length === 0) continue;
-      for (const poll of due) budget.polled(poll.kind, sportKey, now);
-      const turn = this.track(this.plannedTurn(sportKey, due)).finally(() => this.turns.delete(sportKey));
+      const turn = this.track(this.plannedTurn(budget, sportKey, due, now)).finally(() => this.turns.delete(sportKey));
       this.turns.set(sportKey, turn);
     }
   }
 
-  private async plannedTurn(sportKey: string, polls: readonly PlannedPoll[]): Promise<void> {
+  /**
+   * A sport's due polls. Each counts as made from its start (a slow one is not planned again
+   * meanwhile) and no longer when it failed: the next turn plans it again (a closing poll gets
+   * another try in its window).
+   */
+  private async plannedTurn(budget: FeedCreditBudget, sportKey: string, polls: readonly PlannedPoll[], now: number): Promise<void> {
     for (const poll of polls) {
       if (this.stopped) return;
-      await inSpan('engine.poll', { 'engine.sport_key': sportKey, 'engine.feed_kind': poll.kind, 'engine.poll_purpose': poll.purpose }, () => this.pollSport(poll.kind, sportKey, poll), {
-        root: true,
-      });
+      const before = budget.polled(poll.kind, sportKey, now);
+      const ingested = await inSpan(
+        'engine.poll',
+        { 'engine.sport_key': sportKey, 'engine.feed_kind': poll.kind, 'engine.poll_purpose': poll.purpose },
+        () => this.pollSport(poll.kind, sportKey, poll),
+        { root: true },
+      );
+      if (!ingested && !this.stopped) budget.unpolled(poll.kind, sportKey, before);
     }
   }
 
@@ -246,7 +259,8 @@ export class FeedPoller {
           if (signal.aborted) return;
           if (error instanceof FeedError) {
             this.countRequest('events', error.status !== null ? String(error.status) : 'error', error);
-            await budget.charge({ kind: 'events', sportKey, planned: null }, { ok: false, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: error.creditsExhausted });
+            // Free either way; the headers still tell what the key has.
+            await budget.charge({ kind: 'events', sportKey, planned: null }, { ok: false, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: false });
           }
           budget.scheduleReadFailed(sportKey, budget.now() + SCHEDULE_RETRY_MS);
           this.options.log?.warn({ sportKey, kind: 'events', ...failureFields(error) }, 'value engine: could not read the events list; the plan keeps the kickoffs it knew');
@@ -305,11 +319,24 @@ export class FeedPoller {
         .catch((error: unknown) => this.options.log?.error({ err: error }, 'value engine: poll failed'))
         .finally(() => {
           this.running = null;
-          this.schedule(Math.max(250, Math.floor(Math.min(this.options.oddsPollMs, this.options.scoresPollMs) / 2)));
+          this.schedule(this.nextTurnDelayMs());
         });
     }, delayMs);
     timer.unref();
     this.timers.add(timer);
+  }
+
+  /**
+   * Half the shorter period (the lease is renewed at least twice before it could lapse); with a
+   * credit budget, sooner when the plan's next poll comes before that, so a closing poll shorter
+   * than a half period is made in its window.
+   */
+  private nextTurnDelayMs(): number {
+    const halfPeriod = Math.max(250, Math.floor(Math.min(this.options.oddsPollMs, this.options.scoresPollMs) / 2));
+    const budget = this.options.budget;
+    const next = this.holding ? budget?.nextPlannedAt() : null;
+    if (!budget || next == null) return halfPeriod;
+    return Math.min(halfPeriod, Math.max(250, next - budget.now()));
   }
 
   /** Keeps `poll` in the set stop() waits for until it settles; it never rejects. */
@@ -338,35 +365,35 @@ export class FeedPoller {
    * One poll as a trace of its own (docs/OPERATIONS.md, "Traces"): the feed request, and the
    * detection and writes of its answer, are under its span.
    */
-  private tracedPoll(kind: Kind, sportKey: string): Promise<void> {
-    return inSpan('engine.poll', { 'engine.sport_key': sportKey, 'engine.feed_kind': kind }, () => this.pollSport(kind, sportKey), { root: true });
+  private async tracedPoll(kind: Kind, sportKey: string): Promise<void> {
+    await inSpan('engine.poll', { 'engine.sport_key': sportKey, 'engine.feed_kind': kind }, () => this.pollSport(kind, sportKey), { root: true });
   }
 
   /**
    * One sport's odds or scores: fetched with retries, then parsed and ingested after the
    * ingestions queued before it. Logs, never throws.
    */
-  async pollSport(kind: Kind, sportKey: string, planned: PlannedPoll | null = null): Promise<void> {
-    if (this.stopped) return;
+  async pollSport(kind: Kind, sportKey: string, planned: PlannedPoll | null = null): Promise<boolean> {
+    if (this.stopped) return false;
     const startedAt = performance.now();
     let response: FeedResponse;
     try {
       response = await this.fetchWithRetry(kind, sportKey, planned);
     } catch (error) {
-      if (this.stopped) return;
+      if (this.stopped) return false;
       this.failed(kind, sportKey, error instanceof FeedError ? (error.status !== null ? `HTTP ${error.status}` : error.kind) : 'request failed');
-      if (isNotRetried(error)) {
+      if (isNotRetried(error, this.options.budget !== undefined)) {
         const quotaExhausted = (error.status === 401 && error.requestsRemaining === 0) || error.creditsExhausted;
         this.options.log?.warn(
           { sportKey, kind, ...failureFields(error), ...(quotaExhausted ? { quotaExhausted } : {}) },
           quotaExhausted
-            ? 'value engine: the odds feed plan has no requests left (HTTP 401); not retried; trying again next poll'
+            ? `value engine: the odds feed plan has no requests left (HTTP ${error.status}); not retried; trying again next poll`
             : `value engine: the odds feed refused the request (HTTP ${error.status ?? error.kind}); not retried; trying again next poll`,
         );
-        return;
+        return false;
       }
       this.options.log?.warn({ sportKey, kind, ...failureFields(error) }, 'value engine: feed request failed after retries; trying again next poll');
-      return;
+      return false;
     }
     const fetchMs = performance.now() - startedAt;
     // The poll's own time: its request and its ingestion, not its wait behind other sports' ingestions.
@@ -377,7 +404,7 @@ export class FeedPoller {
         ingestMs = performance.now() - ingestStartedAt;
       });
     });
-    if (!ingested) return;
+    if (!ingested) return false;
     if (kind === 'odds') {
       const metrics = this.options.metrics;
       metrics?.enginePollDuration.observe({ sport: sportKey }, (fetchMs + ingestMs) / 1000);
@@ -385,6 +412,7 @@ export class FeedPoller {
       this.lastOddsPollAt = Date.now();
     }
     this.failing.delete(`${kind} ${sportKey}`);
+    return true;
   }
 
   private failed(kind: Kind, sportKey: string, why: string): void {
@@ -454,10 +482,12 @@ export class FeedPoller {
           if (signal.aborted) throw new AbortError('stopped');
           this.countRequest(kind, error instanceof FeedError && error.status !== null ? String(error.status) : 'error', error instanceof FeedError ? error : null);
           if (budget && error instanceof FeedError) {
-            await budget.charge({ kind, sportKey, planned }, { ok: false, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: error.creditsExhausted });
+            // A 2xx whose body could not be used was still charged by the feed.
+            const charged = error.status !== null && error.status >= 200 && error.status <= 299;
+            await budget.charge({ kind, sportKey, planned }, { ok: charged, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: error.creditsExhausted });
           }
           // A bad key, an empty plan or a refused query: retrying asks the same and gets the same.
-          if (isNotRetried(error)) throw new AbortError(error);
+          if (isNotRetried(error, budget !== undefined)) throw new AbortError(error);
           throw error;
         }
         this.countRequest(kind, '200', response);
