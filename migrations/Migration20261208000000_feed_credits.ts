@@ -5,7 +5,8 @@ import { Migration } from '@mikro-orm/migrations';
  * cost, shared by every instance. used_credits follows the feed's x-requests-used when it sends
  * it (a restart, another instance or another tool on the same key all count), else the credits
  * the requests cost by v4's formula; reserve_spent is what closing polls took from the reserve. A
- * stop (the feed reported no credits left) holds for the month, or until the budget changes.
+ * stop (the feed reported no credits left) holds for the month, until the budget changes or the
+ * feed reports credits again.
  */
 export class Migration20261208000000FeedCredits extends Migration {
   override async up(): Promise<void> {

@@ -67,8 +67,8 @@ export interface CreditCharge {
 /**
  * Charges one feed answer. The month's used credits grow by the feed's own count since the last
  * answer that carried one (what every client of the key spent meanwhile), or by the formula's
- * credits when there is no earlier count this month or the feed's count fell below half (its
- * period started again); an older answer arriving late changes nothing.
+ * credits when there is no earlier count this month or the feed's count fell below half and by
+ * over 100 (its period started again); an older answer arriving late changes nothing.
  */
 export async function chargeCredits(em: Em, charge: CreditCharge): Promise<CreditMonthRow> {
   const reported = charge.feedUsed !== null || charge.feedRemaining !== null;
@@ -77,25 +77,26 @@ export async function chargeCredits(em: Em, charge: CreditCharge): Promise<Credi
      values (?, ?, ?, ?, ?, ?, ?, ?)
      on conflict (month) do update set
        -- The feed's used count only grows within its period. A lower one is an older answer
-       -- arriving after a newer one (the sports are polled at once: a few credits lower), or the
-       -- feed's period starting again (below half of the count before): counted by the formula.
+       -- arriving after a newer one (the sports are polled at once: a few requests' credits
+       -- lower), or the feed's period starting again (below half of the count before and over
+       -- 100 credits lower): counted by the formula.
        used_credits = feed_credit_months.used_credits + case
          when excluded.feed_used is null or feed_credit_months.feed_used is null then excluded.counted_credits
          when excluded.feed_used >= feed_credit_months.feed_used then excluded.feed_used - feed_credit_months.feed_used
-         when excluded.feed_used * 2 < feed_credit_months.feed_used then excluded.counted_credits
+         when excluded.feed_used * 2 < feed_credit_months.feed_used and feed_credit_months.feed_used - excluded.feed_used > 100 then excluded.counted_credits
          else 0 end,
        counted_credits = feed_credit_months.counted_credits + excluded.counted_credits,
        reserve_spent = feed_credit_months.reserve_spent + excluded.reserve_spent,
        feed_used = case
          when excluded.feed_used is null then feed_credit_months.feed_used
-         when feed_credit_months.feed_used is null or excluded.feed_used >= feed_credit_months.feed_used or excluded.feed_used * 2 < feed_credit_months.feed_used
+         when feed_credit_months.feed_used is null or excluded.feed_used >= feed_credit_months.feed_used or excluded.feed_used * 2 < feed_credit_months.feed_used and feed_credit_months.feed_used - excluded.feed_used > 100
            then excluded.feed_used
          else feed_credit_months.feed_used end,
        -- The remaining count of the newest answer (an older one arriving late is ignored).
        feed_remaining = case
          when excluded.feed_remaining is null then feed_credit_months.feed_remaining
          when excluded.feed_used is null or feed_credit_months.feed_used is null
-           or excluded.feed_used >= feed_credit_months.feed_used or excluded.feed_used * 2 < feed_credit_months.feed_used
+           or excluded.feed_used >= feed_credit_months.feed_used or excluded.feed_used * 2 < feed_credit_months.feed_used and feed_credit_months.feed_used - excluded.feed_used > 100
            then excluded.feed_remaining
          else feed_credit_months.feed_remaining end,
        feed_reported_at = coalesce(excluded.feed_reported_at, feed_credit_months.feed_reported_at),

@@ -48,6 +48,11 @@ describe('feed credits by month', () => {
     expect(late).toMatchObject({ usedCredits: 9, feedUsed: 506, feedRemaining: 494 });
     // The next one counts from 506, not from 503.
     expect((await charge(m, { feedUsed: 509, feedRemaining: 491 })).usedCredits).toBe(12);
+    // Small counts too: 4 then a late 1 is not the feed's period starting again.
+    const small = nextMonth();
+    await charge(small, { feedUsed: 1, feedRemaining: 999 });
+    await charge(small, { feedUsed: 4, feedRemaining: 996 });
+    expect(await charge(small, { feedUsed: 1, feedRemaining: 999 })).toMatchObject({ usedCredits: 6, feedUsed: 4, feedRemaining: 996 });
   });
 
   it("takes a count fallen below half for the feed's period starting again", async () => {

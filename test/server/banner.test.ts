@@ -118,6 +118,7 @@ describe('start banner', () => {
         { sportKey: 'basketball_nba', odds: new Date('2026-11-29T01:00:00Z'), oddsPurpose: 'routine' as const, scores: null },
       ],
       scheduleReadAt: now,
+      planning: true,
     };
     const banner = startBanner(config, url, adminToken, null, null, null, { view, now });
     expect(banner).toContain('  value engine: polling https://feed.example.com by a monthly credit plan that follows the kickoffs (soccer_epl, basketball_nba)\n');

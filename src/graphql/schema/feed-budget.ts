@@ -45,6 +45,9 @@ const FeedBudgetRef = builder.objectRef<FeedBudgetView>('FeedBudget').implement(
     projectedMonthCredits: t.exposeInt('projectedMonthCredits', { description: "Used credits plus the week's plan extrapolated to the month's end, at most the budget." }),
     oddsCreditsPerPoll: t.exposeInt('oddsCreditsPerPoll', { description: 'Markets x regions: what one odds poll of one sport costs.' }),
     stopped: t.field({ type: FeedBudgetStopRef, nullable: true, resolve: (view) => view.stopped }),
+    planning: t.exposeBoolean('planning', {
+      description: 'Whether the instance that answered polls the feed (holds its lease): only its nextPolls are the plan. False: nextPolls is empty; another instance plans.',
+    }),
     nextPolls: t.field({ type: [FeedNextPollRef], resolve: (view) => view.nextPolls }),
     scheduleReadAt: t.expose('scheduleReadAt', {
       type: 'DateTime',
@@ -61,6 +64,6 @@ builder.queryFields((t) => ({
     description: 'The odds feed\'s credit budget, the month\'s use and the next planned polls; null without ODDS_FEED_MONTHLY_CREDITS. Admin only.',
     authScopes: { admin: true },
     complexity: 10,
-    resolve: async (_root, _args, context) => (context.services.feedBudget ? (await context.services.feedBudget.plan()).view : null),
+    resolve: (_root, _args, context) => context.services.feedBudget?.currentView() ?? null,
   }),
 }));

@@ -61,6 +61,8 @@ export interface FeedBudgetView {
   nextPolls: { sportKey: string; odds: Date | null; oddsPurpose: PlannedPoll['purpose'] | null; scores: Date | null }[];
   /** When the schedule was last read (null before the first read). */
   scheduleReadAt: Date | null;
+  /** Whether this instance polls the feed (holds its lease): its plan is the deployment's. */
+  planning: boolean;
 }
 
 export class FeedCreditBudget {
@@ -108,8 +110,8 @@ export class FeedCreditBudget {
   }
 
   /** When the plan's next poll is due (the poller's timer wakes for it); null without a plan or a poll. */
-  nextPlannedAt(): number | null {
-    const first = this.lastPlan?.polls[0]?.at ?? null;
+  nextPlannedAt(include: (sportKey: string) => boolean = () => true): number | null {
+    const first = this.lastPlan?.polls.find((poll) => include(poll.sportKey))?.at ?? null;
     const read = this.nextScheduleReadAt();
     return first === null ? read : read === null ? first : Math.min(first, read);
   }
@@ -150,6 +152,15 @@ export class FeedCreditBudget {
   /** The last view made (banner, `feedBudget` between plans); null before the first. */
   latest(): FeedBudgetView | null {
     return this.lastView;
+  }
+
+  /**
+   * The budget as `feedBudget` shows it on this instance: the polling instance's plan, or (on an
+   * instance that does not poll) the month's figures with no next polls, `planning` false.
+   */
+  async currentView(): Promise<FeedBudgetView> {
+    const { view } = await this.plan();
+    return this.lastView ? view : { ...view, planning: false, nextPolls: [] };
   }
 
   /** The last plan made, whole (tests and tools). */
@@ -219,8 +230,9 @@ export class FeedCreditBudget {
     const credits = !answer.ok || poll.kind === 'events' ? 0 : poll.kind === 'odds' ? this.planSettings.oddsCredits : this.planSettings.scoresCredits;
     const { month } = creditMonthOf(at.getTime());
     try {
+      let row: CreditMonthRow | null = null;
       if (credits > 0 || answer.requestsUsed !== null || answer.requestsRemaining !== null) {
-        await chargeCredits(this.orm.em.fork(), {
+        row = await chargeCredits(this.orm.em.fork(), {
           month,
           credits,
           fromReserve: poll.planned?.paidFrom === 'reserve' ? credits : 0,
@@ -229,11 +241,14 @@ export class FeedCreditBudget {
           at,
         });
       }
-      if (answer.creditsExhausted || answer.requestsRemaining === 0) await this.stop('feed_reports_no_credits', { sportKey: poll.sportKey, kind: poll.kind, requestsRemaining: answer.requestsRemaining, requestsUsed: answer.requestsUsed });
-      // The feed's own period gave credits back (its renewal day is not the calendar month's).
-      else if (answer.requestsRemaining !== null && answer.requestsRemaining >= this.planSettings.oddsCredits && this.lastView?.stopped) {
+      // Decided from the month's row, not the raw headers: an older answer arriving late moves neither.
+      const remaining = row?.feedRemaining ?? null;
+      if (answer.creditsExhausted || (answer.requestsRemaining === 0 && remaining === 0)) {
+        await this.stop('feed_reports_no_credits', { sportKey: poll.sportKey, kind: poll.kind, requestsRemaining: answer.requestsRemaining, requestsUsed: answer.requestsUsed });
+      } else if (row?.stoppedReason && remaining !== null && remaining >= this.planSettings.oddsCredits && answer.requestsRemaining === remaining) {
+        // The feed's own period gave credits back (its renewal day is not the calendar month's).
         if (await liftCredits(this.orm.em.fork(), month)) {
-          this.options.log?.info({ requestsRemaining: answer.requestsRemaining }, 'value engine: the odds feed reports credits again; polls resume');
+          this.options.log?.info({ requestsRemaining: remaining }, 'value engine: the odds feed reports credits again; polls resume');
         }
       }
     } catch (error) {
@@ -248,7 +263,7 @@ export class FeedCreditBudget {
     if (stopped) {
       this.options.log?.warn(
         { ...fields, reason, monthlyCredits: this.settings.monthlyCredits },
-        'value engine: the odds feed reports no credits left; polls stop until the next month or a change of ODDS_FEED_MONTHLY_CREDITS',
+        'value engine: the odds feed reports no credits left; polls stop until the next month, a change of ODDS_FEED_MONTHLY_CREDITS or the feed reporting credits again',
       );
     }
   }
@@ -260,9 +275,9 @@ export class FeedCreditBudget {
   }
 
   private stateOf(row: CreditMonthRow | null, monthEndsAt: number): CreditBudgetState {
-    // A stop lifted by a new budget (credits bought) lifts the feed's "0 left" of before it; a later answer counts again.
-    const liftedByBudget =
-      row?.stoppedBudget != null && row.stoppedBudget !== this.settings.monthlyCredits && (row.feedReportedAt === null || row.stoppedAt === null || row.feedReportedAt <= row.stoppedAt);
+    // A stop lifted by a new budget (credits bought) lifts the feed's "too little left" with it,
+    // until an answer says more (or refuses again: stopped anew for the new budget).
+    const liftedByBudget = row?.stoppedBudget != null && row.stoppedBudget !== this.settings.monthlyCredits && row.feedRemaining !== null && row.feedRemaining < this.planSettings.oddsCredits;
     return {
       monthlyCredits: this.settings.monthlyCredits,
       reserveCredits: this.settings.reserveCredits,
@@ -299,6 +314,7 @@ export class FeedCreditBudget {
         };
       }),
       scheduleReadAt: readAts.length > 0 ? new Date(Math.min(...readAts)) : null,
+      planning: true,
     };
   }
 }

@@ -80,6 +80,8 @@ export interface FeedState {
 }
 
 type Kind = 'odds' | 'scores';
+/** How a poll ended: its answer ingested; no usable answer and none charged; or otherwise failed. */
+type PollOutcome = 'ingested' | 'unanswered' | 'failed';
 const KINDS: readonly Kind[] = ['odds', 'scores'];
 
 /** The log fields of a failed request: the error's message and what the feed's answer told. */
@@ -208,6 +210,7 @@ export class FeedPoller {
     try {
       ({ plan: planned } = await budget.plan(now, { record: true }));
     } catch (error) {
+      budget.forgetPlan();
       this.options.log?.warn({ err: (error as Error).message }, 'value engine: could not plan the feed polls (database); trying again next turn');
       return;
     }
@@ -223,20 +226,21 @@ export class FeedPoller {
 
   /**
    * A sport's due polls. Each counts as made from its start (a slow one is not planned again
-   * meanwhile) and no longer when it failed: the next turn plans it again (a closing poll gets
-   * another try in its window).
+   * meanwhile). A closing poll the feed did not answer (no answer, a 5xx or 429 after every
+   * retry) no longer counts: the next turn plans it again within its window. Any other failure
+   * keeps the plan's spacing (a refused key, a charged answer that could not be used).
    */
   private async plannedTurn(budget: FeedCreditBudget, sportKey: string, polls: readonly PlannedPoll[], now: number): Promise<void> {
     for (const poll of polls) {
       if (this.stopped) return;
       const before = budget.polled(poll.kind, sportKey, now);
-      const ingested = await inSpan(
+      const outcome = await inSpan(
         'engine.poll',
         { 'engine.sport_key': sportKey, 'engine.feed_kind': poll.kind, 'engine.poll_purpose': poll.purpose },
         () => this.pollSport(poll.kind, sportKey, poll),
         { root: true },
       );
-      if (!ingested && !this.stopped) budget.unpolled(poll.kind, sportKey, before);
+      if (outcome === 'unanswered' && poll.purpose === 'closing' && !this.stopped) budget.unpolled(poll.kind, sportKey, before);
     }
   }
 
@@ -334,9 +338,12 @@ export class FeedPoller {
   private nextTurnDelayMs(): number {
     const halfPeriod = Math.max(250, Math.floor(Math.min(this.options.oddsPollMs, this.options.scoresPollMs) / 2));
     const budget = this.options.budget;
-    const next = this.holding ? budget?.nextPlannedAt() : null;
+    // A sport still in its turn is left out: its next poll waits for the turn's end anyway.
+    const next = this.holding ? budget?.nextPlannedAt((sportKey) => !this.turns.has(sportKey)) : null;
     if (!budget || next == null) return halfPeriod;
-    return Math.min(halfPeriod, Math.max(250, next - budget.now()));
+    const wait = next - budget.now();
+    // Already due (the plan moved a poll to now): the next turn; never a tight loop.
+    return wait <= 0 ? Math.min(halfPeriod, 1_000) : Math.min(halfPeriod, Math.max(250, wait));
   }
 
   /** Keeps `poll` in the set stop() waits for until it settles; it never rejects. */
@@ -373,15 +380,16 @@ export class FeedPoller {
    * One sport's odds or scores: fetched with retries, then parsed and ingested after the
    * ingestions queued before it. Logs, never throws.
    */
-  async pollSport(kind: Kind, sportKey: string, planned: PlannedPoll | null = null): Promise<boolean> {
-    if (this.stopped) return false;
+  async pollSport(kind: Kind, sportKey: string, planned: PlannedPoll | null = null): Promise<PollOutcome> {
+    if (this.stopped) return 'failed';
     const startedAt = performance.now();
     let response: FeedResponse;
     try {
       response = await this.fetchWithRetry(kind, sportKey, planned);
     } catch (error) {
-      if (this.stopped) return false;
-      this.failed(kind, sportKey, error instanceof FeedError ? (error.status !== null ? `HTTP ${error.status}` : error.kind) : 'request failed');
+      if (this.stopped) return 'failed';
+      const answered = error instanceof FeedError && error.status !== null && !(error.status >= 200 && error.status <= 299);
+      this.failed(kind, sportKey, error instanceof FeedError ? (answered ? `HTTP ${error.status}` : error.kind) : 'request failed');
       if (isNotRetried(error, this.options.budget !== undefined)) {
         const quotaExhausted = (error.status === 401 && error.requestsRemaining === 0) || error.creditsExhausted;
         this.options.log?.warn(
@@ -390,10 +398,11 @@ export class FeedPoller {
             ? `value engine: the odds feed plan has no requests left (HTTP ${error.status}); not retried; trying again next poll`
             : `value engine: the odds feed refused the request (HTTP ${error.status ?? error.kind}); not retried; trying again next poll`,
         );
-        return false;
+        return 'failed';
       }
       this.options.log?.warn({ sportKey, kind, ...failureFields(error) }, 'value engine: feed request failed after retries; trying again next poll');
-      return false;
+      // No usable answer and none charged (no answer, a 5xx, a 429): another try may succeed.
+      return error instanceof FeedError && (error.status === null || error.status >= 300) ? 'unanswered' : 'failed';
     }
     const fetchMs = performance.now() - startedAt;
     // The poll's own time: its request and its ingestion, not its wait behind other sports' ingestions.
@@ -404,7 +413,7 @@ export class FeedPoller {
         ingestMs = performance.now() - ingestStartedAt;
       });
     });
-    if (!ingested) return false;
+    if (!ingested) return 'failed';
     if (kind === 'odds') {
       const metrics = this.options.metrics;
       metrics?.enginePollDuration.observe({ sport: sportKey }, (fetchMs + ingestMs) / 1000);
@@ -412,7 +421,7 @@ export class FeedPoller {
       this.lastOddsPollAt = Date.now();
     }
     this.failing.delete(`${kind} ${sportKey}`);
-    return true;
+    return 'ingested';
   }
 
   private failed(kind: Kind, sportKey: string, why: string): void {
@@ -480,7 +489,9 @@ export class FeedPoller {
           response = await (kind === 'odds' ? this.source.odds(sportKey, signal) : this.source.scores(sportKey, signal));
         } catch (error) {
           if (signal.aborted) throw new AbortError('stopped');
-          this.countRequest(kind, error instanceof FeedError && error.status !== null ? String(error.status) : 'error', error instanceof FeedError ? error : null);
+          // A 2xx whose body could not be used is a failure: counted as `error`, not as its status.
+          const answeredStatus = error instanceof FeedError && error.status !== null && !(error.status >= 200 && error.status <= 299) ? String(error.status) : 'error';
+          this.countRequest(kind, answeredStatus, error instanceof FeedError ? error : null);
           if (budget && error instanceof FeedError) {
             // A 2xx whose body could not be used was still charged by the feed.
             const charged = error.status !== null && error.status >= 200 && error.status <= 299;
