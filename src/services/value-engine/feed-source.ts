@@ -75,6 +75,16 @@ export class FeedError extends Error {
     this.feedErrorCode = details.feedErrorCode ?? null;
   }
 
+  /** The feed answered 2xx (and charged for it) but its body could not be used: not JSON, too large, cut short. */
+  get unusableSuccess(): boolean {
+    return this.status !== null && this.status >= 200 && this.status <= 299;
+  }
+
+  /** The metrics' status label: the answer's status, or `error` when there was no usable answer. */
+  get statusLabel(): string {
+    return this.status === null || this.unusableSuccess ? 'error' : String(this.status);
+  }
+
   /**
    * The feed says the key has no credits left: a 401 or 429 reporting 0 remaining, or v4's
    * OUT_OF_USAGE_CREDITS. A 429 for frequency (EXCEEDED_FREQ_LIMIT, credits left) is not.

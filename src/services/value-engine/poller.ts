@@ -1,7 +1,8 @@
 /**
  * Polls the odds feed (docs/VALUE_ENGINE.md, "How a poll runs"): odds every ODDS_POLL_SECONDS and
  * scores every SCORES_POLL_SECONDS, for every configured sport key, or with a credit budget when
- * its plan says ("Feed credits", ./credit-budget.ts), by one instance of the deployment at a time. The instance holding the `odds-feed` lease (src/persistence/lease-repository.ts) polls;
+ * its plan says ("Feed credits", ./credit-budget.ts), by one instance of the deployment at a time.
+ * The instance holding the `odds-feed` lease (src/persistence/lease-repository.ts) polls;
  * the others try to take it every half period, and the lease runs 1.5 periods past its last
  * renewal, so when the poller dies another instance polls within 2 periods.
  *
@@ -234,12 +235,7 @@ export class FeedPoller {
     for (const poll of polls) {
       if (this.stopped) return;
       const before = budget.polled(poll.kind, sportKey, now);
-      const outcome = await inSpan(
-        'engine.poll',
-        { 'engine.sport_key': sportKey, 'engine.feed_kind': poll.kind, 'engine.poll_purpose': poll.purpose },
-        () => this.pollSport(poll.kind, sportKey, poll),
-        { root: true },
-      );
+      const outcome = await this.tracedPoll(poll.kind, sportKey, poll);
       if (outcome === 'unanswered' && poll.purpose === 'closing' && !this.stopped) budget.unpolled(poll.kind, sportKey, before);
     }
   }
@@ -262,7 +258,7 @@ export class FeedPoller {
         } catch (error) {
           if (signal.aborted) return;
           if (error instanceof FeedError) {
-            this.countRequest('events', error.status !== null ? String(error.status) : 'error', error);
+            this.countRequest('events', error.statusLabel, error);
             // Free either way; the headers still tell what the key has.
             await budget.charge({ kind: 'events', sportKey, planned: null }, { ok: false, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: false });
           }
@@ -347,8 +343,11 @@ export class FeedPoller {
   }
 
   /** Keeps `poll` in the set stop() waits for until it settles; it never rejects. */
-  private track(poll: Promise<void>): Promise<void> {
-    const tracked = poll.catch((error: unknown) => this.options.log?.error({ err: error }, 'value engine: poll failed'));
+  private track(poll: Promise<unknown>): Promise<void> {
+    const tracked = poll.then(
+      () => undefined,
+      (error: unknown) => this.options.log?.error({ err: error }, 'value engine: poll failed'),
+    );
     this.inFlight.add(tracked);
     void tracked.finally(() => this.inFlight.delete(tracked));
     return tracked;
@@ -372,8 +371,9 @@ export class FeedPoller {
    * One poll as a trace of its own (docs/OPERATIONS.md, "Traces"): the feed request, and the
    * detection and writes of its answer, are under its span.
    */
-  private async tracedPoll(kind: Kind, sportKey: string): Promise<void> {
-    await inSpan('engine.poll', { 'engine.sport_key': sportKey, 'engine.feed_kind': kind }, () => this.pollSport(kind, sportKey), { root: true });
+  private tracedPoll(kind: Kind, sportKey: string, planned: PlannedPoll | null = null): Promise<PollOutcome> {
+    const attributes = { 'engine.sport_key': sportKey, 'engine.feed_kind': kind, ...(planned ? { 'engine.poll_purpose': planned.purpose } : {}) };
+    return inSpan('engine.poll', attributes, () => this.pollSport(kind, sportKey, planned), { root: true });
   }
 
   /**
@@ -388,8 +388,7 @@ export class FeedPoller {
       response = await this.fetchWithRetry(kind, sportKey, planned);
     } catch (error) {
       if (this.stopped) return 'failed';
-      const answered = error instanceof FeedError && error.status !== null && !(error.status >= 200 && error.status <= 299);
-      this.failed(kind, sportKey, error instanceof FeedError ? (answered ? `HTTP ${error.status}` : error.kind) : 'request failed');
+      this.failed(kind, sportKey, error instanceof FeedError ? (error.statusLabel === 'error' ? error.kind : `HTTP ${error.status}`) : 'request failed');
       if (isNotRetried(error, this.options.budget !== undefined)) {
         const quotaExhausted = (error.status === 401 && error.requestsRemaining === 0) || error.creditsExhausted;
         this.options.log?.warn(
@@ -402,7 +401,7 @@ export class FeedPoller {
       }
       this.options.log?.warn({ sportKey, kind, ...failureFields(error) }, 'value engine: feed request failed after retries; trying again next poll');
       // No usable answer and none charged (no answer, a 5xx, a 429): another try may succeed.
-      return error instanceof FeedError && (error.status === null || error.status >= 300) ? 'unanswered' : 'failed';
+      return error instanceof FeedError && !error.unusableSuccess ? 'unanswered' : 'failed';
     }
     const fetchMs = performance.now() - startedAt;
     // The poll's own time: its request and its ingestion, not its wait behind other sports' ingestions.
@@ -489,13 +488,10 @@ export class FeedPoller {
           response = await (kind === 'odds' ? this.source.odds(sportKey, signal) : this.source.scores(sportKey, signal));
         } catch (error) {
           if (signal.aborted) throw new AbortError('stopped');
-          // A 2xx whose body could not be used is a failure: counted as `error`, not as its status.
-          const answeredStatus = error instanceof FeedError && error.status !== null && !(error.status >= 200 && error.status <= 299) ? String(error.status) : 'error';
-          this.countRequest(kind, answeredStatus, error instanceof FeedError ? error : null);
+          this.countRequest(kind, error instanceof FeedError ? error.statusLabel : 'error', error instanceof FeedError ? error : null);
           if (budget && error instanceof FeedError) {
             // A 2xx whose body could not be used was still charged by the feed.
-            const charged = error.status !== null && error.status >= 200 && error.status <= 299;
-            await budget.charge({ kind, sportKey, planned }, { ok: charged, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: error.creditsExhausted });
+            await budget.charge({ kind, sportKey, planned }, { ok: error.unusableSuccess, requestsUsed: error.requestsUsed, requestsRemaining: error.requestsRemaining, creditsExhausted: error.creditsExhausted });
           }
           // A bad key, an empty plan or a refused query: retrying asks the same and gets the same.
           if (isNotRetried(error, budget !== undefined)) throw new AbortError(error);
