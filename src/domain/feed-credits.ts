@@ -272,22 +272,20 @@ export function planPolls(input: PlanInput): FeedPlan {
     if (paidFrom === null) closingUnfunded.push(...closing.eventIds);
     else polls.push({ sportKey: closing.sportKey, kind: 'odds', at: closing.at, purpose: 'closing', credits: settings.oddsCredits, paidFrom });
   }
-  const generalForClosings = general - purse.general;
 
   // 2. Scores polls while a pick waits for its final: general credits only (the reserve is for the closings of picks yet to come).
   const scoresTimes = settings.sportKeys
     .flatMap((sportKey) => scoresPollTimes(sportKey, schedule, now, windowEnd, settings, history(sportKey).lastScoresPollAt).map((at) => ({ sportKey, at })))
     .sort((a, b) => a.at - b.at);
-  let generalForScores = 0;
   for (const { sportKey, at } of scoresTimes) {
     const paidFrom = purse.pay(settings.scoresCredits, ['general']);
     if (paidFrom === null) break;
-    if (paidFrom === 'general') generalForScores += settings.scoresCredits;
     polls.push({ sportKey, kind: 'scores', at, purpose: 'scores', credits: settings.scoresCredits, paidFrom });
   }
 
   // 3. Routine odds polls: the most frequent scale the window's share of the general credits pays.
-  const routineCredits = Math.max(0, Math.min(purse.general, Math.floor(general * share) - generalForClosings - generalForScores));
+  // Less what the closing and scores polls already took from the general credits.
+  const routineCredits = Math.max(0, Math.min(purse.general, Math.floor(general * share) - (general - purse.general)));
   const routineStarts = settings.sportKeys.map((sportKey) => {
     const kickoffs = schedule
       .filter((e) => e.sportKey === sportKey && e.commenceAt > now)
