@@ -29,6 +29,7 @@ import { listPicksSql, todayPicksSql } from '../dist/src/persistence/picks-repos
 import { settledRecordPicksSql, trackRecordSql } from '../dist/src/persistence/track-record-repository.js';
 import { trackRecordWindow } from '../dist/src/domain/track-record.js';
 import { writeFileSync } from 'node:fs';
+import { generateSignerKey } from '../dist/src/domain/signed-note.js';
 
 const RESULTS_FILE = path.join(BENCH_DIR, 'scale-results.json');
 const DOC_FILE = path.join(ROOT, 'docs', 'PERFORMANCE.md');
@@ -72,7 +73,7 @@ async function explain(em, { sql, params }) {
 async function runSize(size) {
   const config = loadConfig({
     ADMIN_TOKEN: adminToken,
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: generateSignerKey('bench.localhost/ledger'),
     DATABASE_URL: dbUrl,
     DEMO_SEED: 'false',
     LOG_LEVEL: 'silent',

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { HOST } from './common.mjs';
+import { generateSignerKey } from '../dist/src/domain/signed-note.js';
 
 /** The services-mode database must exist before the ORM connects; created when missing. */
 export async function ensureDatabase(url) {
@@ -41,7 +42,7 @@ export async function serverEnv({ mode, modeVar, adminToken, dataDir, dbUrl, red
     NODE_ENV: 'production',
     HOST,
     PORT: '0',
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: generateSignerKey('bench.localhost/ledger'),
     ...extra,
   };
   if (mode === 'embedded') {

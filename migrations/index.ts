@@ -20,6 +20,7 @@ import { Migration20261205000000RecordStatistics } from './Migration202612050000
 import { Migration20261206000000ReferenceRefresh } from './Migration20261206000000_reference_refresh.js';
 import { Migration20261207000000PickAvailability } from './Migration20261207000000_pick_availability.js';
 import { Migration20261208000000FeedCredits } from './Migration20261208000000_feed_credits.js';
+import { Migration20261209000000LedgerTree } from './Migration20261209000000_ledger_tree.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -44,4 +45,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261206000000_reference_refresh', class: Migration20261206000000ReferenceRefresh },
   { name: 'Migration20261207000000_pick_availability', class: Migration20261207000000PickAvailability },
   { name: 'Migration20261208000000_feed_credits', class: Migration20261208000000FeedCredits },
+  { name: 'Migration20261209000000_ledger_tree', class: Migration20261209000000LedgerTree },
 ];

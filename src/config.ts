@@ -18,6 +18,8 @@ import { SPORT_SLUGS, type SportSlug } from './domain/sports.js';
 import { DEFAULT_STREAM_TOKEN_MAX_STREAMS, STREAM_TOKEN_OPENS_PER_MINUTE } from './domain/stream-token.js';
 import { DEFAULT_DETECTION_OPTIONS, type DetectionOptions } from './domain/value-detection.js';
 import { isLoopbackListenHost } from './domain/webhook-url.js';
+import type { SignerKey } from './domain/signed-note.js';
+import type { LedgerWitness } from './config/kinds.js';
 import { SIMULATED_MATCH_MIN_MINUTES, SIMULATED_REFERENCE_BOOKMAKERS } from './services/value-engine/simulated-feed.js';
 import { renderSettings } from './config/docs.js';
 import * as kind from './config/kinds.js';
@@ -39,6 +41,7 @@ export {
   parseTrustProxy,
 } from './config/kinds.js';
 export type { LoadConfigOptions } from './config/variables.js';
+export type { LedgerWitness } from './config/kinds.js';
 export { DEFAULT_TIER_LIMITS, type TierLimit, type TierLimits };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -116,7 +119,20 @@ export interface Config {
   graphqlCorsOrigins: string[];
   /** The value engine (docs/VALUE_ENGINE.md): where odds come from, and the detection rules. */
   valueEngine: ValueEngineConfig;
+  /** The ledger's checkpoints and witnesses (docs/API.md, "Verifying the record"). */
+  ledger: LedgerConfig;
 }
+
+export interface LedgerConfig {
+  origin: string;
+  /** Null in embedded mode without LEDGER_SIGNING_KEY: one is generated and kept under DATA_DIR. */
+  signingKey: SignerKey | null;
+  checkpointSeconds: number;
+  witnesses: LedgerWitness[];
+}
+
+/** The origin (and key name) of an embedded demo's ledger. */
+export const EMBEDDED_LEDGER_ORIGIN = 'localhost/picks-ledger';
 
 export interface OddsFeedConfig {
   /** ODDS_FEED_URL without a trailing slash. */
@@ -317,6 +333,42 @@ export const VARIABLES = {
     description: 'Test only; a start with it set warns (banner and log). The embedded demo needs none to reach a local receiver ("Try webhooks locally")',
     kind: kind.hostOverrides(),
     default: new Map<string, string>(),
+  }),
+  LEDGER_SIGNING_KEY: variable({
+    section: 'Ledger',
+    description:
+      "Signs the ledger's checkpoints (docs/API.md, \"Verifying the record\"); its name is the log's origin. Embedded mode keeps a generated one in `DATA_DIR`; in production give it from a secret store, and never change it: customers pin its verifier key",
+    kind: kind.noteSignerKey(),
+    default: generatedInEmbeddedMode,
+    secret: true,
+    refuse: requiredWithPostgres,
+  }),
+  LEDGER_ORIGIN: variable({
+    section: 'Ledger',
+    description:
+      "The first line of every checkpoint, naming this log to witnesses and verifiers; with `LEDGER_SIGNING_KEY` it must be that key's name. Embedded mode names its generated key with it",
+    kind: kind.noteKeyName(),
+    default: byMode("`LEDGER_SIGNING_KEY`'s name; `localhost/picks-ledger` in embedded mode", (ctx) => {
+      const key = ctx.get<SignerKey | null>('LEDGER_SIGNING_KEY');
+      return key ? { value: key.name, mode: "LEDGER_SIGNING_KEY's name" } : { value: EMBEDDED_LEDGER_ORIGIN, mode: 'embedded mode' };
+    }),
+    check: (value, ctx) => {
+      const key = ctx.get<SignerKey | null>('LEDGER_SIGNING_KEY');
+      return key && key.name !== value ? `must be LEDGER_SIGNING_KEY's name, "${key.name}": the key is named after the log's origin` : null;
+    },
+  }),
+  LEDGER_CHECKPOINT_SECONDS: variable({
+    section: 'Ledger',
+    description: 'A checkpoint is signed at most this often, when the ledger grew since the last',
+    kind: kind.integer(1, 86_400),
+    default: 60,
+  }),
+  LEDGER_WITNESSES: variable({
+    section: 'Ledger',
+    description: 'Witnesses every checkpoint is submitted to (C2SP tlog-witness); their cosignatures are served with it. A witness that refuses or cannot be reached is retried and logged, never waited for',
+    kind: kind.ledgerWitnesses(),
+    default: [],
+    defaultDoc: 'unset (no witness)',
   }),
   STAKE_KELLY_MULTIPLIER: variable({
     section: 'Picks',
@@ -598,6 +650,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       settlement: { matchMinMinutes: v('MATCH_MIN_MINUTES'), closingLineMaxAgeSeconds: v('CLOSING_LINE_MAX_AGE_SECONDS') },
       oddsHistoryDays: v('ODDS_HISTORY_DAYS'),
     },
+    ledger: { origin: v('LEDGER_ORIGIN'), signingKey: v('LEDGER_SIGNING_KEY'), checkpointSeconds: v('LEDGER_CHECKPOINT_SECONDS'), witnesses: v('LEDGER_WITNESSES') },
   };
 }
 

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { generateSignerKey, parseSignerKey, type SignerKey } from './domain/signed-note.js';
 
 export const ADMIN_TOKEN_FILE = 'admin-token';
 export const DEMO_KEYS_FILE = 'demo-keys.json';
@@ -13,6 +14,7 @@ export const DEMO_ACCOUNT_FILE = 'demo-account.json';
 /** The demo account's email: example.com is reserved for examples (RFC 2606), so it is nobody's. */
 export const DEMO_ACCOUNT_EMAIL = 'demo@example.com';
 const WEBHOOK_KEY_FILE = 'webhook-secret-key';
+export const LEDGER_KEY_FILE = 'ledger-signing-key';
 
 /**
  * DATA_DIR holds the database (the dashboard's signing secret and webhook secrets among it),
@@ -39,6 +41,22 @@ export function embeddedWebhookSecretKey(dataDir: string): Buffer {
   if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
   const key = randomBytes(32);
   writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600 });
+  return key;
+}
+
+/**
+ * The key that signs the embedded ledger's checkpoints, kept beside its database (0600) and named
+ * after the origin. A key of another name is refused rather than replaced: verifiers pinned it,
+ * and a new key starts a new log.
+ */
+export function embeddedLedgerSigningKey(dataDir: string, origin: string): SignerKey {
+  mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, LEDGER_KEY_FILE);
+  if (!existsSync(file)) writeFileSync(file, `${generateSignerKey(origin)}\n`, { mode: 0o600 });
+  const key = parseSignerKey(readFileSync(file, 'utf8'));
+  if (key.name !== origin) {
+    throw new Error(`Invalid configuration: LEDGER_ORIGIN is "${origin}" but the ledger key in ${file} is named "${key.name}"; set LEDGER_ORIGIN=${key.name}, or move the file away to start a new log under a new key`);
+  }
   return key;
 }
 

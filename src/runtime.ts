@@ -29,6 +29,7 @@ import { HttpFeedSource, SimulatedFeedSource, type FeedSource } from './services
 import { FeedPoller, type FeedState } from './services/value-engine/poller.js';
 import { FeedCreditBudget } from './services/value-engine/credit-budget.js';
 import { SIMULATED_SPORT_KEYS } from './services/value-engine/simulated-feed.js';
+import { generateSignerKey, parseSignerKey, type SignerKey } from './domain/signed-note.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -69,6 +70,10 @@ export interface RuntimeOptions {
   migrate?: boolean;
   /** Used when the config has no WEBHOOK_SECRET_KEY (embedded mode keeps one under DATA_DIR). */
   webhookSecretKey?: Buffer;
+  /** Used when the config has no LEDGER_SIGNING_KEY (embedded mode keeps one under DATA_DIR). */
+  ledgerSigningKey?: SignerKey;
+  /** Sign checkpoints on a timer (default true; tests that sign by hand with signIfDue() turn it off). */
+  startCheckpointer?: boolean;
   /** DNS for webhook URLs (tests inject one; production uses the system resolver). */
   resolveWebhookHost?: Resolver;
   /** Webhook attempt timeout (tests shorten it). */
@@ -146,6 +151,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   const secretKey = config.webhookSecretKey ?? options.webhookSecretKey;
   if (!secretKey) throw new Error('WEBHOOK_SECRET_KEY is required (it is generated only in embedded mode)');
   const target = options.database ?? databaseTargetFor(config);
+  // A database in memory lives as long as the process, and so may its ledger's key (tests, benchmarks).
+  const ledgerSigner =
+    config.ledger.signingKey ??
+    options.ledgerSigningKey ??
+    (target.kind === 'pglite' && target.dataDir === 'memory://' ? parseSignerKey(generateSignerKey(config.ledger.origin)) : undefined);
+  if (!ledgerSigner) throw new Error('LEDGER_SIGNING_KEY is required (it is generated only in embedded mode)');
   // Embedded databases are migrated at start; PostgreSQL deployments run `npm run migrate` first.
   const orm = await initORM(target, { migrate: options.migrate ?? target.kind === 'pglite', traceSql: tracingActive() });
   // An embedded database belongs to this process alone: every event and delivery is written
@@ -198,6 +209,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
       confirmPolls: config.valueEngine.confirmPolls,
       streamTokenMaxStreams: config.streamTokenMaxStreams,
       streamTokenOpensPerMinute: config.streamTokenOpensPerMinute,
+      ledgerLog: { signer: ledgerSigner, checkpointIntervalMs: config.ledger.checkpointSeconds * 1000, witnesses: config.ledger.witnesses },
       log: options.log,
       metrics,
       // Every instance drops its public cache when any instance changes what is visible.
@@ -220,6 +232,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   await services.auth.start();
   // Picks published before the ledger existed get their entry once (a no-op afterwards).
   await services.ledger.appendMissing();
+  // The tree over entries appended before it existed, once (a no-op afterwards).
+  await services.ledgerLog.catchUp();
   // Days settled before the record statistics existed get their summaries once.
   await services.trackRecord.fillMissingSummaries();
   await services.feed.start();
@@ -250,6 +264,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     ...(config.redisUrl ? { redisConnected: () => limiter.ping() } : {}),
   });
   if (options.startPoller ?? true) poller?.start();
+  if (options.startCheckpointer ?? true) services.ledgerLog.start();
   const unsubscribeVisibility = await bus.subscribe(BusChannel.pickVisibility, () => {
     for (const listener of visibilityListeners) listener();
   });
@@ -271,6 +286,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
     feedState: () => poller?.state() ?? null,
     async close() {
       await poller?.stop();
+      await services.ledgerLog.close();
       await relay.stop();
       // In-flight attempts complete (and release their lease) before the database closes.
       await dispatcher.stop();

@@ -9,6 +9,7 @@ import {
   embeddedAdminToken,
   embeddedDatabaseExists,
   embeddedDemoAccount,
+  embeddedLedgerSigningKey,
   embeddedWebhookSecretKey,
   loadDemoKeys,
   saveDemoKeys,
@@ -49,9 +50,18 @@ export async function serve(): Promise<void> {
   const hostOverrides = hostOverridesWarning(config);
   if (hostOverrides) logger.warn({ setting: 'WEBHOOK_HOST_OVERRIDES' }, hostOverrides);
   const webhookSecretKey = config.webhookSecretKey ?? (config.databaseUrl ? undefined : embeddedWebhookSecretKey(config.dataDir));
+  let ledgerSigningKey = config.ledger.signingKey ?? undefined;
+  if (!ledgerSigningKey && !config.databaseUrl) {
+    try {
+      ledgerSigningKey = embeddedLedgerSigningKey(config.dataDir, config.ledger.origin);
+    } catch (error) {
+      process.stderr.write(`${(error as Error).message}\n`);
+      process.exit(1);
+    }
+  }
   // The feed poller starts after the banner: its first poll's log lines follow it.
   // The engine's routine "poll processed" line goes to debug there too; operators keep it at info.
-  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey, startPoller: false, routineLogLevel: embedded ? 'debug' : 'info' });
+  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey, ledgerSigningKey, startPoller: false, routineLogLevel: embedded ? 'debug' : 'info' });
 
   let demoKeys: DemoKeys | null = embedded ? loadDemoKeys(config.dataDir) : null;
   let demoAccount: DemoSignIn | null = null;

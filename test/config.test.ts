@@ -6,11 +6,14 @@ import { CONFIG_DOCS, markedSections, renderConfigDocs, sectionId, sectionsOf } 
 import { DEFAULT_MATCH_MIN_MINUTES } from '../src/domain/settlement.js';
 import { SPORT_SLUGS } from '../src/domain/sports.js';
 import { SIMULATED_MATCH_MIN_MINUTES } from '../src/services/value-engine/simulated-feed.js';
+import { COSIGNATURE_ALGORITHM_ED25519, generateSignerKey, parseSignerKey } from '../src/domain/signed-note.js';
+import { LEDGER_SIGNING_KEY } from './helpers/app.js';
 
 const pg = {
   DATABASE_URL: 'postgres://u@127.0.0.1:5432/db',
   ADMIN_TOKEN: 'a-long-enough-admin-token',
   WEBHOOK_SECRET_KEY: 'q83vEjRWeJASNFZ4kBI0VniQEjRWeJASNFZ4kBI0Vng=',
+  LEDGER_SIGNING_KEY,
 };
 
 /** loadConfig(env) refuses with a ConfigError of one line that names `name`. */
@@ -165,6 +168,41 @@ describe('loadConfig', () => {
     expect(hex.webhookSecretKey).toEqual(Buffer.alloc(32, 0xab));
     expect(hex.webhookSecretKeysPrevious.map((key) => key.length)).toEqual([32, 32]);
     expect(loadConfig(pg).webhookSecretKey!.toString('base64')).toBe(pg.WEBHOOK_SECRET_KEY);
+  });
+
+  it('requires LEDGER_SIGNING_KEY with PostgreSQL; its name is the origin; refuses keys and witnesses of the wrong form', () => {
+    const { LEDGER_SIGNING_KEY: _key, ...withoutKey } = pg;
+    expectOneLineRefusal(withoutKey, 'LEDGER_SIGNING_KEY');
+    expect(loadConfig(pg).ledger).toMatchObject({ origin: 'test.localhost/ledger', checkpointSeconds: 60, witnesses: [] });
+    expect(loadConfig(pg).ledger.signingKey!.text).toBe(parseSignerKey(LEDGER_SIGNING_KEY).text);
+    expect(loadConfig({}).ledger).toMatchObject({ origin: 'localhost/picks-ledger', signingKey: null });
+    expect(loadConfig({ LEDGER_ORIGIN: 'picks.example/ledger' }).ledger.origin).toBe('picks.example/ledger');
+    const witness = parseSignerKey(generateSignerKey('witness.example/w1', COSIGNATURE_ALGORITHM_ED25519)).text;
+    expect(loadConfig({ ...pg, LEDGER_WITNESSES: `${witness} https://w.example/ , ${parseSignerKey(generateSignerKey('w2', COSIGNATURE_ALGORITHM_ED25519)).text} http://127.0.0.1:7381` }).ledger.witnesses.map((w) => w.url)).toEqual([
+      'https://w.example',
+      'http://127.0.0.1:7381',
+    ]);
+    const refused: [string, string][] = [
+      ['LEDGER_SIGNING_KEY', 'nope'],
+      ['LEDGER_SIGNING_KEY', parseSignerKey(LEDGER_SIGNING_KEY).text],
+      ['LEDGER_SIGNING_KEY', LEDGER_SIGNING_KEY.replace('+7f448092+', '+00000000+')],
+      ['LEDGER_SIGNING_KEY', generateSignerKey('test.localhost/ledger', COSIGNATURE_ALGORITHM_ED25519)],
+      ['LEDGER_ORIGIN', 'another.example/ledger'],
+      ['LEDGER_ORIGIN', 'has space'],
+      ['LEDGER_ORIGIN', 'a+b'],
+      ['LEDGER_CHECKPOINT_SECONDS', '0'],
+      ['LEDGER_CHECKPOINT_SECONDS', '86401'],
+      ['LEDGER_CHECKPOINT_SECONDS', 'minute'],
+      ['LEDGER_WITNESSES', witness],
+      ['LEDGER_WITNESSES', `${witness} ftp://w.example`],
+      ['LEDGER_WITNESSES', `${witness} not-a-url`],
+      ['LEDGER_WITNESSES', `${parseSignerKey(LEDGER_SIGNING_KEY).text} https://w.example`],
+      ['LEDGER_WITNESSES', `${witness} https://a.example,${witness} https://b.example`],
+      ['LEDGER_WITNESSES', `${witness} https://a.example extra`],
+    ];
+    for (const [name, value] of refused) expectOneLineRefusal({ ...pg, [name]: value }, name);
+    // The key is never shown.
+    expect(JSON.stringify(describeConfig(pg))).not.toContain(LEDGER_SIGNING_KEY.split('+').slice(4).join('+'));
   });
 
   it('serves GraphQL introspection outside production, not in production, unless GRAPHQL_INTROSPECTION says otherwise', () => {
@@ -441,7 +479,7 @@ describe('the configuration table', () => {
   });
 
   it('declares every variable with a section, a one-line description and what it allows', () => {
-    expect(sectionsOf(VARIABLES)).toEqual(['Storage', 'Server', 'API', 'Streams', 'Webhooks', 'Picks', 'Value engine', 'Cluster']);
+    expect(sectionsOf(VARIABLES)).toEqual(['Storage', 'Server', 'API', 'Streams', 'Webhooks', 'Ledger', 'Picks', 'Value engine', 'Cluster']);
     for (const [name, row] of Object.entries(VARIABLES)) {
       expect(name).toMatch(/^[A-Z][A-Z0-9_]+$/);
       expect(row.description, name).toMatch(/^\S[^\n]{5,}$/);
@@ -464,7 +502,7 @@ describe('the configuration table', () => {
   });
 
   it('npm run config shows every variable, where it came from, and never a secret', () => {
-    const secrets = { ADMIN_TOKEN: 'admin-token-0123456789', WEBHOOK_SECRET_KEY: 'ab'.repeat(32), WEBHOOK_SECRET_KEY_PREVIOUS: 'cd'.repeat(32), ODDS_FEED_API_KEY: 'feed-key-0123456789' };
+    const secrets = { ADMIN_TOKEN: 'admin-token-0123456789', WEBHOOK_SECRET_KEY: 'ab'.repeat(32), WEBHOOK_SECRET_KEY_PREVIOUS: 'cd'.repeat(32), ODDS_FEED_API_KEY: 'feed-key-0123456789', LEDGER_SIGNING_KEY };
     const env = { ...secrets, DATABASE_URL: 'postgres://picks:db-password-42@127.0.0.1/picks', ODDS_FEED_URL: 'https://feed.example/', ODDS_FEED_SPORTS: 'soccer_epl', PORT: '8080' };
     const { lines, refusal } = describeConfig(env);
     const text = lines.join('\n');

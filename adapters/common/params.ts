@@ -22,7 +22,7 @@ interface ParamBase {
 }
 
 export type ParamSpec =
-  | (ParamBase & { type: 'integer'; minimum: number; maximum: number; default: number })
+  | (ParamBase & { type: 'integer'; minimum: number; maximum: number; default?: number })
   | (ParamBase & { type: 'string'; format?: 'date-time' | 'uuid'; enum?: readonly string[]; maxLength?: number });
 
 /** minimum, maximum and default of an integer parameter from its bound. */

@@ -10,7 +10,7 @@
  */
 import { encodePickCursor } from '../../src/domain/cursor.js';
 import { ERROR_EXTRA_FIELDS, ERRORS, type ErrorCode, type ErrorExtraField } from '../../src/domain/errors.js';
-import { CURRENT_LEDGER_HEAD, LEDGER_CHECKPOINTS, LEDGER_ENTRY, LEDGER_PAGE } from '../../src/domain/ledger-shape.js';
+import { CURRENT_LEDGER_HEAD, LEDGER_CHECKPOINTS, LEDGER_CONSISTENCY_PROOF, LEDGER_ENTRY, LEDGER_INCLUSION_PROOF, LEDGER_PAGE, PICK_RECEIPT } from '../../src/domain/ledger-shape.js';
 import { layoutExample, layoutJsonSchema, PUBLIC_PICK, V1_PICK } from '../../src/domain/pick-shape.js';
 import { PUBLIC_PICK_LIST } from '../../src/domain/public-picks-shape.js';
 import { requestBodyJsonSchema, resourceJson, resourceJsonSchema } from '../../src/domain/resource-shape.js';
@@ -114,6 +114,9 @@ export const API_SCHEMAS = {
   LedgerPage: resourceJsonSchema(LEDGER_PAGE, componentRef),
   LedgerHead: resourceJsonSchema(CURRENT_LEDGER_HEAD),
   LedgerCheckpoints: resourceJsonSchema(LEDGER_CHECKPOINTS),
+  LedgerInclusionProof: resourceJsonSchema(LEDGER_INCLUSION_PROOF),
+  LedgerConsistencyProof: resourceJsonSchema(LEDGER_CONSISTENCY_PROOF),
+  PickReceipt: resourceJsonSchema(PICK_RECEIPT),
   WebhookEvent: {
     type: 'object',
     description: 'The body of a webhook delivery: the same bytes on every attempt of one delivery.',
@@ -189,6 +192,9 @@ export const webhookSubscriptionSchema = schemaRef('WebhookSubscription');
 export const ledgerPageSchema = schemaRef('LedgerPage');
 export const ledgerHeadSchema = schemaRef('LedgerHead');
 export const ledgerCheckpointsSchema = schemaRef('LedgerCheckpoints');
+export const ledgerInclusionProofSchema = schemaRef('LedgerInclusionProof');
+export const ledgerConsistencyProofSchema = schemaRef('LedgerConsistencyProof');
+export const pickReceiptSchema = schemaRef('PickReceipt');
 export const webhookSubscriptionWithSecretSchema = schemaRef('WebhookSubscriptionWithSecret');
 export const webhookSubscriptionListSchema = schemaRef('WebhookSubscriptionList');
 export const webhookDeliveryListSchema = schemaRef('WebhookDeliveryList');

@@ -18,7 +18,7 @@ import {
   type PublicPickJson,
   type V1PickJson,
 } from '../../src/domain/pick-shape.js';
-import { LEDGER_HEAD, LEDGER_PAGE } from '../../src/domain/ledger-shape.js';
+import { LEDGER_HEAD, LEDGER_PAGE, LEDGER_INCLUSION_PROOF, LEDGER_CONSISTENCY_PROOF, PICK_RECEIPT } from '../../src/domain/ledger-shape.js';
 import { graphqlSelectionOfResource } from '../../src/domain/resource-shape.js';
 import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
 import { MATCH_ANALYSIS } from '../../src/domain/match-analysis-shape.js';
@@ -70,7 +70,7 @@ export const PUBLIC_PICK_FRAGMENT = `fragment PublicPick on Pick { ${selectionOf
  * The declared resources whose documents select them whole: each gets a fragment `<Type>Fields`
  * of every field its JSON shows (graphqlSelectionOfResource), for the REST documents.
  */
-const DECLARED_RESOURCES: readonly TObject[] = [TRACK_RECORD, MATCH_ANALYSIS, WEBHOOK_SUBSCRIPTION, WEBHOOK_SUBSCRIPTION_WITH_SECRET, WEBHOOK_DELIVERY, WEBHOOK_TEST_RESULT, WEBHOOK_REPLAY_RESULT, STREAM_TOKEN, USAGE, LEDGER_PAGE, LEDGER_HEAD];
+const DECLARED_RESOURCES: readonly TObject[] = [TRACK_RECORD, MATCH_ANALYSIS, WEBHOOK_SUBSCRIPTION, WEBHOOK_SUBSCRIPTION_WITH_SECRET, WEBHOOK_DELIVERY, WEBHOOK_TEST_RESULT, WEBHOOK_REPLAY_RESULT, STREAM_TOKEN, USAGE, LEDGER_PAGE, LEDGER_HEAD, LEDGER_INCLUSION_PROOF, LEDGER_CONSISTENCY_PROOF, PICK_RECEIPT];
 
 function resourceFragment(declaration: TObject): string {
   const type = (declaration as { graphqlName?: string }).graphqlName;

@@ -18,23 +18,36 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import { LEDGER_AFTER, LEDGER_PAGE as LEDGER_PAGE_SIZE } from '../../src/domain/bounds.js';
+import { LEDGER_AFTER, LEDGER_PAGE as LEDGER_PAGE_SIZE, LEDGER_SIZE } from '../../src/domain/bounds.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { CURRENT_LEDGER_HEAD, EMPTY_LEDGER_HEAD, LEDGER_CHECKPOINTS, LEDGER_PAGE } from '../../src/domain/ledger-shape.js';
+import { CURRENT_LEDGER_HEAD, EMPTY_LEDGER_HEAD, LEDGER_CHECKPOINTS, LEDGER_CONSISTENCY_PROOF, LEDGER_INCLUSION_PROOF, LEDGER_PAGE } from '../../src/domain/ledger-shape.js';
 import { resourceJson } from '../../src/domain/resource-shape.js';
 import { addDays, startOfUtcDay } from '../../src/domain/time.js';
 import type { Yoga } from '../../src/graphql/yoga.js';
+import { InvalidParameterError, NotFoundError, type ErrorCode } from '../../src/domain/errors.js';
 import { httpError, httpErrorOf, httpErrorOfGraphQL, type HttpError } from '../../src/server/http-errors.js';
-import { LedgerCheckpointsDocument, LedgerDocument, LedgerHeadDocument } from '../common/generated/graphql.js';
+import {
+  LedgerCheckpointsDocument,
+  LedgerConsistencyProofDocument,
+  LedgerDocument,
+  LedgerHeadDocument,
+  LedgerInclusionProofDocument,
+  LedgerKeyDocument,
+  LedgerSignedCheckpointDocument,
+} from '../common/generated/graphql.js';
 import { registerMethodNotAllowed } from '../common/method-not-allowed.js';
 import { openApiRouteSchema } from '../common/openapi.js';
 import { openOperation, prepareOperation, type OperationRunner } from '../common/operations.js';
-import { pageParam, parseParams, type ParamSpec } from '../common/params.js';
-import { ledgerCheckpointsSchema, ledgerHeadSchema, ledgerPageSchema } from '../common/schemas.js';
+import { inRestNames, pageParam, parseParams, type ParamSpec } from '../common/params.js';
+import { ledgerCheckpointsSchema, ledgerConsistencyProofSchema, ledgerHeadSchema, ledgerInclusionProofSchema, ledgerPageSchema } from '../common/schemas.js';
 import { answerRendered, CORS_HEADERS, PUBLIC_CACHE_CONTROL, PUBLIC_CACHE_TTL_MS, sendPublicError, type RenderedBody } from './plugin.js';
 import { SingleFlightCache } from '../common/single-flight-cache.js';
 
 export const LEDGER_PATH = '/api/public/ledger';
+
+const TEXT_PLAIN = 'text/plain; charset=utf-8';
+/** How long the latest signed checkpoint's body (and the proofs against it) is kept. */
+const SIGNED_CHECKPOINT_KEEP_MS = 5_000;
 
 /**
  * Bodies kept per instance: a page of 500 revealed entries is about 550 KB, so the bytes are
@@ -74,12 +87,12 @@ interface RenderedLedgerBody extends RenderedBody {
 }
 type RenderOutcome = RenderedLedgerBody | { error: HttpError };
 
-/** The JSON body with its ETag and headers, as sent on every hit. */
-function rendered(body: unknown, freshness: Pick<RenderedLedgerBody, 'staleAtMs' | 'immutable'>): RenderedLedgerBody {
-  const text = JSON.stringify(body);
+/** The JSON body (or the text, with its type) with its ETag and headers, as sent on every hit. */
+function rendered(body: unknown, freshness: Pick<RenderedLedgerBody, 'staleAtMs' | 'immutable'>, contentType = 'application/json; charset=utf-8'): RenderedLedgerBody {
+  const text = contentType.startsWith('application/json') ? JSON.stringify(body) : String(body);
   const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
   const notModifiedHeaders = Object.freeze({ ...CORS_HEADERS, 'cache-control': PUBLIC_CACHE_CONTROL, etag });
-  const headers = Object.freeze({ ...notModifiedHeaders, 'content-type': 'application/json; charset=utf-8' });
+  const headers = Object.freeze({ ...notModifiedHeaders, 'content-type': contentType });
   return { body: Buffer.from(text, 'utf8'), etag, headers, notModifiedHeaders, ...freshness };
 }
 
@@ -92,6 +105,10 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   const page = prepareOperation(schema, LedgerDocument);
   const head = prepareOperation(schema, LedgerHeadDocument);
   const checkpoints = prepareOperation(schema, LedgerCheckpointsDocument);
+  const signedCheckpoint = prepareOperation(schema, LedgerSignedCheckpointDocument);
+  const verifierKey = prepareOperation(schema, LedgerKeyDocument);
+  const inclusionProof = prepareOperation(schema, LedgerInclusionProofDocument);
+  const consistencyProof = prepareOperation(schema, LedgerConsistencyProofDocument);
 
   // Requests that miss together share one render; errors are answered, never kept.
   const cache = new SingleFlightCache<RenderOutcome>({
@@ -121,13 +138,19 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   };
 
   /** Runs one anonymous operation: its data, or the error to answer. */
-  async function run<T>(req: FastifyRequest, reply: FastifyReply, execute: (runner: OperationRunner) => Promise<ExecutionResult<T>>): Promise<{ data: T } | { error: HttpError }> {
+  async function run<T>(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    execute: (runner: OperationRunner) => Promise<ExecutionResult<T>>,
+    params: readonly ParamSpec[] = [],
+  ): Promise<{ data: T } | { error: HttpError }> {
     const runner = await openOperation(yoga, { req, reply, anonymous: true });
     if (runner instanceof GraphQLError) return { error: httpErrorOf(runner) };
     const result = await execute(runner);
     const error = result.errors?.[0];
     if (error || !result.data) {
-      return { error: error ? httpErrorOfGraphQL(error, { onUnexpected: (unexpected) => req.log.error({ error: unexpected }, 'ledger operation failed without a known code') }) : httpError('internal_error') };
+      // A refusal names the parameter as the caller sent it (tree_size, not treeSize).
+      return { error: error ? httpErrorOfGraphQL(inRestNames(error, params), { onUnexpected: (unexpected) => req.log.error({ error: unexpected }, 'ledger operation failed without a known code') }) : httpError('internal_error') };
     }
     return { data: result.data };
   }
@@ -138,7 +161,7 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   /** One anonymous GET of the ledger: documented, answered from the kept body of its key. */
   function read(
     path: string,
-    doc: { operationId: string; summary: string; description: string; params: readonly ParamSpec[]; responseSchema: object },
+    doc: { operationId: string; summary: string; description: string; params: readonly ParamSpec[]; responseSchema: object; contentType?: string; errors?: readonly ErrorCode[] },
     ask: (req: FastifyRequest) => Asked,
   ): void {
     app.route({
@@ -150,7 +173,8 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         url: path,
         successHeaders: PUBLIC_SUCCESS_HEADERS,
         otherResponses: NOT_MODIFIED,
-        errors: doc.params.length > 0 ? ['invalid_parameter'] : [],
+        errors: doc.errors ?? (doc.params.length > 0 ? ['invalid_parameter'] : []),
+        ...(doc.contentType ? { successMediaType: doc.contentType.split(';')[0]! } : {}),
         errorHeaders: PUBLIC_ERROR_HEADERS,
         anonymous: true,
       }),
@@ -253,6 +277,131 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         return rendered(resourceJson(LEDGER_CHECKPOINTS, { checkpoints: heads }), { staleAtMs: nextMidnight, immutable: false });
       },
     }),
+  );
+
+  // The signed checkpoint changes without an append (signing follows it by up to
+  // LEDGER_CHECKPOINT_SECONDS, cosignatures arrive after): its body and the default-size proofs are
+  // kept this long at most.
+  const latestStaleAt = () => clock.now().getTime() + SIGNED_CHECKPOINT_KEEP_MS;
+
+  read(
+    `${LEDGER_PATH}/checkpoint`,
+    {
+      operationId: 'getLedgerCheckpoint',
+      summary: 'The latest signed checkpoint (anonymous)',
+      description:
+        "The C2SP tlog-checkpoint of the ledger's RFC 9162 Merkle tree as a signed note (text/plain): origin, tree size, base64 root, a blank line, the log's Ed25519 signature line, " +
+        "then every witness's cosignature line (C2SP tlog-cosignature). Check it with the key of /api/public/ledger/key. 404 not_found before the first checkpoint.",
+      params: [],
+      responseSchema: { type: 'string', example: 'api.example.com/ledger\n1042\nA1b2...=\n\n\u2014 api.example.com/ledger 3ba5c1e2...\n' },
+      contentType: TEXT_PLAIN,
+      errors: ['not_found'],
+    },
+    () => ({
+      key: 'checkpoint',
+      render: async (req, reply) => {
+        const staleAtMs = latestStaleAt();
+        const outcome = await run(req, reply, (runner) => runner.execute(signedCheckpoint, {}));
+        if ('error' in outcome) return outcome;
+        const checkpoint = outcome.data.ledgerSignedCheckpoint;
+        if (!checkpoint) return { error: httpErrorOf(new NotFoundError('No checkpoint is signed yet: the ledger is empty, or its first entries are not a minute old.')) };
+        return rendered(checkpoint.note, { staleAtMs, immutable: false }, TEXT_PLAIN);
+      },
+    }),
+  );
+
+  read(
+    `${LEDGER_PATH}/key`,
+    {
+      operationId: 'getLedgerKey',
+      summary: "The checkpoints' verifier key (anonymous)",
+      description: 'The C2SP signed-note verifier key of the checkpoints, `<origin>+<key id>+<base64 key>` and a newline (text/plain). Fetch it once and pin it.',
+      params: [],
+      responseSchema: { type: 'string', example: 'api.example.com/ledger+3ba5c1e2+AYsW...\n' },
+      contentType: TEXT_PLAIN,
+    },
+    () => ({
+      key: 'key',
+      render: async (req, reply) => {
+        const outcome = await run(req, reply, (runner) => runner.execute(verifierKey, {}));
+        if ('error' in outcome) return outcome;
+        return rendered(`${outcome.data.ledgerKey}\n`, { staleAtMs: Infinity, immutable: true }, TEXT_PLAIN);
+      },
+    }),
+  );
+
+  /** A proof's parameters; a proof for given sizes never changes, one for the latest checkpoint's size goes with it. */
+  function proofRoute(
+    path: string,
+    doc: { operationId: string; summary: string; description: string; responseSchema: object },
+    params: readonly ParamSpec[],
+    defaulted: string,
+    render: (req: FastifyRequest, reply: FastifyReply, variables: Record<string, unknown>, params: readonly ParamSpec[]) => Promise<{ data: unknown } | { error: HttpError }>,
+  ): void {
+    read(path, { ...doc, params }, (req) => {
+      const parsed = parseParams(params, req.query as Record<string, unknown>, {});
+      if (parsed.error) return { error: httpErrorOf(parsed.error) };
+      const variables = parsed.variables;
+      const immutable = variables[defaulted] !== undefined;
+      return {
+        key: `${path} ${params.map((param) => variables[param.variable] ?? '').join(' ')}`,
+        render: async (req, reply) => {
+          const staleAtMs = immutable ? Infinity : latestStaleAt();
+          const outcome = await render(req, reply, variables, params);
+          if ('error' in outcome) return outcome;
+          return rendered(outcome.data, { staleAtMs, immutable });
+        },
+      };
+    });
+  }
+
+  const sizeParam = (name: string, variable: string, required: boolean, description: string): ParamSpec => ({
+    name,
+    in: 'query',
+    type: 'integer',
+    minimum: LEDGER_SIZE.min!,
+    maximum: LEDGER_SIZE.max,
+    variable,
+    required,
+    description,
+  });
+
+  proofRoute(
+    `${LEDGER_PATH}/proof/inclusion`,
+    {
+      operationId: 'getLedgerInclusionProof',
+      summary: 'Inclusion proof of an entry (anonymous)',
+      description:
+        'The RFC 9162 (section 2.1.3) inclusion proof of entry `seq` (leaf `seq - 1`, SHA-256(0x00 || its hash)) in the tree of the first `tree_size` entries; ' +
+        "`tree_size` defaults to the latest checkpoint's. A proof for a given tree_size never changes.",
+      responseSchema: ledgerInclusionProofSchema,
+    },
+    [sizeParam('seq', 'seq', true, 'The entry.'), sizeParam('tree_size', 'treeSize', false, "The tree's size, at least seq and at most the ledger's length; default: the latest checkpoint's.")],
+    'treeSize',
+    async (req, reply, variables, params) => {
+      if (variables.seq === undefined) return { error: httpErrorOf(new InvalidParameterError('seq', 'seq is required')) };
+      const outcome = await run(req, reply, (runner) => runner.execute(inclusionProof, variables as { seq: number; treeSize?: number }), params);
+      return 'error' in outcome ? outcome : { data: resourceJson(LEDGER_INCLUSION_PROOF, outcome.data.ledgerInclusionProof) };
+    },
+  );
+
+  proofRoute(
+    `${LEDGER_PATH}/proof/consistency`,
+    {
+      operationId: 'getLedgerConsistencyProof',
+      summary: 'Consistency proof between two tree sizes (anonymous)',
+      description:
+        'The RFC 9162 (section 2.1.4) consistency proof from the tree of the first `from` entries (an archived checkpoint) to the tree of the first `to`; ' +
+        "`to` defaults to the latest checkpoint's. A proof for given sizes never changes.",
+      responseSchema: ledgerConsistencyProofSchema,
+    },
+    [sizeParam('from', 'from', true, 'The older size.'), sizeParam('to', 'to', false, "The newer size, at least from and at most the ledger's length; default: the latest checkpoint's.")],
+    'to',
+    async (req, reply, variables, params) => {
+      if (variables.from === undefined) return { error: httpErrorOf(new InvalidParameterError('from', 'from is required')) };
+      const outcome = await run(req, reply, (runner) => runner.execute(consistencyProof, variables as { from: number; to?: number }), params);
+      return 'error' in outcome ? outcome : { data: resourceJson(LEDGER_CONSISTENCY_PROOF, outcome.data.ledgerConsistencyProof) };
+    },
   );
 
   return { invalidate };

@@ -11,10 +11,11 @@ import { MARKETS } from '../../src/domain/market.js';
 import { SPORT_SLUGS } from '../../src/domain/sports.js';
 import type { HeaderSpec } from '../common/openapi.js';
 import { pageParam, type ParamSpec } from '../common/params.js';
-import { matchAnalysisSchema, pickListSchema, trackRecordSchema } from '../common/schemas.js';
-import { ListPicksDocument, MatchAnalysisDocument, TrackRecordDocument } from '../common/generated/graphql.js';
+import { matchAnalysisSchema, pickListSchema, pickReceiptSchema, trackRecordSchema } from '../common/schemas.js';
+import { ListPicksDocument, MatchAnalysisDocument, PickReceiptDocument, TrackRecordDocument } from '../common/generated/graphql.js';
 import { v1Pick } from '../common/v1-json.js';
 import { MATCH_ANALYSIS } from '../../src/domain/match-analysis-shape.js';
+import { PICK_RECEIPT } from '../../src/domain/ledger-shape.js';
 import { resourceJson } from '../../src/domain/resource-shape.js';
 import { TRACK_RECORD } from '../../src/domain/track-record-shape.js';
 
@@ -147,6 +148,24 @@ export const REST_ROUTES: readonly RestRoute[] = [
     toBody: ({ matchAnalysis: analysis }) => {
       if (!analysis) throw new NotFoundError('No analysis exists for this match.');
       return resourceJson(MATCH_ANALYSIS, analysis);
+    },
+  }),
+  restRoute({
+    operationId: 'getPickReceipt',
+    // Not kept in the read cache: a new checkpoint changes it without any change of a pick.
+    method: 'GET',
+    url: '/api/v1/picks/:id/receipt',
+    summary: "A pick's ledger receipt, to check offline",
+    description:
+      "The pick's ledger entries, each with its pick, salt and RFC 9162 inclusion proof against the latest signed checkpoint, and that checkpoint with its cosignatures. " +
+      'Entries appended after it are listed in `pending`. 404 not_found for an unknown or hidden pick. See "Verifying the record".',
+    document: PickReceiptDocument,
+    params: [{ name: 'id', in: 'path', type: 'string', format: 'uuid', required: true, variable: 'id', description: 'The pick id.' }],
+    responseSchema: pickReceiptSchema,
+    errors: [401, 403, 404, 429],
+    toBody: ({ pick }) => {
+      if (!pick?.receipt) throw new NotFoundError('No visible pick on the ledger has this id.');
+      return resourceJson(PICK_RECEIPT, pick.receipt);
     },
   }),
 ];

@@ -3,7 +3,9 @@
  * Verifies the public ledger of a picks service (docs/API.md, "Verifying the record"), as a
  * customer would: this file uses nothing but Node (>= 20) itself, so you can read all of it.
  *
- *   node docs/examples/verify-ledger.mjs <base_url> [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]
+ *   node docs/examples/verify-ledger.mjs <base_url> [--key <log key>] [--witness <witness key>]...
+ *       [--checkpoint <file>]... [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]
+ *   node docs/examples/verify-ledger.mjs --receipt <file.json>... --key <log key> [--witness <witness key>]...
  *   npm run verify-ledger -- <base_url> ...
  *
  * It prints a summary first (the result, or the first check that fails; entries; picks, imported
@@ -41,6 +43,44 @@
  *     ("Settlement of lines") give for that score; the closing-line value (CLV) is printed;
  *  and head, checkpoint: the service's head and daily checkpoints are entries of the chain.
  *
+ * The service also keeps a Merkle tree over the entries (RFC 9162, section 2.1: the leaves are the
+ * entries in seq order, the leaf of an entry is SHA-256(0x00 || its hash as 32 bytes)) and signs
+ * its root in a checkpoint, a signed note of the transparency logs (c2sp.org/signed-note,
+ * c2sp.org/tlog-checkpoint: "<origin>\n<tree size>\n<base64 root>\n", then "— <key name>
+ * <base64 signature>" lines). It fetches the latest (GET /api/public/ledger/checkpoint) and the
+ * log's key (GET /api/public/ledger/key), and checks (a failure about a checkpoint is reported at
+ * its tree size, the last seq it covers):
+ *
+ * 10. key, signature  the checkpoint is signed (Ed25519) by the log's key: the key you pin with
+ *     --key <name>+<id>+<key> (a service serving another key fails `key`), else the key it
+ *     serves, which proves only that the checkpoint and the key came from the same place;
+ * 11. checkpoint_root  its root is the root of the tree of the first <tree size> entries
+ *     downloaded: the checkpoint and the chain tell the same history;
+ * 12. witness  every witness named with --witness <name>+<id>+<key> (repeatable) cosigned it
+ *     (c2sp.org/tlog-cosignature, cosignature/v1): a witness cosigns only a checkpoint consistent
+ *     with every one it saw before, so a history forked for you alone lacks its cosignature;
+ * 13. consistency  every checkpoint you archived earlier (--checkpoint <file>, repeatable: the
+ *     note as served) is signed by the key, its root is the root of the chain served now at its
+ *     size, and the service proves it consistent with the latest (RFC 9162 consistency proof,
+ *     GET /api/public/ledger/proof/consistency): the log only ever grew;
+ * 14. inclusion  with --received, each ledger_hash received for an entry the checkpoint covers
+ *     is proved to be that entry of its tree (RFC 9162 inclusion proof, GET
+ *     /api/public/ledger/proof/inclusion), one request at a time.
+ * An empty ledger has no checkpoint yet: the summary says so, nothing fails.
+ *
+ * A receipt (GET /api/v1/picks/:id/receipt, saved as a file) is checked offline, without the
+ * service: --receipt <file.json> (repeatable) with --key, which it requires (the key a receipt
+ * carries proves nothing). Its checkpoint must be signed by that key (signature), and cosigned by
+ * every --witness (witness); its tree_size must be the checkpoint's (tree_size); each entry's
+ * hash is recomputed from its seven clear fields (hash), its commitment from its pick and salt
+ * (commitment), and each entry the checkpoint covers is proved included at leaf seq - 1
+ * (inclusion). Entries appended after the checkpoint are pending: listed as notes, checked by a
+ * later receipt.
+ *
+ * The pieces are exported for your own tools: verifyLedger, formatReport, verifyReceipt,
+ * formatReceipt; treeRoot, leafHash, verifyInclusion, verifyConsistency (RFC 9162); and
+ * parseVerifierKey, parseNote, verifyNote, parseCheckpoint, openCheckpoint, verifyCosignature (C2SP).
+ *
  * With --anchor seq:hash (repeatable) the chain's entry at seq must still have that hash: give it
  * the heads (GET /api/public/ledger/head) you archived earlier. With --received file.jsonl (one
  * webhook body per line) each body's data.ledger_seq / data.ledger_hash must be in the chain, and
@@ -51,17 +91,21 @@
  * once the result was known; entries cannot be removed, reordered or rewritten without breaking
  * every later hash. Against an operator rewriting the whole chain, only a head kept outside the
  * service protects you: an archived head (--anchor), the ledger_hash of a webhook you received
- * (--received), or someone else's copy. The times in the chain are the operator's own word,
- * backed only by such outside copies.
+ * (--received), an archived checkpoint or receipt (--checkpoint, --receipt: a checkpoint commits
+ * to every entry before it), or someone else's copy. Witnesses are such copies kept by others:
+ * with their cosignatures required (--witness), the operator cannot show you a history it does
+ * not show them. The times in the chain are the operator's own word, backed only by such outside
+ * copies.
  *
  * What it cannot prove: that the operator published every pick it found (a pick it never
  * published is not in the ledger, so a record can still be flattered by picks it chose not to
  * publish), that final scores and closing odds are the real ones (compare them with a source you
  * trust), or anything about the timing of imported picks.
  *
- * Exit code: 0 when every check holds, 1 when one fails, 2 when the ledger could not be read.
+ * Exit code: 0 when every check holds, 1 when one fails, 2 when the ledger or a file could not be
+ * read or the arguments are wrong (a --receipt without --key among them).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
@@ -152,12 +196,375 @@ export function resultsFromScore(pick, home, away) {
   return result === null ? null : [result];
 }
 
+// ---- The Merkle tree (RFC 9162, section 2.1)
+
+const sha256 = (...parts) => createHash('sha256').update(Buffer.concat(parts)).digest();
+const half = (n) => Math.floor(n / 2);
+const isOdd = (n) => n % 2 === 1;
+function isPowerOfTwo(n) {
+  let k = 1;
+  while (k < n) k *= 2;
+  return k === n;
+}
+
+/** The leaf of an entry: SHA-256(0x00 || the entry's hash as 32 bytes). */
+export function leafHash(entryHashHex) {
+  if (typeof entryHashHex !== 'string' || !HEX_256.test(entryHashHex)) throw new TypeError('an entry hash is 64 lower-case hex digits');
+  return sha256(Buffer.from([0x00]), Buffer.from(entryHashHex, 'hex'));
+}
+
+/** An interior node: SHA-256(0x01 || left || right). */
+export function nodeHash(left, right) {
+  return sha256(Buffer.from([0x01]), left, right);
+}
+
+/**
+ * The root of the tree over these leaf hashes: the left subtree holds the largest power of two
+ * of leaves below their number, the right one the rest. The empty tree's root is SHA-256 of nothing.
+ */
+export function treeRoot(leaves, start = 0, end = leaves.length) {
+  const n = end - start;
+  if (n === 0) return sha256();
+  if (n === 1) return leaves[start];
+  let split = 1;
+  while (split * 2 < n) split *= 2;
+  return nodeHash(treeRoot(leaves, start, start + split), treeRoot(leaves, start + split, end));
+}
+
+/** The root of the tree of the first `size` entries; null when one of their hashes is malformed (its hash check fails). */
+function rootOfEntries(entries, size) {
+  try {
+    return treeRoot(entries.slice(0, size).map((entry) => leafHash(entry.hash)));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * RFC 9162, 2.1.3.2: does `proof` (the sibling hashes, bottom up) prove the leaf hash `leaf` to
+ * be the leaf at `leafIndex` of the tree of `treeSize` leaves whose root is `root`?
+ */
+export function verifyInclusion(leafIndex, treeSize, leaf, proof, root) {
+  if (!Number.isSafeInteger(leafIndex) || !Number.isSafeInteger(treeSize) || leafIndex < 0 || leafIndex >= treeSize) return false;
+  let fn = leafIndex;
+  let sn = treeSize - 1;
+  let r = leaf;
+  for (const p of proof) {
+    if (sn === 0) return false; // a longer path than the tree is deep
+    if (isOdd(fn) || fn === sn) {
+      r = nodeHash(p, r);
+      // The last node of its level has no right sibling: climb to where it is a right child.
+      while (fn !== 0 && !isOdd(fn)) [fn, sn] = [half(fn), half(sn)];
+    } else {
+      r = nodeHash(r, p);
+    }
+    [fn, sn] = [half(fn), half(sn)];
+  }
+  return sn === 0 && r.equals(root);
+}
+
+/**
+ * RFC 9162, 2.1.4.2: does `proof` show the tree of `first` leaves with root `firstRoot` to be the
+ * beginning of the tree of `second` leaves with root `secondRoot`? A tree is consistent with
+ * itself (same root, empty proof), and the empty tree with every tree.
+ */
+export function verifyConsistency(first, second, firstRoot, secondRoot, proof) {
+  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 0 || first > second) return false;
+  if (first === second) return proof.length === 0 && firstRoot.equals(secondRoot);
+  if (first === 0) return proof.length === 0;
+  if (proof.length === 0) return false;
+  // A first tree of a power of two leaves is a node of the second: its root starts the path.
+  const path = isPowerOfTwo(first) ? [firstRoot, ...proof] : proof;
+  let fn = first - 1;
+  let sn = second - 1;
+  while (isOdd(fn)) [fn, sn] = [half(fn), half(sn)];
+  let fr = path[0];
+  let sr = path[0];
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (isOdd(fn) || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      while (fn !== 0 && !isOdd(fn)) [fn, sn] = [half(fn), half(sn)];
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    [fn, sn] = [half(fn), half(sn)];
+  }
+  return sn === 0 && fr.equals(firstRoot) && sr.equals(secondRoot);
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Standard base64 (with padding) to bytes; null when it is not. */
+function fromBase64(text) {
+  return typeof text === 'string' && BASE64.test(text) ? Buffer.from(text, 'base64') : null;
+}
+
+/** A hash on the wire: 32 bytes in base64; null when it is not. */
+export function hashFromBase64(text) {
+  const bytes = fromBase64(text);
+  return bytes !== null && bytes.length === 32 ? bytes : null;
+}
+
+/** A proof's hashes; null when one is not a hash. */
+function proofFromBase64(hashes) {
+  if (!Array.isArray(hashes)) return null;
+  const proof = hashes.map(hashFromBase64);
+  return proof.includes(null) ? null : proof;
+}
+
+// ---- Signed notes, checkpoints and cosignatures (c2sp.org/signed-note, tlog-checkpoint, tlog-cosignature)
+
+/** The signature types this verifier knows: Ed25519 over the note (a log), timestamped Ed25519 cosignature/v1 (a witness). */
+export const NOTE_ED25519 = 0x01;
+export const COSIGNATURE_ED25519 = 0x04;
+
+/**
+ * A verifier key, "<name>+<key id, 8 hex digits>+<base64(type || 32-byte Ed25519 public key)>".
+ * The key id must be the first 4 bytes of SHA-256(name || "\n" || type || public key).
+ */
+export function parseVerifierKey(text) {
+  const match = /^([^+\s]+)\+([0-9a-fA-F]{8})\+(\S+)$/.exec(typeof text === 'string' ? text.trim() : '');
+  if (!match) throw new Error(`not a verifier key <name>+<key id>+<base64 key>: ${text}`);
+  const [, name, idHex, material] = match;
+  const bytes = fromBase64(material);
+  if (bytes === null || bytes.length !== 33 || (bytes[0] !== NOTE_ED25519 && bytes[0] !== COSIGNATURE_ED25519)) {
+    throw new Error(`not an Ed25519 key (type 0x01, a log's, or 0x04, a witness's): ${text}`);
+  }
+  const [type, raw] = [bytes[0], bytes.subarray(1)];
+  const id = sha256(Buffer.from(`${name}\n`, 'utf8'), Buffer.from([type]), raw).subarray(0, 4);
+  if (id.toString('hex') !== idHex.toLowerCase()) throw new Error(`the key id ${idHex} is not the id of ${name}'s key (${id.toString('hex')}): ${text}`);
+  const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+  return { text: match[0], name, id, type, raw, publicKey };
+}
+
+const asKey = (key) => (typeof key === 'string' ? parseVerifierKey(key) : key);
+const sameKey = (a, b) => a.name === b.name && a.type === b.type && a.raw.equals(b.raw);
+const idHex = (id) => id.toString('hex');
+
+/**
+ * A signed note's text (up to and with the newline before the last blank line) and its
+ * signature lines "— <key name> <base64(4-byte key id || signature)>". Throws when malformed.
+ */
+export function parseNote(note) {
+  if (typeof note !== 'string') throw new Error('a note is text');
+  if (/[\u0000-\u0009\u000b-\u001f]/.test(note)) throw new Error('a note has no control characters but newlines');
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0 || !note.endsWith('\n')) throw new Error('a note is a text, a blank line and signature lines, each ending in a newline');
+  const text = note.slice(0, split + 1);
+  const signatures = note
+    .slice(split + 2, -1)
+    .split('\n')
+    .map((line) => {
+      const match = /^\u2014 ([^\s+]+) (\S+)$/.exec(line);
+      const bytes = match ? fromBase64(match[2]) : null;
+      if (bytes === null || bytes.length < 5) throw new Error(`not a signature line "— <key name> <base64 signature>": ${line}`);
+      return { name: match[1], keyId: bytes.subarray(0, 4), signature: bytes.subarray(4) };
+    });
+  return { text, signatures };
+}
+
+/**
+ * The note's text and signatures when it carries a valid signature by this log key (type 0x01;
+ * Ed25519 over the text). Throws, saying why, when it does not: no signature by the key (a line
+ * with the key's name but another key id was made by another key), or one that does not verify.
+ */
+export function verifyNote(note, key) {
+  const logKey = asKey(key);
+  if (logKey.type !== NOTE_ED25519) throw new Error(`${logKey.name}'s key is not a log key (type 0x01)`);
+  const { text, signatures } = parseNote(note);
+  const named = signatures.filter((s) => s.name === logKey.name);
+  const mine = named.filter((s) => s.keyId.equals(logKey.id));
+  if (mine.length === 0) {
+    const others = named.map((s) => idHex(s.keyId)).join(', ');
+    throw new Error(`no signature by the key ${logKey.name}+${idHex(logKey.id)}${others ? ` (the note's signature named ${logKey.name} is by the key id ${others}: another key)` : ''}`);
+  }
+  for (const s of mine) {
+    if (s.signature.length !== 64 || !verify(null, Buffer.from(text, 'utf8'), logKey.publicKey, s.signature)) {
+      throw new Error(`the signature by ${logKey.name} does not verify: the note was changed after it was signed`);
+    }
+  }
+  return { text, signatures };
+}
+
+/** A checkpoint's text: origin, tree size (decimal), root (base64), then optional extension lines. Throws when malformed. */
+export function parseCheckpoint(text) {
+  const lines = text.split('\n');
+  const [origin, size, root] = lines;
+  if (lines.length < 4 || lines.at(-1) !== '' || lines.slice(0, -1).includes('')) throw new Error('a checkpoint is at least three non-empty lines: origin, tree size, root hash');
+  if (!/^(0|[1-9][0-9]*)$/.test(size) || !Number.isSafeInteger(Number(size))) throw new Error(`the tree size ${size} is not a decimal number`);
+  const rootHash = hashFromBase64(root);
+  if (rootHash === null) throw new Error(`the root ${root} is not a base64 SHA-256 hash`);
+  return { origin, size: Number(size), root: rootHash };
+}
+
+/** A checkpoint signed by the log key, parsed: { origin, size, root, text, signatures }. Its origin must be the key's name. */
+export function openCheckpoint(note, key) {
+  const logKey = asKey(key);
+  const { text, signatures } = verifyNote(note, logKey);
+  const checkpoint = parseCheckpoint(text);
+  if (checkpoint.origin !== logKey.name) throw new Error(`the checkpoint is of the log ${checkpoint.origin}, the key is ${logKey.name}'s`);
+  return { ...checkpoint, text, signatures };
+}
+
+/** The tree size a note claims, unverified: only to name a failure. 0 when there is none. */
+function claimedSize(note) {
+  try {
+    return parseCheckpoint(parseNote(note).text).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The witness's cosignature/v1 on the checkpoint `note`: a line "— <witness name>
+ * <base64(key id || 8-byte big-endian time || Ed25519 signature)>" whose signature is over
+ * "cosignature/v1\ntime <time>\n" followed by the checkpoint's text. Returns { timestamp } (Unix
+ * seconds); throws, saying why, when there is none, it was made by another key, or it does not verify.
+ */
+export function verifyCosignature(note, witnessKey) {
+  const witness = asKey(witnessKey);
+  if (witness.type !== COSIGNATURE_ED25519) throw new Error(`${witness.name}'s key is not a witness key (type 0x04)`);
+  const { text, signatures } = parseNote(note);
+  const named = signatures.filter((s) => s.name === witness.name);
+  const mine = named.filter((s) => s.keyId.equals(witness.id));
+  if (mine.length === 0) {
+    if (named.length === 0) throw new Error(`no cosignature by ${witness.name}`);
+    throw new Error(`the cosignature named ${witness.name} is by the key id ${named.map((s) => idHex(s.keyId)).join(', ')}, not ${idHex(witness.id)}: another key`);
+  }
+  let timestamp = 0;
+  for (const s of mine) {
+    if (s.signature.length !== 8 + 64) throw new Error(`the cosignature by ${witness.name} is not a time and an Ed25519 signature`);
+    const time = s.signature.readBigUInt64BE(0);
+    const message = Buffer.from(`cosignature/v1\ntime ${time}\n${text}`, 'utf8');
+    if (!verify(null, message, witness.publicKey, s.signature.subarray(8))) throw new Error(`the cosignature by ${witness.name} does not verify: the checkpoint or its time was changed`);
+    timestamp = Number(time);
+  }
+  return { timestamp };
+}
+
+/** Each witness's cosignature on a verified checkpoint: the failures (check `witness`), and how many cosigned. */
+function checkWitnesses(note, size, witnesses, fail) {
+  let cosigned = 0;
+  for (const witness of witnesses) {
+    try {
+      verifyCosignature(note, witness);
+      cosigned += 1;
+    } catch (error) {
+      fail(size, 'witness', `witness ${witness.name}: ${error.message}`);
+    }
+  }
+  return cosigned;
+}
+
+// ---- Receipts, checked offline
+
+/**
+ * Checks a receipt (GET /api/v1/picks/:id/receipt) with the log key you trust, and no service:
+ * its checkpoint's signature and, for each witness key given, cosignature; its tree_size; each
+ * entry's hash and commitment; and the inclusion of each entry the checkpoint covers. Returns
+ * { ok, failures, notes, pickId, checkpoint, entries, included, pending }.
+ */
+export function verifyReceipt(receipt, { key, witnesses = [] } = {}) {
+  if (!key) throw new TypeError('a receipt is checked with the log key you trust: the key it carries proves nothing');
+  const logKey = asKey(key);
+  const witnessKeys = witnesses.map(asKey);
+  const failures = [];
+  const notes = [];
+  const fail = (seq, check, message) => failures.push({ seq, check, message });
+  const entries = Array.isArray(receipt?.entries) ? receipt.entries : [];
+  if (!Array.isArray(receipt?.entries)) fail(0, 'receipt', 'the receipt has no entries');
+
+  let servedKey = null;
+  try {
+    servedKey = parseVerifierKey(receipt?.key);
+  } catch {
+    // A receipt without a readable key: the key you gave decides anyway.
+  }
+  if (servedKey === null || !sameKey(servedKey, logKey)) fail(0, 'key', `the receipt names the key ${receipt?.key}, not the key you gave ${logKey.text}`);
+
+  let checkpoint = null;
+  let cosigned = 0;
+  if (receipt?.checkpoint === null || receipt?.checkpoint === undefined) {
+    if (receipt?.tree_size !== null && receipt?.tree_size !== undefined) fail(0, 'tree_size', `the receipt says tree_size ${receipt.tree_size} but carries no checkpoint`);
+    if (entries.length > 0) notes.push('no checkpoint yet: no entry is covered by a signed tree; a later receipt will be');
+  } else {
+    try {
+      checkpoint = openCheckpoint(receipt.checkpoint, logKey);
+    } catch (error) {
+      fail(claimedSize(receipt.checkpoint), 'signature', `the receipt's checkpoint: ${error.message}`);
+    }
+    if (checkpoint !== null) {
+      if (receipt.tree_size !== checkpoint.size) fail(checkpoint.size, 'tree_size', `the receipt says tree_size ${receipt.tree_size}, its signed checkpoint ${checkpoint.size}`);
+      cosigned = checkWitnesses(receipt.checkpoint, checkpoint.size, witnessKeys, fail);
+    }
+  }
+
+  let included = 0;
+  const pending = [];
+  for (const entry of entries) {
+    const seq = entry?.seq;
+    if (entry?.hash !== hashOrNull(entry)) fail(seq, 'hash', 'the hash is not the hash of the entry\'s fields: the entry was changed');
+    const { pick, salt } = entry ?? {};
+    if (typeof salt !== 'string' || !HEX_256.test(salt) || pick === null || typeof pick !== 'object' || commitmentOf(pick, salt) !== entry.commitment) {
+      fail(seq, 'commitment', 'the pick and salt do not give the commitment: the pick shown is not the pick committed');
+    } else if (pick.id !== entry.pick_id || entry.pick_id !== receipt.pick_id) {
+      fail(seq, 'pick_fields', `the entry is about ${entry.pick_id}, its pick is ${pick.id}, the receipt is for ${receipt.pick_id}`);
+    }
+    if (checkpoint === null) continue;
+    if (!Number.isSafeInteger(seq) || seq < 1) {
+      fail(seq, 'inclusion', `seq ${seq} is not a position in the tree`);
+    } else if (seq > checkpoint.size) {
+      pending.push(seq);
+    } else {
+      const proof = proofFromBase64(entry.inclusion);
+      const proved = entry.leaf_index === seq - 1 && proof !== null && HEX_256.test(entry.hash) && verifyInclusion(seq - 1, checkpoint.size, leafHash(entry.hash), proof, checkpoint.root);
+      if (proved) included += 1;
+      else fail(seq, 'inclusion', `the inclusion proof does not prove the entry to be leaf ${seq - 1} of the checkpoint of size ${checkpoint.size}`);
+    }
+  }
+  for (const seq of pending) notes.push(`seq ${seq}: appended after the checkpoint (size ${checkpoint.size}), not covered yet: a later receipt covers it`);
+
+  return {
+    ok: failures.length === 0,
+    failures,
+    notes,
+    pickId: receipt?.pick_id ?? null,
+    checkpoint: checkpoint === null ? null : { origin: checkpoint.origin, size: checkpoint.size, root: checkpoint.root.toString('base64'), keyName: logKey.name, cosignatures: checkpoint.signatures.length - 1, witnesses: witnessKeys.length, cosigned },
+    entries: entries.length,
+    included,
+    pending,
+  };
+}
+
 // ---- Reading the ledger
 
 async function getJson(url) {
   const response = await fetch(url, { headers: { accept: 'application/json' } });
   if (!response.ok) throw new Error(`GET ${url} answered HTTP ${response.status}`);
   return response.json();
+}
+
+/** The text at `url`; null when the service answers 404: nothing there (an empty ledger has no checkpoint). */
+async function getText(url) {
+  const response = await fetch(url, { headers: { accept: 'text/plain' } });
+  if (response.status === 404) {
+    await response.body?.cancel();
+    return null;
+  }
+  if (!response.ok) throw new Error(`GET ${url} answered HTTP ${response.status}`);
+  return response.text();
+}
+
+/** A proof the service owes: { proof } or, when it answers an HTTP error, { error } (a failure of the check, not of the download). */
+async function getProof(url) {
+  const response = await fetch(url, { headers: { accept: 'application/json' } });
+  if (!response.ok) {
+    await response.body?.cancel();
+    return { error: `GET ${url} answered HTTP ${response.status}` };
+  }
+  return { proof: await response.json() };
 }
 
 /** Every entry, in seq order, page by page. */
@@ -189,11 +596,15 @@ const time = (iso) => Date.parse(iso);
 
 /**
  * Downloads and checks the ledger of the service at `baseUrl`. anchors: [{ seq, hash }] heads
- * archived earlier; received: webhook bodies (objects or JSON text); now: the time check 5 uses.
+ * archived earlier; received: webhook bodies (objects or JSON text); now: the time check 5 uses;
+ * key: the log's verifier key you pin (text); witnesses: witness verifier keys (text); archived:
+ * signed checkpoints (note text) archived earlier.
  */
-export async function verifyLedger(baseUrl, { anchors = [], received = [], now = new Date() } = {}) {
+export async function verifyLedger(baseUrl, { anchors = [], received = [], now = new Date(), key = null, witnesses = [], archived = [] } = {}) {
   const base = baseUrl.replace(/\/+$/, '');
   // The head and checkpoints first: the chain fetched after them must contain them.
+  const servedKey = await getText(`${base}/api/public/ledger/key`);
+  const signed = await getText(`${base}/api/public/ledger/checkpoint`);
   const head = await getJson(`${base}/api/public/ledger/head`);
   const { checkpoints } = await getJson(`${base}/api/public/ledger/checkpoints`);
   const entries = await fetchChain(base);
@@ -315,6 +726,7 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
 
   // --received: webhook bodies.
   const receivedSummary = { checked: 0, skipped: 0, unrevealed: 0 };
+  const receivedHashes = [];
   for (const item of received) {
     const body = typeof item === 'string' ? JSON.parse(item) : item;
     const data = body?.data;
@@ -323,6 +735,7 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
       continue;
     }
     receivedSummary.checked += 1;
+    receivedHashes.push({ seq: data.ledger_seq, hash: data.ledger_hash });
     const entry = bySeq.get(data.ledger_seq);
     if (!entry || entry.hash !== data.ledger_hash) {
       fail(data.ledger_seq, 'received', `webhook ${body.id} names ${data.ledger_seq}:${data.ledger_hash}, the chain has ${entry ? entry.hash : 'no such entry'}`);
@@ -336,6 +749,9 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
       if (differs) fail(entry.seq, 'received', `webhook ${body.id} carried a pick that differs from the one committed at seq ${entry.seq}`);
     }
   }
+
+  // 10-14: the signed tree.
+  const tree = await checkTree(base, { entries, servedKey, signed, key, witnesses, archived, receivedHashes, fail });
 
   const counts = {};
   for (const entry of entries) counts[entry.type] = (counts[entry.type] ?? 0) + 1;
@@ -354,13 +770,128 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
     meanClv: clvs.length === 0 ? null : clvs.reduce((sum, clv) => sum + clv, 0) / clvs.length,
     anchors: anchors.length,
     received: receivedSummary,
+    tree,
   };
+}
+
+/**
+ * Checks 10 to 14: the latest signed checkpoint against the key, the chain and the witnesses; the
+ * archived checkpoints against it; the received hashes' inclusion in it. Returns what the summary
+ * prints: { key, pinned, checkpoint, archived, inclusion: the received hashes proved included, and those after the checkpoint }.
+ */
+async function checkTree(base, { entries, servedKey, signed, key, witnesses, archived, receivedHashes, fail }) {
+  const pinned = key === null ? null : asKey(key);
+  const witnessKeys = witnesses.map(asKey);
+  const size = signed === null ? 0 : claimedSize(signed);
+
+  // 10: which key. A pinned key decides; the served key only when none is pinned.
+  let served = null;
+  try {
+    served = servedKey === null ? null : parseVerifierKey(servedKey);
+  } catch (error) {
+    fail(size, 'key', `the key the service serves is not a verifier key: ${error.message}`);
+  }
+  if (pinned !== null && served === null && servedKey === null) fail(size, 'key', 'the service serves no key (GET /api/public/ledger/key answered 404)');
+  if (pinned !== null && served !== null && !sameKey(pinned, served)) fail(size, 'key', `the service serves the key ${served.text}, not the key you pinned ${pinned.text}`);
+  const logKey = pinned ?? served;
+  const summary = { key: served?.text ?? null, pinned: pinned !== null, checkpoint: null, archived: archived.length, inclusion: { included: 0, after: 0 } };
+
+  let latest = null;
+  if (signed === null) {
+    // An empty ledger has no checkpoint. One with entries should: witnesses then cannot have cosigned anything.
+    if (entries.length > 0) for (const witness of witnessKeys) fail(0, 'witness', `witness ${witness.name}: the service serves no checkpoint to cosign`);
+  } else if (logKey === null) {
+    fail(size, 'signature', 'no key to check the checkpoint with: the service serves none, give it with --key');
+  } else {
+    try {
+      latest = openCheckpoint(signed, logKey);
+    } catch (error) {
+      fail(size, 'signature', `the latest checkpoint: ${error.message}`);
+    }
+  }
+
+  if (latest !== null) {
+    // 11: the checkpoint's root is the chain's.
+    const root = latest.size > entries.length ? null : rootOfEntries(entries, latest.size);
+    if (latest.size > entries.length) fail(latest.size, 'checkpoint_root', `the checkpoint covers ${latest.size} entries, the chain served has ${entries.length}`);
+    else if (root === null) fail(latest.size, 'checkpoint_root', `an entry among the first ${latest.size} has a malformed hash: no tree can be computed`);
+    else if (!root.equals(latest.root)) fail(latest.size, 'checkpoint_root', `the checkpoint's root ${latest.root.toString('base64')} is not the root of the first ${latest.size} entries served (${root.toString('base64')})`);
+    // 12: the witnesses.
+    const cosigned = checkWitnesses(signed, latest.size, witnessKeys, fail);
+    const cosignatures = latest.signatures.length - latest.signatures.filter((s) => s.name === logKey.name && s.keyId.equals(logKey.id)).length;
+    summary.checkpoint = { origin: latest.origin, size: latest.size, root: latest.root.toString('base64'), keyName: logKey.name, cosignatures, witnesses: witnessKeys.length, cosigned };
+  } else if (signed !== null) {
+    summary.checkpoint = { size, unverified: true };
+  }
+
+  // 13: the checkpoints archived earlier.
+  for (const note of archived) {
+    let old;
+    try {
+      if (logKey === null) throw new Error('no key to check it with: the service serves none, give it with --key');
+      old = openCheckpoint(note, logKey);
+    } catch (error) {
+      fail(claimedSize(note), 'signature', `an archived checkpoint: ${error.message}`);
+      continue;
+    }
+    const root = old.size > entries.length ? null : rootOfEntries(entries, old.size);
+    if (old.size > entries.length) fail(old.size, 'consistency', `the archived checkpoint covers ${old.size} entries, the chain served now has ${entries.length}: entries were removed`);
+    else if (root !== null && !root.equals(old.root)) fail(old.size, 'consistency', `the archived root ${old.root.toString('base64')} is not the root of the first ${old.size} entries served now: history was rewritten`);
+    if (signed === null) {
+      if (old.size > 0) fail(old.size, 'consistency', `the service serves no checkpoint now, you archived one of size ${old.size}`);
+    } else if (latest !== null) {
+      if (old.size > latest.size) {
+        fail(old.size, 'consistency', `the archived checkpoint (size ${old.size}) is larger than the latest (size ${latest.size}): the log shrank`);
+      } else if (old.size === latest.size || old.size === 0) {
+        if (!verifyConsistency(old.size, latest.size, old.root, latest.root, [])) fail(old.size, 'consistency', `the archived checkpoint and the latest have the same size ${old.size} and different roots: a fork`);
+      } else {
+        const { proof, error } = await getProof(`${base}/api/public/ledger/proof/consistency?from=${old.size}&to=${latest.size}`);
+        const hashes = proof && proof.from === old.size && proof.to === latest.size ? proofFromBase64(proof.hashes) : null;
+        if (error) fail(old.size, 'consistency', `no consistency proof from the archived checkpoint to the latest: ${error}`);
+        else if (hashes === null || !verifyConsistency(old.size, latest.size, old.root, latest.root, hashes)) {
+          fail(old.size, 'consistency', `the service does not prove the archived checkpoint (size ${old.size}) consistent with the latest (size ${latest.size}): a forked history`);
+        }
+      }
+    }
+  }
+
+  // 14: the hashes received, proved to be in the latest tree.
+  if (latest !== null) {
+    const proveIncluded = async (seq, hash) => {
+      const { proof, error } = await getProof(`${base}/api/public/ledger/proof/inclusion?seq=${seq}&tree_size=${latest.size}`);
+      if (error) return `no inclusion proof for the hash received: ${error}`;
+      const hashes = proof.leaf_index === seq - 1 && proof.tree_size === latest.size ? proofFromBase64(proof.hashes) : null;
+      if (hashes === null || !HEX_256.test(hash) || !verifyInclusion(seq - 1, latest.size, leafHash(hash), hashes, latest.root)) {
+        return `the hash ${hash} received for seq ${seq} is not proved to be that entry of the checkpoint of size ${latest.size}`;
+      }
+      return null;
+    };
+    const outcomes = new Map(); // "seq:hash" -> the failure's message, or null: each asked once, one request at a time
+    for (const { seq, hash } of receivedHashes) {
+      if (seq < 1) continue; // no such entry: the received check failed already
+      if (seq > latest.size) {
+        summary.inclusion.after += 1;
+        continue;
+      }
+      const id = `${seq}:${hash}`;
+      if (!outcomes.has(id)) {
+        outcomes.set(id, await proveIncluded(seq, hash));
+        if (outcomes.get(id) !== null) fail(seq, 'inclusion', outcomes.get(id));
+      }
+      if (outcomes.get(id) === null) summary.inclusion.included += 1;
+    }
+  }
+  return summary;
 }
 
 // ---- The command line
 
+const USAGE = `Usage: node verify-ledger.mjs <base_url> [--key <log key>] [--witness <witness key>]... [--checkpoint <file>]... [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]
+       node verify-ledger.mjs --receipt <file.json>... --key <log key> [--witness <witness key>]... [--verbose]
+A key is a verifier key, <name>+<key id>+<base64 key>: the log's from GET <base_url>/api/public/ledger/key, a witness's from its operator.`;
+
 function parseArguments(args) {
-  const options = { baseUrl: null, anchors: [], received: [], verbose: false };
+  const options = { baseUrl: null, anchors: [], received: [], key: null, witnesses: [], archived: [], receipts: [], verbose: false };
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i];
     if (arg === '--verbose' || arg === '-v') {
@@ -373,13 +904,33 @@ function parseArguments(args) {
       const file = args[++i];
       if (!file) throw new Error('--received takes a file of webhook bodies, one JSON body a line');
       options.received.push(...readReceived(file));
+    } else if (arg === '--key') {
+      if (options.key !== null) throw new Error('--key is given once: the log has one key');
+      options.key = parseVerifierKey(args[++i] ?? '');
+      if (options.key.type !== NOTE_ED25519) throw new Error(`--key takes the log's key (type 0x01), not a witness's: ${options.key.text}`);
+    } else if (arg === '--witness') {
+      const witness = parseVerifierKey(args[++i] ?? '');
+      if (witness.type !== COSIGNATURE_ED25519) throw new Error(`--witness takes a witness's cosignature key (type 0x04): ${witness.text}`);
+      options.witnesses.push(witness);
+    } else if (arg === '--checkpoint') {
+      const file = args[++i];
+      if (!file) throw new Error('--checkpoint takes a file holding a signed checkpoint you archived');
+      options.archived.push(readFileSync(file, 'utf8'));
+    } else if (arg === '--receipt') {
+      const file = args[++i];
+      if (!file) throw new Error('--receipt takes a file holding a receipt (JSON)');
+      options.receipts.push({ file, receipt: JSON.parse(readFileSync(file, 'utf8')) });
     } else if (options.baseUrl === null && !arg.startsWith('--')) {
       options.baseUrl = arg;
     } else {
       throw new Error(`unexpected argument ${arg}`);
     }
   }
-  if (options.baseUrl === null) throw new Error('the service\'s base URL is missing');
+  if (options.receipts.length > 0 && options.key === null) throw new Error('--receipt needs --key: the key a receipt carries proves nothing, the log key you trust does');
+  if (options.baseUrl === null && options.receipts.length === 0) throw new Error('the service\'s base URL is missing');
+  if (options.baseUrl === null && options.anchors.length + options.received.length + options.archived.length > 0) {
+    throw new Error('--anchor, --received and --checkpoint are checked against the service: give its base URL');
+  }
   return options;
 }
 
@@ -403,45 +954,67 @@ const FAILURES_SHOWN = 20;
 const signedPercent = (value) => `${value >= 0 ? '+' : ''}${value.toFixed(2)} %`;
 const plural = (count, one, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 
+const resultLine = (failures) =>
+  failures.length === 0
+    ? '  Result       OK: every check holds.'
+    : `  Result       FAILED: ${plural(failures.length, 'check')} do${failures.length === 1 ? 'es' : ''} not hold; the first at seq ${failures[0].seq} (${failures[0].check}): ${failures[0].message}`;
+
+/** The failures, the first 20 of them unless verbose. */
+function outFailures(out, failures, verbose) {
+  if (failures.length === 0) return;
+  const shown = verbose ? failures : failures.slice(0, FAILURES_SHOWN);
+  out(`FAILED: ${plural(failures.length, 'check')} do${failures.length === 1 ? 'es' : ''} not hold:`);
+  for (const failure of shown) out(`  seq ${failure.seq}  ${failure.check}: ${failure.message}`);
+  if (shown.length < failures.length) out(`  ... and ${failures.length - shown.length} more (--verbose lists them all)`);
+}
+
+/** "size N, root R, signed by <name> (key pinned|served key); cosigned by k of the n given witnesses". */
+function checkpointLine(checkpoint, keyLabel, none) {
+  if (checkpoint === null) return none;
+  if (checkpoint.unverified) return `size ${checkpoint.size} claimed, but not signed by the key (see the failures)`;
+  const witnesses =
+    checkpoint.witnesses > 0
+      ? `cosigned by ${checkpoint.cosigned} of the ${plural(checkpoint.witnesses, 'given witness', 'given witnesses')}`
+      : `${plural(checkpoint.cosignatures, 'cosignature')}, none checked (no --witness given)`;
+  return `size ${checkpoint.size}, root ${checkpoint.root}, signed by ${checkpoint.keyName} (${keyLabel}); ${witnesses}`;
+}
+
 /** The summary, then every failure; with `verbose` the ids of imported and withdrawn picks, the settlements and the notes. */
 export function formatReport(baseUrl, report, { verbose = false } = {}) {
   const lines = [];
   const out = (line = '') => lines.push(line);
   const last = report.entries.at(-1);
-  const first = report.failures[0];
   const settlements = report.settlements;
   const recomputed = settlements.filter((s) => s.recomputed !== null).length;
   const byHand = settlements.filter((s) => s.byHand).length;
   const withClv = settlements.filter((s) => s.clv !== null).length;
 
   out(`Ledger of ${baseUrl}`);
-  out(
-    report.ok
-      ? '  Result       OK: every check holds.'
-      : `  Result       FAILED: ${plural(report.failures.length, 'check')} do${report.failures.length === 1 ? 'es' : ''} not hold; the first at seq ${first.seq} (${first.check}): ${first.message}`,
-  );
+  out(resultLine(report.failures));
   out(`  Entries      ${report.entries.length}${last ? ` (seq 1 to ${last.seq}; last hash ${last.hash})` : ''}`);
   out(`  Picks        ${report.picks}: ${report.imported.length} imported, ${report.withdrawn.length} withdrawn`);
   out(
     `  Settlements  ${settlements.length}: ${recomputed} recomputed from the final score, ${byHand} settled by hand, ${settlements.length - recomputed - byHand} not covered by the rules` +
       (report.meanClv === null ? '' : `; mean CLV ${signedPercent(report.meanClv)} over ${withClv} with closing odds`),
   );
+  const empty = report.entries.length === 0;
+  out(`  Checkpoint   ${checkpointLine(report.tree.checkpoint, report.tree.pinned ? 'key pinned' : 'served key', empty ? 'none yet: the ledger is empty' : 'none served: the service has signed no checkpoint yet')}`);
+  if (report.tree.archived > 0) out(`  Archived     ${plural(report.tree.archived, 'checkpoint')} checked against the chain and the latest checkpoint`);
   if (report.anchors > 0) out(`  Anchors      ${report.anchors} checked`);
   const { checked, skipped, unrevealed } = report.received;
-  if (checked + skipped > 0) out(`  Webhooks     ${checked} bodies checked (${unrevealed} not revealed yet: hash only), ${skipped} skipped without ledger_seq/ledger_hash`);
+  const { included, after } = report.tree.inclusion;
+  const proved = report.tree.checkpoint !== null && !report.tree.checkpoint.unverified ? `; ${included} proved included in the checkpoint, ${after} appended after it` : '';
+  if (checked + skipped > 0) out(`  Webhooks     ${checked} bodies checked (${unrevealed} not revealed yet: hash only), ${skipped} skipped without ledger_seq/ledger_hash${proved}`);
   if (report.notes.length > 0) out(`  Notes        ${report.notes.length}${verbose ? '' : ' (--verbose lists them)'}`);
   out(`  By type      ${Object.entries(report.counts).map(([type, count]) => `${type} ${count}`).join(', ') || 'none'}`);
   if (report.imported.length > 0) out('Imported picks were published at or after their kickoff, before the ledger existed: the ledger says nothing about their timing.');
   if (report.withdrawn.length > 0) out('Withdrawn picks were held before kickoff and not shown again; they are revealed like the others.');
   if (!verbose && report.imported.length + report.withdrawn.length + settlements.length > 0) out('--verbose lists the imported and withdrawn picks by id, and every settled pick.');
 
-  if (!report.ok) {
-    const shown = verbose ? report.failures : report.failures.slice(0, FAILURES_SHOWN);
-    out(`FAILED: ${plural(report.failures.length, 'check')} do${report.failures.length === 1 ? 'es' : ''} not hold:`);
-    for (const failure of shown) out(`  seq ${failure.seq}  ${failure.check}: ${failure.message}`);
-    if (shown.length < report.failures.length) out(`  ... and ${report.failures.length - shown.length} more (--verbose lists them all)`);
-  }
+  outFailures(out, report.failures, verbose);
   if (!verbose) return `${lines.join('\n')}\n`;
+
+  if (report.tree.key !== null) out(`Log key: ${report.tree.key}${report.tree.pinned ? '' : ' (as served: pin it with --key once you trust it)'}`);
 
   if (report.imported.length > 0) {
     out(`Imported picks: ${report.imported.length}`);
@@ -467,23 +1040,48 @@ export function formatReport(baseUrl, report, { verbose = false } = {}) {
   return `${lines.join('\n')}\n`;
 }
 
+/** A receipt's summary, then its failures; with `verbose` the notes. */
+export function formatReceipt(file, result, { verbose = false } = {}) {
+  const lines = [];
+  const out = (line = '') => lines.push(line);
+  out(`Receipt ${file} (pick ${result.pickId})`);
+  out(resultLine(result.failures));
+  out(`  Checkpoint   ${checkpointLine(result.checkpoint, 'key given', 'none in the receipt, or not signed by the key')}`);
+  out(`  Entries      ${result.entries}: ${result.included} proved included in the checkpoint, ${result.pending.length} pending (appended after it)`);
+  if (result.notes.length > 0) out(`  Notes        ${result.notes.length}${verbose ? '' : ' (--verbose lists them)'}`);
+  outFailures(out, result.failures, verbose);
+  if (verbose) for (const note of result.notes) out(`Note: ${note}`);
+  return `${lines.join('\n')}\n`;
+}
+
 async function main(args) {
   let options;
   try {
     options = parseArguments(args);
   } catch (error) {
-    process.stderr.write(`${error.message}\nUsage: node verify-ledger.mjs <base_url> [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]\n`);
+    process.stderr.write(`${error.message}\n${USAGE}\n`);
     return 2;
   }
-  let report;
-  try {
-    report = await verifyLedger(options.baseUrl, { anchors: options.anchors, received: options.received });
-  } catch (error) {
-    process.stderr.write(`Could not read the ledger: ${error.message}\n`);
-    return 2;
+  let ok = true;
+  if (options.baseUrl !== null) {
+    let report;
+    try {
+      const { anchors, received, key, witnesses, archived } = options;
+      report = await verifyLedger(options.baseUrl, { anchors, received, key, witnesses, archived });
+    } catch (error) {
+      process.stderr.write(`Could not read the ledger: ${error.message}\n`);
+      return 2;
+    }
+    process.stdout.write(formatReport(options.baseUrl, report, { verbose: options.verbose }));
+    ok = report.ok;
   }
-  process.stdout.write(formatReport(options.baseUrl, report, { verbose: options.verbose }));
-  return report.ok ? 0 : 1;
+  // Receipts: offline, with the key you gave.
+  for (const { file, receipt } of options.receipts) {
+    const result = verifyReceipt(receipt, { key: options.key, witnesses: options.witnesses });
+    process.stdout.write(formatReceipt(file, result, { verbose: options.verbose }));
+    ok = ok && result.ok;
+  }
+  return ok ? 0 : 1;
 }
 
 /** Run as a program (not imported): this file is the script node was started with. */

@@ -14,6 +14,7 @@ import { REFERENCE_WEIGHT_MAX, type ReferenceBook } from '../domain/reference-co
 import { BOOKMAKER_KEY, sportSlugOfKey } from '../domain/odds-feed.js';
 import { MARKETS, type Market } from '../domain/market.js';
 import { isSportSlug, SPORT_SLUGS, type SportSlug } from '../domain/sports.js';
+import { COSIGNATURE_ALGORITHM_ED25519, NOTE_ALGORITHM_ED25519, parseSignerKey, parseVerifierKey, type SignerKey, type VerifierKey } from '../domain/signed-note.js';
 
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -487,5 +488,69 @@ export function matchMinMinutes(): Kind<Record<SportSlug, number>> {
     merges: true,
     parse: (raw, _name, base) => parseMatchMinMinutes(raw, base),
     show: (minutes) => JSON.stringify(minutes),
+  };
+}
+
+/** A signed-note key name (the ledger's origin): non-empty, no "+" or whitespace. */
+export function noteKeyName(): Kind<string> {
+  return {
+    allowed: 'a name without spaces or `+`, conventionally a schema-less URL (`picks.example.com/ledger`)',
+    parse(raw, name) {
+      if (/[+\s]/u.test(raw)) throw new ConfigError(name, 'must have no spaces or "+" (it names a signed-note key)');
+      return raw;
+    },
+    show: String,
+  };
+}
+
+/** A signed-note Ed25519 private key (`PRIVATE+KEY+<name>+<id>+<key>`). */
+export function noteSignerKey(): Kind<SignerKey> {
+  return {
+    allowed: 'an Ed25519 signed-note private key, `PRIVATE+KEY+<name>+<key id>+<key>` (`npm run ledger-key -- <origin>` makes one)',
+    parse(raw, name) {
+      try {
+        return parseSignerKey(raw, [NOTE_ALGORITHM_ED25519]);
+      } catch (error) {
+        throw new ConfigError(name, `must be an Ed25519 signed-note private key: ${(error as Error).message}`);
+      }
+    },
+    show: (key) => `PRIVATE+KEY+${key.name}+${key.keyId.toString('hex')}+[redacted]`,
+  };
+}
+
+export interface LedgerWitness {
+  key: VerifierKey;
+  /** The witness's base URL: the checkpoint is POSTed to `{url}/add-checkpoint`. */
+  url: string;
+}
+
+/** `<witness verifier key> <url>` pairs, comma-separated. */
+export function ledgerWitnesses(): Kind<LedgerWitness[]> {
+  return {
+    allowed: '`<verifier key> <url>` pairs, comma-separated: a witness\'s cosignature key (`name+id+key`, algorithm 0x04) and its base URL',
+    parse(raw, name) {
+      const witnesses = list(raw).map((part) => {
+        const [keyText, urlText, ...rest] = part.split(/\s+/);
+        if (!keyText || !urlText || rest.length > 0) throw new ConfigError(name, `must be "<verifier key> <url>" pairs, comma-separated (got "${part}")`);
+        let key: VerifierKey;
+        try {
+          key = parseVerifierKey(keyText, [COSIGNATURE_ALGORITHM_ED25519]);
+        } catch (error) {
+          throw new ConfigError(name, `has a witness key that is not a cosignature/v1 verifier key: ${(error as Error).message} (got "${keyText}")`);
+        }
+        let parsed: URL;
+        try {
+          parsed = new URL(urlText);
+        } catch {
+          throw new ConfigError(name, `has a witness URL that is not a URL (got "${urlText}")`);
+        }
+        if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(name, `has a witness URL that is not http or https (got "${urlText}")`);
+        return { key, url: urlText.replace(/\/+$/, '') };
+      });
+      const names = witnesses.map((witness) => witness.key.name);
+      if (new Set(names).size !== names.length) throw new ConfigError(name, 'names a witness twice');
+      return witnesses;
+    },
+    show: (witnesses) => witnesses.map((witness) => `${witness.key.text} ${witness.url}`).join(','),
   };
 }

@@ -16,6 +16,12 @@ export interface Bound {
   readonly min?: number;
 }
 
+/** A value with bounds and no default (a required argument, or one whose default is computed). */
+export type Range = Pick<Bound, 'min' | 'max'>;
+
+/** A ledger seq or tree size in the proofs (`seq`, `tree_size`, `from`, `to`): 1 to GraphQL's Int. */
+export const LEDGER_SIZE: Range = { min: 1, max: 2_147_483_647 };
+
 /** GET /api/v1/picks and `picks(first:)`. */
 export const PICKS_PAGE: Bound = { default: 50, max: 200 };
 /** GET /api/public/picks/today and `todayPicks(limit:)`. */
@@ -33,15 +39,15 @@ export const REVEALED_PICKS_PAGE: Bound = { default: 50, max: 100 };
  * integer from 1 to max. Validated, never clamped (docs/API.md, "Lists and cursors"). The message
  * starts with the parameter's name, so a surface that names it differently renames it there.
  */
-export function boundViolation(bound: Bound, parameter: string, value: number): InvalidParameterError | null {
+export function boundViolation(bound: Range | Bound, parameter: string, value: number): InvalidParameterError | null {
   const min = bound.min ?? 1;
   if (Number.isInteger(value) && value >= min && value <= bound.max) return null;
   return new InvalidParameterError(parameter, `${parameter} must be an integer between ${min} and ${bound.max}`);
 }
 
 /** For argument descriptions: "1 to 200; default 50." */
-export function describeBound(bound: Bound): string {
-  return `${bound.min ?? 1} to ${bound.max}; default ${bound.default}.`;
+export function describeBound(bound: Range | Bound): string {
+  return `${bound.min ?? 1} to ${bound.max}${'default' in bound ? `; default ${bound.default}` : ''}.`;
 }
 
 /** Events in one ingestOdds / ingestScores call (the GraphQL body limit allows about a hundred full events anyway). */

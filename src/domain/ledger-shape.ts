@@ -78,6 +78,8 @@ export const LEDGER_HEAD = resourceObject('LedgerHead', {
   seq: Type.Integer({ minimum: 1 }),
   hash: hex256(),
   at: dateTime(),
+  treeSize: nullable(Type.Integer({ minimum: 1, description: 'For a checkpoint: the tree size of the latest signed checkpoint before that midnight; null when none was signed before it.' })),
+  note: nullable(Type.String({ description: 'For a checkpoint: that signed checkpoint, as GET /api/public/ledger/checkpoint serves it (with its cosignatures).' })),
 });
 
 /**
@@ -103,7 +105,82 @@ export const LEDGER_CHECKPOINTS = resource(
   { checkpoints: Type.Array(resourceObject('LedgerHead', { ...LEDGER_HEAD.properties, checkpoint: CHECKPOINT_MIDNIGHT })) },
   {
     example: {
-      checkpoints: [{ checkpoint: new Date('2026-11-23T00:00:00.000Z'), seq: 1042, hash: EXAMPLE_HASH, at: new Date('2026-11-22T23:58:12.345Z') }],
+      checkpoints: [
+        {
+          checkpoint: new Date('2026-11-23T00:00:00.000Z'),
+          seq: 1042,
+          hash: EXAMPLE_HASH,
+          at: new Date('2026-11-22T23:58:12.345Z'),
+          treeSize: 1042,
+          note: 'api.example.com/ledger\n1042\nA1b2...=\n\n\u2014 api.example.com/ledger 3ba5c1e2...\n',
+        },
+      ],
     },
+  },
+);
+
+/** A base64 SHA-256 (RFC 9162 proofs and roots, as the tlog formats write them). */
+const base64Hash = () => Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' });
+
+/** GET /ledger/proof/inclusion and ledgerInclusionProof: RFC 9162 2.1.3, entry seq being leaf seq - 1. */
+export const LEDGER_INCLUSION_PROOF = resource(
+  'LedgerInclusionProof',
+  {
+    seq: Type.Integer({ minimum: 1 }),
+    leafIndex: Type.Integer({ minimum: 0, description: 'seq - 1: the leaf of the entry, SHA-256(0x00 || its hash as 32 bytes).' }),
+    treeSize: Type.Integer({ minimum: 1, description: 'The tree the proof is for: the first tree_size entries.' }),
+    hashes: Type.Array(base64Hash(), { maxItems: 64, description: 'The inclusion proof (RFC 9162 section 2.1.3), leaf side first, base64.' }),
+  },
+  { example: { seq: 3, leafIndex: 2, treeSize: 5, hashes: ['lqKW0iTyhcZ77pPDD4owkVfw2qNdxbh+QQt4YwoJz8c=', 'XDafsFgrUEDz0iOgzFtqNTNAUStEWHdZjG/b61wySMw=', 'vBoGQ7EuTS18d5GPxJX1+UdSG9n2O6dI+fgXtKDCWLA='] } },
+);
+
+/** GET /ledger/proof/consistency and ledgerConsistencyProof: RFC 9162 2.1.4. */
+export const LEDGER_CONSISTENCY_PROOF = resource(
+  'LedgerConsistencyProof',
+  {
+    from: Type.Integer({ minimum: 1, description: 'The older tree size (an archived checkpoint).' }),
+    to: Type.Integer({ minimum: 1, description: 'The newer tree size.' }),
+    hashes: Type.Array(base64Hash(), { maxItems: 64, description: 'The consistency proof (RFC 9162 section 2.1.4), base64; empty when from = to.' }),
+  },
+  { example: { from: 3, to: 5, hashes: ['lqKW0iTyhcZ77pPDD4owkVfw2qNdxbh+QQt4YwoJz8c=', 'XDafsFgrUEDz0iOgzFtqNTNAUStEWHdZjG/b61wySMw='] } },
+);
+
+/** ledgerSignedCheckpoint: the latest signed note (GET /ledger/checkpoint serves its note as text). */
+export const LEDGER_SIGNED_CHECKPOINT = resourceObject('LedgerSignedCheckpoint', {
+  treeSize: Type.Integer({ minimum: 1 }),
+  rootHash: base64Hash(),
+  note: Type.String({ description: 'The C2SP signed note: origin, tree size and base64 root, a blank line, the log\'s signature line, then each witness\'s cosignature line.' }),
+  signedAt: dateTime(),
+});
+
+/** One entry of a receipt: the entry, its pick and salt, and its inclusion proof against the receipt's checkpoint. */
+const RECEIPT_ENTRY = resourceObject('PickReceiptEntry', {
+  seq: LEDGER_ENTRY.properties.seq,
+  type: LEDGER_ENTRY.properties.type,
+  at: LEDGER_ENTRY.properties.at,
+  pickId: LEDGER_ENTRY.properties.pickId,
+  revealAfter: LEDGER_ENTRY.properties.revealAfter,
+  commitment: LEDGER_ENTRY.properties.commitment,
+  prevHash: LEDGER_ENTRY.properties.prevHash,
+  hash: LEDGER_ENTRY.properties.hash,
+  pick: jsonText({ type: 'object' }, { description: 'The Pick as committed (in GraphQL, its canonical JSON text): with salt, recompute the commitment.' }),
+  salt: hex256('32 random bytes, hex.'),
+  leafIndex: Type.Integer({ minimum: 0 }),
+  inclusion: Type.Array(base64Hash(), { maxItems: 64, description: "The entry's inclusion proof against the receipt's checkpoint, base64." }),
+});
+
+/** GET /api/v1/picks/:id/receipt and Pick.receipt: what a customer archives to check a pick offline. */
+export const PICK_RECEIPT = resource(
+  'PickReceipt',
+  {
+    pickId: Type.String({ format: 'uuid' }),
+    key: Type.String({ description: "The log's verifier key as the service states it: pin the one you fetched from /api/public/ledger/key before, not this." }),
+    treeSize: nullable(Type.Integer({ minimum: 1, description: "The checkpoint's tree size; null before the first checkpoint." })),
+    checkpoint: nullable(Type.String({ description: 'The signed note (with cosignatures) every inclusion proof is against; null before the first checkpoint.' })),
+    entries: Type.Array(RECEIPT_ENTRY, { graphqlCostItems: 4, description: "The pick's entries the checkpoint covers, in seq order." }),
+    pending: Type.Array(Type.Integer({ minimum: 1 }), { graphqlCostItems: 1, description: 'The seqs of its entries appended after the checkpoint: a later receipt covers them.' }),
+  },
+  {
+    example: { pickId: '0b7f3c9e-1a2b-4c3d-8e9f-001122334455', key: 'api.example.com/ledger+3ba5c1e2+AYsW...', treeSize: null, checkpoint: null, entries: [], pending: [1042] },
   },
 );

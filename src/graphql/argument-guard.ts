@@ -38,7 +38,7 @@ import {
 } from 'graphql';
 import type { ArgBuilder } from '@pothos/core';
 import type { Plugin } from 'graphql-yoga';
-import { boundViolation, describeBound, type Bound } from '../domain/bounds.js';
+import { boundViolation, describeBound, type Bound, type Range } from '../domain/bounds.js';
 import { AppError, errorHead, InvalidParameterError } from '../domain/errors.js';
 import { textViolation, type TextRule } from '../domain/text.js';
 import { assertScopes, type ScopeMap } from './auth.js';
@@ -59,12 +59,17 @@ export function boundedInt(arg: ArgBuilder<Types>, bound: Bound, description: st
   return arg.int({ description: `${description} ${describeBound(bound)}`, defaultValue: bound.default, extensions: { [BOUND]: bound } });
 }
 
+/** An Int argument with bounds and no default: required, or optional with a default the resolver computes. */
+export function rangedInt<Required extends boolean>(arg: ArgBuilder<Types>, range: Range, description: string, required: Required) {
+  return arg.int({ description: `${description} ${describeBound(range)}`, required, extensions: { [BOUND]: range } });
+}
+
 interface ArgumentInput {
   parameter: string;
   type: GraphQLInputType | null;
   rule: TextRule;
   value: ValueNode;
-  bound: Bound | undefined;
+  bound: Range | undefined;
 }
 
 /** A field's scopes as Pothos keeps them: a map, or a function of the parent, arguments and context. */
@@ -114,7 +119,7 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName: st
             type: argument?.type ?? null,
             rule: ruleOf(`${owner}(${name}:)`),
             value: node.value,
-            bound: argument?.extensions?.[BOUND] as Bound | undefined,
+            bound: argument?.extensions?.[BOUND] as Range | undefined,
           });
           return false;
         },

@@ -5,6 +5,7 @@
  */
 import { nextEntry, type CommittedPick, type LedgerEntry, type LedgerEntryType } from '../domain/ledger.js';
 import { VISIBLE_STATUSES, type PickStatus } from '../domain/pick.js';
+import { extendTree } from './ledger-tree-repository.js';
 import { OUTBOX_WRITE_LOCK } from './outbox-repository.js';
 import { dateOf, executeBound, jsonOf, numberOf, statusIn } from './sql.js';
 import type { Em } from './orm.js';
@@ -21,13 +22,18 @@ export interface NewLedgerEntry {
   salt: string;
 }
 
+/** Takes the ledger's write lock (the outbox's) for the caller's transaction: appends, the tree and checkpoints are serialized by it. */
+export async function lockLedger(em: Em): Promise<void> {
+  await em.execute('select pg_advisory_xact_lock(?)', [OUTBOX_WRITE_LOCK]);
+}
+
 /**
  * Appends entries after the chain's last, in order, in the caller's transaction (one lock, one
  * read of the last entry, one insert whatever the count); returns them.
  */
 export async function appendLedgerEntries(em: Em, fields: readonly NewLedgerEntry[]): Promise<LedgerEntry[]> {
   if (fields.length === 0) return [];
-  await em.execute('select pg_advisory_xact_lock(?)', [OUTBOX_WRITE_LOCK]);
+  await lockLedger(em);
   const [last] = await executeBound<Row>(em, 'select seq, hash, at from ledger_entries order by seq desc limit 1', []);
   let previous = last ? { seq: numberOf(last.seq), hash: String(last.hash), at: dateOf(last.at).toISOString() } : null;
   const entries = fields.map((entryFields) => (previous = nextEntry(previous, entryFields)));
@@ -39,6 +45,7 @@ export async function appendLedgerEntries(em: Em, fields: readonly NewLedgerEntr
                                                 commitment text, prev_hash text, hash text, pick jsonb, salt text)`,
     [JSON.stringify(entries.map((entry, i) => ({ ...entry, pick: fields[i]!.pick, salt: fields[i]!.salt })))],
   );
+  await extendTree(em, entries.at(-1)!.seq);
   return entries;
 }
 
@@ -74,6 +81,12 @@ export async function ledgerEntriesAfter(em: Em, after: number, limit: number): 
     `select ${ENTRY_COLUMNS} from ledger_entries e join picks p on p.id = e.pick_id where e.seq > $1 order by e.seq limit $2`,
     [after, limit],
   );
+  return rows.map(entryFromRow);
+}
+
+/** Every entry of a pick, in seq order. */
+export async function ledgerEntriesOfPick(em: Em, pickId: string): Promise<StoredLedgerEntry[]> {
+  const rows = await executeBound<Row>(em, `select ${ENTRY_COLUMNS} from ledger_entries e join picks p on p.id = e.pick_id where e.pick_id = $1 order by e.seq`, [pickId]);
   return rows.map(entryFromRow);
 }
 

@@ -18,6 +18,7 @@ import { DEFAULT_STREAM_TOKEN_MAX_STREAMS } from '../domain/stream-token.js';
 import { StreamTokenService } from './stream-tokens.js';
 import { TrackRecordService } from './track-record.js';
 import { LedgerService } from './ledger.js';
+import { LedgerLog, type LedgerLogOptions } from './ledger-log.js';
 import { WebhookService } from './webhooks/subscriptions.js';
 import type { FeedCreditBudget } from './value-engine/credit-budget.js';
 import { ValueEngine } from './value-engine/engine.js';
@@ -32,6 +33,8 @@ export interface Services {
   analyses: MatchAnalysisService;
   trackRecord: TrackRecordService;
   ledger: LedgerService;
+  /** Signed checkpoints, proofs, receipts and witnesses of the ledger (docs/API.md, "Verifying the record"). */
+  ledgerLog: LedgerLog;
   apiKeys: ApiKeyService;
   auth: AuthService;
   /** Short-lived credentials a browser may hold to read a key's pick stream (docs/API.md, "Frontends"). */
@@ -88,6 +91,8 @@ export interface ServiceOptions {
   metrics?: ServiceMetrics;
   /** The odds feed's credit budget, made by the runtime with the feed (src/runtime.ts). */
   feedBudget?: FeedCreditBudget | null;
+  /** The ledger's signing key, checkpoint interval and witnesses. */
+  ledgerLog: LedgerLogOptions;
 }
 
 export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webhookKeyring }: ServiceDeps, options: ServiceOptions): Services {
@@ -101,6 +106,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     analyses: new MatchAnalysisService(orm, clock, options.onVisibleChange),
     trackRecord: new TrackRecordService(orm, clock),
     ledger: new LedgerService(orm, clock),
+    ledgerLog: new LedgerLog(orm, clock, { log: options.log, ...options.ledgerLog }),
     apiKeys,
     auth,
     streamTokens,

@@ -24,7 +24,9 @@ import {
   type LedgerHeadRow,
   type StoredLedgerEntry,
 } from '../persistence/ledger-repository.js';
+import { checkpointsSignedBefore } from '../persistence/ledger-tree-repository.js';
 import type { Em, Orm } from '../persistence/orm.js';
+import { servedNote } from './ledger-log.js';
 
 /** An entry as the public ledger serves it: the committed pick and its salt once revealed, else null. */
 export interface PublicLedgerEntry extends LedgerEntry {
@@ -131,11 +133,21 @@ export class LedgerService {
     return ledgerHead(this.orm.em.fork());
   }
 
-  /** The head at every 00:00 UTC since the first entry (none before the first midnight). */
-  async checkpoints(): Promise<(LedgerHeadRow & { checkpoint: Date })[]> {
+  /**
+   * The head at every 00:00 UTC since the first entry (none before the first midnight), each
+   * with the latest checkpoint signed before that midnight.
+   */
+  async checkpoints(): Promise<(LedgerHeadRow & { checkpoint: Date; treeSize: number | null; note: string | null })[]> {
     const em = this.orm.em.fork();
     const start = await ledgerStart(em);
-    return start === null ? [] : ledgerHeadsAt(em, checkpointTimes(start, this.clock.now()));
+    if (start === null) return [];
+    const heads = await ledgerHeadsAt(em, checkpointTimes(start, this.clock.now()));
+    // With each midnight's head, the last checkpoint signed before that midnight.
+    const signed = await checkpointsSignedBefore(em, heads.map((head) => head.checkpoint));
+    return heads.map((head, i) => {
+      const checkpoint = signed[i];
+      return { ...head, treeSize: checkpoint?.treeSize ?? null, note: checkpoint ? servedNote(checkpoint).note : null };
+    });
   }
 
   /**

@@ -52,10 +52,10 @@ describe('the stream frame a token may select', () => {
     expect(((STREAM_FRAME.pickFeed as GraphqlSelection).pick as GraphqlSelection).availability).toEqual({ status: true, oddsNow: true, edgePctNow: true, checkedAt: true, since: true });
   });
 
-  it('leaves out of a pick what docs/API.md ("Frontends") says: taxRate, edgeTier, analysis and provenance', () => {
+  it('leaves out of a pick what docs/API.md ("Frontends") says: taxRate, edgeTier, analysis, provenance and receipt', () => {
     const pickType = getSchema().getType('Pick') as GraphQLObjectType;
     const frame = (STREAM_FRAME.pickPublished as GraphqlSelection).pick as GraphqlSelection;
-    expect(Object.keys(pickType.getFields()).filter((name) => !(name in frame)).sort()).toEqual(['analysis', 'edgeTier', 'provenance', 'taxRate']);
+    expect(Object.keys(pickType.getFields()).filter((name) => !(name in frame)).sort()).toEqual(['analysis', 'edgeTier', 'provenance', 'receipt', 'taxRate']);
   });
 
   it('passes parts of the frame, under aliases, in fragments, with __typename', () => {

@@ -14,6 +14,8 @@ import { createTestDatabase } from './database.js';
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** Fixed, so instances of one scale-out test decrypt each other's webhook secrets. */
 export const WEBHOOK_SECRET_KEY = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+/** Fixed, so instances of one scale-out test sign checkpoints with one key (test.localhost/ledger). */
+export const LEDGER_SIGNING_KEY = 'PRIVATE+KEY+test.localhost/ledger+7f448092+AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEB';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -40,7 +42,7 @@ export interface TestAppOptions {
   /** Runtime knobs: webhook DNS, attempt timeout, whether the dispatcher runs by itself. */
   runtime?: Pick<
     RuntimeOptions,
-    'resolveWebhookHost' | 'webhookTimeoutMs' | 'startDispatcher' | 'feedSource' | 'feedRetryMinTimeoutMs' | 'feedTimeoutMs' | 'startPoller' | 'log'
+    'resolveWebhookHost' | 'webhookTimeoutMs' | 'startDispatcher' | 'feedSource' | 'feedRetryMinTimeoutMs' | 'feedTimeoutMs' | 'startPoller' | 'startCheckpointer' | 'log'
   >;
   /**
    * Keep the app's error logs in `TestApp.logs` instead of printing them: for a test that
@@ -54,10 +56,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ? { target: options.sameDatabaseAs.databaseTarget, drop: async () => {} }
     : await createTestDatabase();
   const redisUrl = process.env.REDIS_URL?.trim();
-  const config = loadConfig({ ADMIN_TOKEN, WEBHOOK_SECRET_KEY, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...options.env });
+  const config = loadConfig({ ADMIN_TOKEN, WEBHOOK_SECRET_KEY, LEDGER_SIGNING_KEY, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...options.env });
   const clock = options.clock ?? systemClock;
   // A scratch database is migrated before the runtime reads from it (deployment id, outbox).
-  const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock, migrate: !options.sameDatabaseAs, ...options.runtime });
+  const runtime = await createRuntime(config, { adminToken: ADMIN_TOKEN, database: database.target, clock, migrate: !options.sameDatabaseAs, startCheckpointer: false, ...options.runtime });
   // Unexpected errors are never part of a passing test: let them show, unless the test expects them.
   const logs: Record<string, unknown>[] = [];
   const stream = new Writable({

@@ -8,7 +8,7 @@
  * shared Redis is safe. dist/ is built first when missing or stale.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, WEBHOOK_SECRET_KEY } from '../helpers/app.js';
+import { ADMIN_TOKEN, LEDGER_SIGNING_KEY, WEBHOOK_SECRET_KEY } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReceiverResponse } from '../helpers/https-receiver.js';
@@ -58,6 +58,7 @@ beforeAll(async () => {
     REDIS_URL: process.env.REDIS_URL!.trim(),
     ADMIN_TOKEN,
     WEBHOOK_SECRET_KEY,
+    LEDGER_SIGNING_KEY,
     TIER_LIMITS: '{"starter":{"hourly":25}}',
     WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1',
     WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s',
@@ -351,7 +352,7 @@ describe('three instances started by npm run cluster on one PostgreSQL and one R
 
   it('a second cluster on the same database: migrations are a no-op, and SIGINT stops every instance with code 0', async () => {
     const [basePort] = await freePorts(2);
-    const second = await startCluster(2, basePort!, { DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL!.trim(), ADMIN_TOKEN, WEBHOOK_SECRET_KEY });
+    const second = await startCluster(2, basePort!, { DATABASE_URL: databaseUrl, REDIS_URL: process.env.REDIS_URL!.trim(), ADMIN_TOKEN, WEBHOOK_SECRET_KEY, LEDGER_SIGNING_KEY });
     try {
       expect(second.lines).toContain('[migrate] Database is up to date.');
       second.signal('SIGINT');

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import { ADMIN_TOKEN, WEBHOOK_SECRET_KEY } from '../helpers/app.js';
+import { ADMIN_TOKEN, LEDGER_SIGNING_KEY, WEBHOOK_SECRET_KEY } from '../helpers/app.js';
 
 const MINUTE = 60_000;
 /** The simulated feed's longest match: a pick is settled at the first scores poll after it. */
@@ -26,7 +26,7 @@ let runtime: Runtime | null = null;
 
 /** A demo start on the same directory: embedded database, simulated feed, nothing seeded. */
 async function start(): Promise<Runtime> {
-  const config = loadConfig({ ADMIN_TOKEN, WEBHOOK_SECRET_KEY, DATA_DIR: dataDir, DEMO_SEED: 'false', DEMO_FEED: 'true', LOG_LEVEL: 'silent' });
+  const config = loadConfig({ ADMIN_TOKEN, WEBHOOK_SECRET_KEY, LEDGER_SIGNING_KEY, DATA_DIR: dataDir, DEMO_SEED: 'false', DEMO_FEED: 'true', LOG_LEVEL: 'silent' });
   return createRuntime(config, { adminToken: ADMIN_TOKEN, clock, database: { kind: 'pglite', dataDir: path.join(dataDir, 'db') }, startPoller: false, startDispatcher: false });
 }
 

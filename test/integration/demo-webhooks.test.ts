@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp, LEDGER_SIGNING_KEY } from '../helpers/app.js';
 import { CREATE_KEY, PUBLISH, pickInput } from '../helpers/fixtures.js';
 import { startHttpReceiver, type HttpReceiver, type Received } from '../helpers/http-receiver.js';
 import { freePorts, manage, REPO_ROOT, type ManagedProcess } from '../helpers/processes.js';
@@ -60,7 +60,7 @@ const DEMO_ENV = { DEMO_SEED: 'true', DEMO_FEED: 'false', HOST: '127.0.0.1' };
 
 describe('which starts accept local receivers', () => {
   it('only the embedded demo, outside production, listening on loopback', () => {
-    const postgres = { DATABASE_URL: 'postgres://picks@127.0.0.1:5432/picks', ADMIN_TOKEN: 'a'.repeat(32), WEBHOOK_SECRET_KEY: 'b'.repeat(64) };
+    const postgres = { DATABASE_URL: 'postgres://picks@127.0.0.1:5432/picks', ADMIN_TOKEN: 'a'.repeat(32), WEBHOOK_SECRET_KEY: 'b'.repeat(64), LEDGER_SIGNING_KEY };
     expect(loadConfig({}).localWebhookReceivers).toBe(true);
     expect(loadConfig({ HOST: '::1' }).localWebhookReceivers).toBe(true);
     expect(loadConfig({ HOST: 'localhost' }).localWebhookReceivers).toBe(true);

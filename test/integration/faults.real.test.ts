@@ -9,7 +9,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, WEBHOOK_SECRET_KEY } from '../helpers/app.js';
+import { ADMIN_TOKEN, LEDGER_SIGNING_KEY, WEBHOOK_SECRET_KEY } from '../helpers/app.js';
 import { CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReceiverResponse } from '../helpers/https-receiver.js';
 import {
@@ -75,6 +75,7 @@ beforeAll(async () => {
     REDIS_URL: redis.url,
     ADMIN_TOKEN,
     WEBHOOK_SECRET_KEY,
+    LEDGER_SIGNING_KEY,
     TIER_LIMITS: '{"starter":{"hourly":25},"growth":{"monthly":40}}',
     WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1',
     WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s',

@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/domain/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/config/kinds.js';
 import { FeedCreditBudget } from '../../src/services/value-engine/credit-budget.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp, LEDGER_SIGNING_KEY } from '../helpers/app.js';
 import { MONTH_END, MONTH_SPORTS, MONTH_START, monthFixtures, pollsByTimeToKickoff, startCreditFeed, type CreditFeed, type Fixture } from '../helpers/credit-feed.js';
 
 const MINUTE = 60_000;
@@ -290,7 +290,7 @@ describe('polls stop when the feed has no credits left', () => {
 });
 
 describe('the budget is refused when it cannot work', () => {
-  const base = { ADMIN_TOKEN: 'a-long-enough-admin-token', WEBHOOK_SECRET_KEY: 'q83vEjRWeJASNFZ4kBI0VniQEjRWeJASNFZ4kBI0Vng=', ODDS_FEED_URL: 'http://127.0.0.1:9', ODDS_FEED_API_KEY: 'key', ODDS_FEED_SPORTS: 'soccer_epl,basketball_nba,icehockey_nhl,tennis_atp_finals' };
+  const base = { ADMIN_TOKEN: 'a-long-enough-admin-token', WEBHOOK_SECRET_KEY: 'q83vEjRWeJASNFZ4kBI0VniQEjRWeJASNFZ4kBI0Vng=', LEDGER_SIGNING_KEY, ODDS_FEED_URL: 'http://127.0.0.1:9', ODDS_FEED_API_KEY: 'key', ODDS_FEED_SPORTS: 'soccer_epl,basketball_nba,icehockey_nhl,tennis_atp_finals' };
   const refusal = (env: Record<string, string>) => {
     try {
       loadConfig({ ...base, ...env });

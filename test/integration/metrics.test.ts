@@ -12,7 +12,7 @@ import { startMetricsListener, type MetricsListener } from '../../src/server/met
 import { loadConfig } from '../../src/config.js';
 import { readFileSync } from 'node:fs';
 import { METRICS_DOC, renderMetricsDocs } from '../../src/services/metrics/docs.js';
-import { type TestApp } from '../helpers/app.js';
+import { type TestApp, LEDGER_SIGNING_KEY } from '../helpers/app.js';
 import { CREATE_KEY, pickInput, PUBLISH, SETTLE } from '../helpers/fixtures.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js';
 import { powerPrices, startEngineApp, startOddsFeedServer, v4Bookmaker, v4OddsEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
@@ -274,7 +274,7 @@ describe('metrics on their own listener', () => {
 });
 
 describe('METRICS_HOST and METRICS_PORT', () => {
-  const base = { ADMIN_TOKEN: 'test-admin-token-0123456789', WEBHOOK_SECRET_KEY: '0'.repeat(64) };
+  const base = { ADMIN_TOKEN: 'test-admin-token-0123456789', WEBHOOK_SECRET_KEY: '0'.repeat(64), LEDGER_SIGNING_KEY };
 
   it('defaults to 127.0.0.1:9464, and off turns the listener off', () => {
     expect(loadConfig(base).metrics).toEqual({ host: '127.0.0.1', port: 9464 });

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, WEBHOOK_SECRET_KEY } from '../helpers/app.js';
+import { ADMIN_TOKEN, LEDGER_SIGNING_KEY, WEBHOOK_SECRET_KEY } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { CREATE_KEY } from '../helpers/fixtures.js';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
@@ -20,7 +20,7 @@ beforeAll(async () => {
   await ensureBuilt();
   db = await createTestDatabase();
   if (db.target.kind !== 'postgres') throw new Error('this suite needs DATABASE_URL');
-  const env = { DATABASE_URL: db.target.url, REDIS_URL: process.env.REDIS_URL!.trim(), ADMIN_TOKEN, WEBHOOK_SECRET_KEY };
+  const env = { DATABASE_URL: db.target.url, REDIS_URL: process.env.REDIS_URL!.trim(), ADMIN_TOKEN, WEBHOOK_SECRET_KEY, LEDGER_SIGNING_KEY };
   await migrate(env);
   otlp = await startOtlpReceiver();
   const [port] = await freePorts(1);

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startBanner } from '../../src/server/banner.js';
+import { LEDGER_SIGNING_KEY } from '../helpers/app.js';
 
 const adminToken = 'generated-admin-token-value-123';
 const demoKeys = { starter: `service_${'1'.repeat(64)}`, growth: `service_${'2'.repeat(64)}` };
@@ -53,7 +54,7 @@ describe('start banner', () => {
     expect(production).toContain(`  dashboard: ${url}/dashboard/`);
     expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys)).not.toContain('demo dashboard sign-in');
     // On PostgreSQL the seeded demo keys are kept nowhere: the banner says so rather than name a file.
-    const postgres = { DATABASE_URL: 'postgres://picks@127.0.0.1:5432/picks', ADMIN_TOKEN: 'a'.repeat(32), WEBHOOK_SECRET_KEY: 'b'.repeat(64), NODE_ENV: 'production', DEMO_SEED: 'true' };
+    const postgres = { DATABASE_URL: 'postgres://picks@127.0.0.1:5432/picks', ADMIN_TOKEN: 'a'.repeat(32), WEBHOOK_SECRET_KEY: 'b'.repeat(64), LEDGER_SIGNING_KEY, NODE_ENV: 'production', DEMO_SEED: 'true' };
     const seededOnPostgres = startBanner(loadConfig(postgres), url, adminToken, demoKeys);
     expect(seededOnPostgres).toContain('  demo API keys: seeded, not kept and not printed in production (mint keys with createApiKey)');
     expect(seededOnPostgres).not.toContain('demo-keys.json');
@@ -77,7 +78,7 @@ describe('start banner', () => {
       '  data: a new demo seeded in /srv/picks (259 picks)\n',
     );
     expect(startBanner(loadConfig({ DATA_DIR: '/srv/picks' }), url, adminToken, demoKeys)).not.toContain('  data:');
-    const postgres = loadConfig({ DATA_DIR: '/srv/picks', DATABASE_URL: 'postgres://picks@127.0.0.1/picks', ADMIN_TOKEN: 'a'.repeat(32), WEBHOOK_SECRET_KEY: 'b'.repeat(64) });
+    const postgres = loadConfig({ DATA_DIR: '/srv/picks', DATABASE_URL: 'postgres://picks@127.0.0.1/picks', ADMIN_TOKEN: 'a'.repeat(32), WEBHOOK_SECRET_KEY: 'b'.repeat(64), LEDGER_SIGNING_KEY });
     expect(startBanner(postgres, url, adminToken, null, null, { kind: 'reused', createdAt, picks: 5 })).not.toContain('  data:');
   });
 

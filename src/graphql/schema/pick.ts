@@ -10,6 +10,7 @@ import type { Context } from '../context.js';
 import { ITEMS_OF_PAGE, pageComplexity } from '../limits.js';
 import { declaredEnumType } from '../resource-types.js';
 import { upperEnumValues } from './enums.js';
+import { PickReceiptRef, pickReceiptRecord } from './ledger.js';
 import { MatchAnalysisRef } from './match-analysis.js';
 
 /** The enum types of the pick's closed-list fields, named and valued by the shape (upper case in GraphQL). */
@@ -82,6 +83,17 @@ export const PickRef = builder.objectRef<PickRecord>('Pick').implement({
       authScopes: { tier: MINIMUM_TIER.matchAnalysis },
       resolve: (pick, _args, context) =>
         context.services.analyses.get(pick.id, { includeHidden: context.principal.kind === 'admin' }),
+    }),
+    receipt: t.field({
+      type: PickReceiptRef,
+      nullable: true,
+      description:
+        "The pick's ledger entries, each with its RFC 9162 inclusion proof against the latest signed checkpoint, and that checkpoint: archive it and check it offline " +
+        '(docs/API.md, "Verifying the record"). Null for a pick never on the ledger.',
+      resolve: async (pick, _args, context) => {
+        const receipt = await context.services.ledgerLog.receipt(pick.id);
+        return receipt && pickReceiptRecord(receipt);
+      },
     }),
   }),
 });

@@ -1,0 +1,323 @@
+/**
+ * The ledger as a transparency log (docs/API.md, "Verifying the record"): signed checkpoints of
+ * the Merkle tree over the entries (C2SP tlog-checkpoint and signed-note, Ed25519), inclusion and
+ * consistency proofs (RFC 9162), per-pick receipts, and the witnesses (C2SP tlog-witness) each
+ * checkpoint is submitted to. The tree itself is extended with every append
+ * (src/persistence/ledger-tree-repository.ts).
+ *
+ * Checkpoints: every instance ticks; the first to find the tree grown and the last checkpoint at
+ * least LEDGER_CHECKPOINT_SECONDS old signs one, under the ledger's write lock, so the size it
+ * signs is the chain's length at that moment and two instances never sign two roots for one size.
+ */
+import type { Clock } from '../domain/clock.js';
+import { InvalidParameterError } from '../domain/errors.js';
+import { consistencyProofRanges, inclusionProofRanges, nodesFor, proofHashes, rootRange, EMPTY_ROOT } from '../domain/merkle.js';
+import { checkpointBody, cosignedAt, parseNote, signNote, type SignerKey, type VerifierKey } from '../domain/signed-note.js';
+import type { CommittedPick, LedgerEntry } from '../domain/ledger.js';
+import { ledgerEntriesOfPick, ledgerHead, lockLedger } from '../persistence/ledger-repository.js';
+import {
+  extendTree,
+  insertCheckpoint,
+  insertCosignature,
+  lastCosignedSize,
+  latestCheckpoint,
+  readTreeNodes,
+  treeSize,
+  type StoredCheckpoint,
+} from '../persistence/ledger-tree-repository.js';
+import type { Em, Orm } from '../persistence/orm.js';
+import type { ServiceLog } from './log.js';
+
+export interface Witness {
+  key: VerifierKey;
+  /** Its base URL: checkpoints are POSTed to `{url}/add-checkpoint`. */
+  url: string;
+}
+
+export interface LedgerLogOptions {
+  signer: SignerKey;
+  checkpointIntervalMs: number;
+  witnesses?: readonly Witness[];
+  log?: ServiceLog;
+  /** How long a witness may take to answer (default 10 s). */
+  witnessTimeoutMs?: number;
+}
+
+/** A signed checkpoint as served: the note with the log's signature, then every cosignature received. */
+export interface SignedCheckpoint {
+  treeSize: number;
+  rootHash: string;
+  note: string;
+  signedAt: Date;
+}
+
+export interface InclusionProof {
+  seq: number;
+  leafIndex: number;
+  treeSize: number;
+  hashes: string[];
+}
+
+export interface ConsistencyProof {
+  from: number;
+  to: number;
+  hashes: string[];
+}
+
+/** A pick's receipt: its entries, each with its inclusion proof against one signed checkpoint. */
+export interface PickReceipt {
+  pickId: string;
+  key: string;
+  treeSize: number | null;
+  checkpoint: string | null;
+  entries: (LedgerEntry & { pick: CommittedPick; salt: string; leafIndex: number; inclusion: string[] })[];
+  /** Entries appended after the checkpoint: covered by a later one. */
+  pending: number[];
+}
+
+const TICK_MS = 5_000;
+const WITNESS_TIMEOUT_MS = 10_000;
+/** A witness that failed is tried again after this long, doubling to at most 10 minutes. */
+const WITNESS_RETRY_MS = 15_000;
+const WITNESS_RETRY_MAX_MS = 600_000;
+
+const base64 = (hash: Buffer) => hash.toString('base64');
+
+/** The note with its cosignature lines appended. */
+export function servedNote(checkpoint: StoredCheckpoint): SignedCheckpoint {
+  return {
+    treeSize: checkpoint.treeSize,
+    rootHash: base64(checkpoint.root),
+    note: checkpoint.note + checkpoint.cosignatures.map((cosignature) => cosignature.line).join(''),
+    signedAt: checkpoint.signedAt,
+  };
+}
+
+export class LedgerLog {
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  /** Per witness: when it may be tried again, and the wait after the next failure. */
+  private readonly witnessBackoff = new Map<string, { notBefore: number; waitMs: number }>();
+
+  constructor(
+    private readonly orm: Orm,
+    private readonly clock: Clock,
+    private readonly options: LedgerLogOptions,
+  ) {}
+
+  /** The log's verifier key, `<origin>+<key id>+<key>`. */
+  get verifierKey(): string {
+    return this.options.signer.text;
+  }
+
+  get origin(): string {
+    return this.options.signer.name;
+  }
+
+  /** Builds the tree of entries appended without it (before it existed): once, at start. */
+  async catchUp(): Promise<void> {
+    const em = this.orm.em.fork();
+    const head = (await ledgerHead(em))?.seq ?? 0;
+    if ((await treeSize(em)) >= head) return;
+    await this.orm.em.fork().transactional(async (tx) => {
+      await lockLedger(tx);
+      await extendTree(tx, (await ledgerHead(tx))?.seq ?? 0);
+    });
+  }
+
+  /**
+   * Signs a checkpoint when the chain grew since the last one and that one is at least the
+   * interval old; returns it (null: nothing to sign yet). Then submits it to the witnesses.
+   */
+  async signIfDue(): Promise<SignedCheckpoint | null> {
+    const now = this.clock.now();
+    const em = this.orm.em.fork();
+    const [latest, head] = await Promise.all([latestCheckpoint(em), ledgerHead(em)]);
+    if (!this.due(latest, head?.seq ?? 0, now)) {
+      if (latest) await this.submitToWitnesses(latest);
+      return null;
+    }
+    const signed = await this.orm.em.fork().transactional(async (tx) => {
+      await lockLedger(tx);
+      const [current, chain] = await Promise.all([latestCheckpoint(tx), ledgerHead(tx)]);
+      const size = chain?.seq ?? 0;
+      if (!this.due(current, size, now)) return null;
+      // An older instance may have appended without the tree (a rolling deploy): it catches up here.
+      await extendTree(tx, size);
+      const root = await this.root(tx, size);
+      const note = signNote(checkpointBody({ origin: this.origin, size, root }), this.options.signer);
+      const checkpoint = { treeSize: size, root, note, signedAt: now };
+      return (await insertCheckpoint(tx, checkpoint)) ? { ...checkpoint, cosignatures: [] } : null;
+    });
+    if (!signed) return null;
+    this.options.log?.info({ treeSize: signed.treeSize }, 'ledger: checkpoint signed');
+    // A new checkpoint is worth a try at once, whatever the wait after an earlier failure.
+    this.witnessBackoff.clear();
+    await this.submitToWitnesses(signed);
+    return servedNote((await latestCheckpoint(this.orm.em.fork())) ?? signed);
+  }
+
+  private due(latest: StoredCheckpoint | null, chainSize: number, now: Date): boolean {
+    if (chainSize === 0 || (latest !== null && latest.treeSize >= chainSize)) return false;
+    return latest === null || now.getTime() - latest.signedAt.getTime() >= this.options.checkpointIntervalMs;
+  }
+
+  private async root(em: Em, size: number): Promise<Buffer> {
+    const ranges = rootRange(size);
+    if (ranges.length === 0) return EMPTY_ROOT;
+    return proofHashes(ranges, await readTreeNodes(em, nodesFor(ranges)))[0]!;
+  }
+
+  /** The latest signed checkpoint with its cosignatures; null before the first. */
+  async latest(): Promise<SignedCheckpoint | null> {
+    const checkpoint = await latestCheckpoint(this.orm.em.fork());
+    return checkpoint && servedNote(checkpoint);
+  }
+
+  /** The size proofs default to: the latest checkpoint's; refused before the first. */
+  private async defaultSize(em: Em, parameter: string): Promise<number> {
+    const latest = await latestCheckpoint(em);
+    if (!latest) throw new InvalidParameterError(parameter, `${parameter} is required while no checkpoint is signed`);
+    return latest.treeSize;
+  }
+
+  /** The tree's size, checked against a requested size. */
+  private async checkSize(em: Em, parameter: string, size: number): Promise<void> {
+    const stored = await treeSize(em);
+    if (size > stored) throw new InvalidParameterError(parameter, `${parameter} must be at most ${stored}, the ledger's length`);
+  }
+
+  /** RFC 9162 inclusion proof of entry `seq` in the tree of `size` entries (default: the latest checkpoint's). */
+  async inclusionProof(seq: number, size?: number | null): Promise<InclusionProof> {
+    const em = this.orm.em.fork();
+    const treeSizeAsked = size ?? (await this.defaultSize(em, 'treeSize'));
+    if (seq > treeSizeAsked) throw new InvalidParameterError('seq', `seq must be at most the tree's size, ${treeSizeAsked}`);
+    await this.checkSize(em, 'treeSize', treeSizeAsked);
+    const ranges = inclusionProofRanges(seq - 1, treeSizeAsked);
+    const hashes = proofHashes(ranges, await readTreeNodes(em, nodesFor(ranges))).map(base64);
+    return { seq, leafIndex: seq - 1, treeSize: treeSizeAsked, hashes };
+  }
+
+  /** RFC 9162 consistency proof from the tree of `from` entries to the tree of `to` (default: the latest checkpoint's). */
+  async consistencyProof(from: number, to?: number | null): Promise<ConsistencyProof> {
+    const em = this.orm.em.fork();
+    const toSize = to ?? (await this.defaultSize(em, 'to'));
+    if (from > toSize) throw new InvalidParameterError('from', `from must be at most the newer size, ${toSize}`);
+    await this.checkSize(em, 'to', toSize);
+    const ranges = consistencyProofRanges(from, toSize);
+    const hashes = proofHashes(ranges, await readTreeNodes(em, nodesFor(ranges))).map(base64);
+    return { from, to: toSize, hashes };
+  }
+
+  /**
+   * A pick's receipt against the latest checkpoint: its entries that checkpoint covers, each with
+   * its pick, salt and inclusion proof; the later ones as pending. Null for a pick without
+   * entries (never visible). Whether the caller may see the pick is the caller's to decide.
+   */
+  async receipt(pickId: string): Promise<PickReceipt | null> {
+    const em = this.orm.em.fork();
+    const [entries, checkpoint] = await Promise.all([ledgerEntriesOfPick(em, pickId), latestCheckpoint(em)]);
+    if (entries.length === 0) return null;
+    const size = checkpoint?.treeSize ?? 0;
+    const covered = entries.filter((entry) => entry.seq <= size);
+    const rangesByEntry = covered.map((entry) => inclusionProofRanges(entry.seq - 1, size));
+    const nodes = await readTreeNodes(em, nodesFor(rangesByEntry.flat()));
+    return {
+      pickId,
+      key: this.verifierKey,
+      treeSize: checkpoint?.treeSize ?? null,
+      checkpoint: checkpoint && servedNote(checkpoint).note,
+      entries: covered.map(({ currentKickoff: _kickoff, ...entry }, i) => ({
+        ...entry,
+        leafIndex: entry.seq - 1,
+        inclusion: proofHashes(rangesByEntry[i]!, nodes).map(base64),
+      })),
+      pending: entries.filter((entry) => entry.seq > size).map((entry) => entry.seq),
+    };
+  }
+
+  /** Submits the checkpoint to each witness without its cosignature yet (and not backing off). */
+  private async submitToWitnesses(checkpoint: StoredCheckpoint): Promise<void> {
+    const have = new Set(checkpoint.cosignatures.map((cosignature) => cosignature.witness));
+    const now = this.clock.now().getTime();
+    await Promise.all(
+      (this.options.witnesses ?? [])
+        .filter((witness) => !have.has(witness.key.name) && (this.witnessBackoff.get(witness.key.name)?.notBefore ?? 0) <= now)
+        .map(async (witness) => {
+          try {
+            await this.submit(witness, checkpoint);
+            this.witnessBackoff.delete(witness.key.name);
+          } catch (error) {
+            const waitMs = this.witnessBackoff.get(witness.key.name)?.waitMs ?? WITNESS_RETRY_MS;
+            this.witnessBackoff.set(witness.key.name, { notBefore: this.clock.now().getTime() + waitMs, waitMs: Math.min(waitMs * 2, WITNESS_RETRY_MAX_MS) });
+            this.options.log?.warn(
+              { witness: witness.key.name, url: new URL(witness.url).origin, treeSize: checkpoint.treeSize, err: (error as Error).message, retryInSeconds: waitMs / 1000 },
+              'ledger: a witness did not cosign the checkpoint; trying again later',
+            );
+          }
+        }),
+    );
+  }
+
+  /**
+   * One submission by the tlog-witness protocol: `old` is the last size the witness cosigned for
+   * us (0: none); a 409 names the size it has, and the submission is made again from that size.
+   * The cosignature returned is kept only when it verifies with the witness's configured key.
+   */
+  private async submit(witness: Witness, checkpoint: StoredCheckpoint): Promise<void> {
+    let old = await lastCosignedSize(this.orm.em.fork(), witness.key.name);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (old > checkpoint.treeSize) throw new Error(`the witness has size ${old}, beyond this checkpoint's ${checkpoint.treeSize}`);
+      const proof = await this.consistencyProof(old, checkpoint.treeSize);
+      const body = `old ${old}\n${proof.hashes.map((hash) => `${hash}\n`).join('')}\n${checkpoint.note}`;
+      const response = await fetch(`${witness.url}/add-checkpoint`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'text/plain; charset=utf-8' },
+        signal: AbortSignal.timeout(this.options.witnessTimeoutMs ?? WITNESS_TIMEOUT_MS),
+      });
+      const text = await response.text();
+      if (response.status === 409 && /^text\/x\.tlog\.size\b/.test(response.headers.get('content-type') ?? '') && /^\d+\n?$/.test(text)) {
+        old = Number(text.trim());
+        continue;
+      }
+      if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${text.slice(0, 200)}`);
+      const signedBody = parseNote(checkpoint.note).body;
+      const line = text
+        .split(/(?<=\n)/)
+        .find((candidate) => {
+          try {
+            return cosignedAt(parseNote(`${signedBody}\n${candidate}`), witness.key) !== null;
+          } catch {
+            return false;
+          }
+        });
+      if (!line) throw new Error('the answer holds no cosignature that verifies with the configured witness key');
+      await insertCosignature(this.orm.em.fork(), checkpoint.treeSize, witness.key.name, line, this.clock.now());
+      this.options.log?.info({ witness: witness.key.name, treeSize: checkpoint.treeSize }, 'ledger: checkpoint cosigned');
+      return;
+    }
+    throw new Error('the witness answered 409 twice');
+  }
+
+  /** Ticks every 5 s: a checkpoint when due, witnesses retried. */
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.ticking) return;
+      this.ticking = this.signIfDue()
+        .then(() => undefined)
+        .catch((error: unknown) => this.options.log?.error({ err: (error as Error).message }, 'ledger: signing a checkpoint failed'))
+        .finally(() => {
+          this.ticking = null;
+        });
+    }, Math.min(TICK_MS, this.options.checkpointIntervalMs));
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.ticking;
+  }
+}
