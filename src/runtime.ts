@@ -257,6 +257,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
         outbox: { pending: state.outboxPending, oldestPendingSeconds: oldest ? Math.max(0, (clock.now().getTime() - oldest.getTime()) / 1000) : 0 },
         subscriptions: state.subscriptionsByStatus,
         ledgerEntries: state.ledgerHeadSeq,
+        ledgerCheckpoint: state.ledgerCheckpoint && { treeSize: state.ledgerCheckpoint.treeSize, signedAtSeconds: state.ledgerCheckpoint.signedAt.getTime() / 1000 },
       };
     },
     ...(target.kind === 'postgres' ? { pool: await poolReader(orm) } : {}),

@@ -106,7 +106,7 @@ export function createServices({ orm, clock, limiter, bus, webhookUrlGuard, webh
     analyses: new MatchAnalysisService(orm, clock, options.onVisibleChange),
     trackRecord: new TrackRecordService(orm, clock),
     ledger: new LedgerService(orm, clock),
-    ledgerLog: new LedgerLog(orm, clock, { log: options.log, ...options.ledgerLog }),
+    ledgerLog: new LedgerLog(orm, clock, { log: options.log, metrics: options.metrics, ...options.ledgerLog }),
     apiKeys,
     auth,
     streamTokens,

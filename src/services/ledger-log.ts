@@ -27,6 +27,8 @@ import {
 } from '../persistence/ledger-tree-repository.js';
 import type { Em, Orm } from '../persistence/orm.js';
 import type { ServiceLog } from './log.js';
+import type { WitnessOutcome } from './metrics/catalog.js';
+import type { ServiceMetrics } from './metrics/metrics.js';
 
 export interface Witness {
   key: VerifierKey;
@@ -39,6 +41,7 @@ export interface LedgerLogOptions {
   checkpointIntervalMs: number;
   witnesses?: readonly Witness[];
   log?: ServiceLog;
+  metrics?: ServiceMetrics;
   /** How long a witness may take to answer (default 10 s). */
   witnessTimeoutMs?: number;
 }
@@ -74,6 +77,9 @@ export interface PickReceipt {
   /** Entries appended after the checkpoint: covered by a later one. */
   pending: number[];
 }
+
+/** A witness answered, and not with a cosignature that verifies (a fetch that got no answer throws anything else). */
+class WitnessRefusal extends Error {}
 
 const TICK_MS = 5_000;
 const WITNESS_TIMEOUT_MS = 10_000;
@@ -247,7 +253,9 @@ export class LedgerLog {
           try {
             await this.submit(witness, checkpoint);
             this.witnessBackoff.delete(witness.key.name);
+            this.count(witness, 'cosigned');
           } catch (error) {
+            this.count(witness, error instanceof WitnessRefusal ? 'refused' : 'unreachable');
             const waitMs = this.witnessBackoff.get(witness.key.name)?.waitMs ?? WITNESS_RETRY_MS;
             this.witnessBackoff.set(witness.key.name, { notBefore: this.clock.now().getTime() + waitMs, waitMs: Math.min(waitMs * 2, WITNESS_RETRY_MAX_MS) });
             this.options.log?.warn(
@@ -259,6 +267,10 @@ export class LedgerLog {
     );
   }
 
+  private count(witness: Witness, outcome: WitnessOutcome): void {
+    this.options.metrics?.ledgerWitnessSubmissions.inc({ witness: witness.key.name, outcome });
+  }
+
   /**
    * One submission by the tlog-witness protocol: `old` is the last size the witness cosigned for
    * us (0: none); a 409 names the size it has, and the submission is made again from that size.
@@ -267,7 +279,7 @@ export class LedgerLog {
   private async submit(witness: Witness, checkpoint: StoredCheckpoint): Promise<void> {
     let old = await lastCosignedSize(this.orm.em.fork(), witness.key.name);
     for (let attempt = 0; attempt < 2; attempt++) {
-      if (old > checkpoint.treeSize) throw new Error(`the witness has size ${old}, beyond this checkpoint's ${checkpoint.treeSize}`);
+      if (old > checkpoint.treeSize) throw new WitnessRefusal(`the witness has size ${old}, beyond this checkpoint's ${checkpoint.treeSize}`);
       const proof = await this.consistencyProof(old, checkpoint.treeSize);
       const body = `old ${old}\n${proof.hashes.map((hash) => `${hash}\n`).join('')}\n${checkpoint.note}`;
       const response = await fetch(`${witness.url}/add-checkpoint`, {
@@ -281,7 +293,7 @@ export class LedgerLog {
         old = Number(text.trim());
         continue;
       }
-      if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${text.slice(0, 200)}`);
+      if (response.status !== 200) throw new WitnessRefusal(`HTTP ${response.status}: ${text.slice(0, 200)}`);
       const signedBody = parseNote(checkpoint.note).body;
       const line = text
         .split(/(?<=\n)/)
@@ -292,12 +304,12 @@ export class LedgerLog {
             return false;
           }
         });
-      if (!line) throw new Error('the answer holds no cosignature that verifies with the configured witness key');
+      if (!line) throw new WitnessRefusal('the answer holds no cosignature that verifies with the configured witness key');
       await insertCosignature(this.orm.em.fork(), checkpoint.treeSize, witness.key.name, line, this.clock.now());
       this.options.log?.info({ witness: witness.key.name, treeSize: checkpoint.treeSize }, 'ledger: checkpoint cosigned');
       return;
     }
-    throw new Error('the witness answered 409 twice');
+    throw new WitnessRefusal('the witness answered 409 twice');
   }
 
   /** Ticks every 5 s: a checkpoint when due, witnesses retried. */

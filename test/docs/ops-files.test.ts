@@ -55,6 +55,9 @@ const ROW_OF: Record<MetricId, string> = {
   picksPublished: 'Picks, ledger and database',
   picksSettled: 'Picks, ledger and database',
   ledgerEntries: 'Picks, ledger and database',
+  ledgerCheckpointSize: 'Picks, ledger and database',
+  ledgerCheckpointSigned: 'Picks, ledger and database',
+  ledgerWitnessSubmissions: 'Picks, ledger and database',
   dbPoolConnections: 'Picks, ledger and database',
 };
 const ERRORS_ROW = '5xx and 429 rates';

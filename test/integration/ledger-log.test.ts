@@ -237,6 +237,12 @@ describe('witnesses', () => {
     const failed = caught.failures.map((failure: { check: string }) => failure.check);
     expect(failed).toContain('consistency');
     expect(failed).toContain('witness');
+    // The operator sees it: one refusal after two cosignatures, and the gauges of the latest checkpoint.
+    const metrics = await t.runtime.metrics.text();
+    expect(metrics).toContain('picks_ledger_witness_submissions_total{witness="witness.test/w1",outcome="cosigned"} 2');
+    expect(metrics).toContain('picks_ledger_witness_submissions_total{witness="witness.test/w1",outcome="refused"} 1');
+    expect(metrics).toMatch(/^picks_ledger_checkpoint_size 7$/m);
+    expect(metrics).toMatch(/^picks_ledger_entries 7$/m);
   });
 });
 

@@ -6,11 +6,12 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { ManualClock } from '../../src/domain/clock.js';
 import { APPROVE, CREATE_KEY, HOLD, pickInput, PUBLISH, REVOKE_KEY, SETTLE, UPSERT_ANALYSIS } from '../helpers/fixtures.js';
 import { connectSse } from '../helpers/sse.js';
 import { entryHash, GENESIS_HASH, type LedgerEntry } from '../../src/domain/ledger.js';
 // @ts-expect-error The example is plain JavaScript, as a customer would copy it.
-import { verifyLedger } from '../../docs/examples/verify-ledger.mjs';
+import { verifyConsistency, verifyLedger } from '../../docs/examples/verify-ledger.mjs';
 
 describe('two instances on one PostgreSQL and one Redis', () => {
   let a: TestApp;
@@ -190,5 +191,47 @@ describe('two instances on one PostgreSQL and one Redis', () => {
     expect((await onB(`/api/v1/match-analyses/${id}`)).statusCode).toBe(404);
     await a.graphql(UPSERT_ANALYSIS, { input: { matchId: id, analysis: 'Written on A.' } });
     expect(await seenOnB(`/api/v1/match-analyses/${id}`, (body) => body.analysis === 'Written on A.')).toBeLessThan(1_500);
+  });
+});
+
+describe('two instances signing checkpoints of one ledger', () => {
+  let a: TestApp;
+  let b: TestApp;
+  const clock = new ManualClock('2026-11-22T12:00:00Z');
+  beforeAll(async () => {
+    a = await createTestApp({ clock });
+    b = await createTestApp({ clock, sameDatabaseAs: a });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('appends through both and signs from both at once: one checkpoint per size, each consistent with the one before, all with one key', async () => {
+    const signed: { treeSize: number; rootHash: string }[] = [];
+    for (let round = 0; round < 6; round++) {
+      await Promise.all(
+        Array.from({ length: 5 }, (_, i) =>
+          (i % 2 === 0 ? a : b).graphql(PUBLISH, { input: pickInput({ homeTeam: `Tree ${round} ${i} FC`, selection: `Tree ${round} ${i} FC` }) }),
+        ),
+      );
+      clock.advance(60_000);
+      // Both instances find a checkpoint due at once: exactly one signs it.
+      const attempts = await Promise.all([a.runtime.services.ledgerLog.signIfDue(), b.runtime.services.ledgerLog.signIfDue()]);
+      const made = attempts.filter((attempt) => attempt !== null);
+      expect(made).toHaveLength(1);
+      signed.push(made[0]!);
+    }
+    expect(signed.map((checkpoint) => checkpoint.treeSize)).toEqual([5, 10, 15, 20, 25, 30]);
+    await a.app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(a.app.server.address() as AddressInfo).port}`;
+    for (let i = 1; i < signed.length; i++) {
+      const { from, to, hashes } = (await (await fetch(`${base}/api/public/ledger/proof/consistency?from=${signed[i - 1]!.treeSize}&to=${signed[i]!.treeSize}`)).json()) as { from: number; to: number; hashes: string[] };
+      const b64 = (text: string) => Buffer.from(text, 'base64');
+      expect(verifyConsistency(from, to, b64(signed[i - 1]!.rootHash), b64(signed[i]!.rootHash), hashes.map(b64)), `${from} to ${to}`).toBe(true);
+    }
+    const archived = (await b.runtime.services.ledgerLog.latest())!.note;
+    const report = await verifyLedger(base, { key: b.runtime.services.ledgerLog.verifierKey, archived: [archived] });
+    expect(report.failures).toEqual([]);
   });
 });

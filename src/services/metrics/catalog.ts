@@ -29,6 +29,10 @@ export interface MetricFamily {
   readonly notes?: string;
 }
 
+/** What a submission of a checkpoint to a witness came to. */
+export const WITNESS_OUTCOMES = ['cosigned', 'refused', 'unreachable'] as const;
+export type WitnessOutcome = (typeof WITNESS_OUTCOMES)[number];
+
 export const HTTP_SURFACES = ['rest', 'public', 'graphql', 'stream', 'dashboard', 'pages'] as const;
 export type HttpSurface = (typeof HTTP_SURFACES)[number];
 export const STREAM_SURFACES = ['rest', 'graphql', 'public', 'token'] as const;
@@ -215,6 +219,24 @@ export const METRICS = {
     type: 'gauge',
     help: "The public ledger's length (its head's sequence number).",
     labels: {},
+  },
+  ledgerCheckpointSize: {
+    name: 'picks_ledger_checkpoint_size',
+    type: 'gauge',
+    help: "The latest signed checkpoint's tree size (0 before the first): picks_ledger_entries minus it is what no checkpoint covers yet.",
+    labels: {},
+  },
+  ledgerCheckpointSigned: {
+    name: 'picks_ledger_checkpoint_timestamp_seconds',
+    type: 'gauge',
+    help: 'When the latest checkpoint was signed (Unix seconds; 0 before the first).',
+    labels: {},
+  },
+  ledgerWitnessSubmissions: {
+    name: 'picks_ledger_witness_submissions_total',
+    type: 'counter',
+    help: 'Checkpoints submitted to a witness by this instance, by outcome: `cosigned`, `refused` (it answered, without a cosignature that verifies) or `unreachable` (no answer).',
+    labels: { witness: { boundedBy: 'the witnesses configured (`LEDGER_WITNESSES`)' }, outcome: WITNESS_OUTCOMES },
   },
   picksPublished: {
     name: 'picks_picks_published_total',

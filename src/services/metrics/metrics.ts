@@ -17,6 +17,8 @@ export interface StateReading {
   outbox: { pending: number; oldestPendingSeconds: number };
   subscriptions: Record<string, number>;
   ledgerEntries: number;
+  /** The latest signed checkpoint; null before the first. */
+  ledgerCheckpoint: { treeSize: number; signedAtSeconds: number } | null;
 }
 
 /** Where the scrape-time gauges read from; each source is optional (a test runtime has no app). */
@@ -49,6 +51,7 @@ export class ServiceMetrics {
   readonly webhookDeliveries: CounterOf<'webhookDeliveries'>;
   readonly webhookDeliveryLag: HistogramOf<'webhookDeliveryLag'>;
   readonly feedRequests: CounterOf<'feedRequests'>;
+  readonly ledgerWitnessSubmissions: CounterOf<'ledgerWitnessSubmissions'>;
   readonly enginePollDuration: HistogramOf<'enginePollDuration'>;
   readonly engineLastPoll: GaugeOf<'engineLastPoll'>;
   readonly engineCandidates: CounterOf<'engineCandidates'>;
@@ -71,6 +74,7 @@ export class ServiceMetrics {
     this.engineCandidates = this.counter('engineCandidates');
     this.picksPublished = this.counter('picksPublished');
     this.picksSettled = this.counter('picksSettled');
+    this.ledgerWitnessSubmissions = this.counter('ledgerWitnessSubmissions');
     const sources = this.sources;
     this.gauge('streamsOpen', (gauge) => {
       const open = sources.streamsOpen?.();
@@ -93,6 +97,14 @@ export class ServiceMetrics {
     this.gauge('ledgerEntries', async (gauge) => {
       const state = await this.state();
       if (state) gauge.set(state.ledgerEntries);
+    });
+    this.gauge('ledgerCheckpointSize', async (gauge) => {
+      const state = await this.state();
+      if (state) gauge.set(state.ledgerCheckpoint?.treeSize ?? 0);
+    });
+    this.gauge('ledgerCheckpointSigned', async (gauge) => {
+      const state = await this.state();
+      if (state) gauge.set(state.ledgerCheckpoint?.signedAtSeconds ?? 0);
     });
     this.gauge('dbPoolConnections', (gauge) => {
       const pool = sources.pool?.();
