@@ -19,7 +19,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BENCH_DIR, ROOT, intEnv, log, machine, servicesUrls, writeDocBlock } from './common.mjs';
 import { summarise, r2 } from './lib/stats.mjs';
-import { ensureDatabase } from './server-common.mjs';
+import { ensureDatabase, BENCH_LEDGER_SIGNING_KEY } from './server-common.mjs';
 import { SPORTS_WEIGHTED, seedPicksSql } from './seed.mjs';
 import { rebuildTrackRecord } from '../dist/src/persistence/track-record-repository.js';
 import { buildApp } from '../dist/src/app.js';
@@ -29,7 +29,6 @@ import { listPicksSql, todayPicksSql } from '../dist/src/persistence/picks-repos
 import { settledRecordPicksSql, trackRecordSql } from '../dist/src/persistence/track-record-repository.js';
 import { trackRecordWindow } from '../dist/src/domain/track-record.js';
 import { writeFileSync } from 'node:fs';
-import { generateSignerKey } from '../dist/src/domain/signed-note.js';
 
 const RESULTS_FILE = path.join(BENCH_DIR, 'scale-results.json');
 const DOC_FILE = path.join(ROOT, 'docs', 'PERFORMANCE.md');
@@ -73,7 +72,7 @@ async function explain(em, { sql, params }) {
 async function runSize(size) {
   const config = loadConfig({
     ADMIN_TOKEN: adminToken,
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: generateSignerKey('bench.localhost/ledger'),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: BENCH_LEDGER_SIGNING_KEY,
     DATABASE_URL: dbUrl,
     DEMO_SEED: 'false',
     LOG_LEVEL: 'silent',

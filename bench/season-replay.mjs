@@ -31,7 +31,7 @@ import { ManualClock } from '../dist/src/domain/clock.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { BENCH_DIR, ROOT, log } from './common.mjs';
 import { startV4Feed } from './lib/v4-feed.mjs';
-import { generateSignerKey } from '../dist/src/domain/signed-note.js';
+import { BENCH_LEDGER_SIGNING_KEY } from './server-common.mjs';
 
 const CSV_FILE = process.env.SEASON_REPLAY_CSV?.trim() || path.join(ROOT, 'test', 'fixtures', 'real-season', 'E0-2018-19.csv');
 const RESULTS_FILE = path.join(BENCH_DIR, 'season-replay.json');
@@ -198,7 +198,7 @@ async function main() {
   const note = (level) => (fields, msg) => problems.push({ level, msg, err: String(fields?.err?.message ?? fields?.err ?? '') });
   const config = loadConfig({
     ADMIN_TOKEN: adminToken,
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: generateSignerKey('bench.localhost/ledger'),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: BENCH_LEDGER_SIGNING_KEY,
     DEMO_SEED: 'false',
     LOG_LEVEL: 'silent',
     ODDS_FEED_URL: feed.url,

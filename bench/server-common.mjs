@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { HOST } from './common.mjs';
-import { generateSignerKey } from '../dist/src/domain/signed-note.js';
 
 /** The services-mode database must exist before the ORM connects; created when missing. */
 export async function ensureDatabase(url) {
@@ -42,7 +41,7 @@ export async function serverEnv({ mode, modeVar, adminToken, dataDir, dbUrl, red
     NODE_ENV: 'production',
     HOST,
     PORT: '0',
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: generateSignerKey('bench.localhost/ledger'),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: BENCH_LEDGER_SIGNING_KEY,
     ...extra,
   };
   if (mode === 'embedded') {
@@ -139,6 +138,9 @@ export async function dropLimiterCounters(redisUrl, keyIds) {
   }
   redis.disconnect();
 }
+
+/** One fixed key for every bench process: instances of one database sign with one key. */
+export const BENCH_LEDGER_SIGNING_KEY = 'PRIVATE+KEY+bench.localhost/ledger+c54ff16d+AQMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMD';
 
 const SPORTS = [
   ['soccer', 'Premier League', 'Arsenal', 'Chelsea'],

@@ -82,7 +82,7 @@ import { report } from './soak/report.mjs';
 import { DATABASE, INSTANCES, SPORT_KEY, fmtS, settings } from './soak/settings.mjs';
 import { adminPicks, calls, instances, keys, rel, run, streamClients, timeline } from './soak/state.mjs';
 import { CREATE_KEY, adminLoop, call, graphql, graphqlLoop, restLoop, stopStreams, streamLoop } from './soak/traffic.mjs';
-import { generateSignerKey } from '../dist/src/domain/signed-note.js';
+import { BENCH_LEDGER_SIGNING_KEY } from './server-common.mjs';
 
 /** Kills every process the soak started (PostgreSQL with SIGQUIT: its fast stop), waits up to 5 s, and exits. */
 async function stopEverythingAndExit(code) {
@@ -134,7 +134,7 @@ async function main() {
     DATABASE_URL: run.pg.url(DATABASE),
     REDIS_URL: run.redis.url,
     ADMIN_TOKEN: run.adminToken,
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: generateSignerKey('bench.localhost/ledger'),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: BENCH_LEDGER_SIGNING_KEY,
     DEMO_SEED: 'false',
     TIER_LIMITS: JSON.stringify(settings.tierLimits),
     WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1',

@@ -23,14 +23,14 @@ import { createRuntime } from '../dist/src/runtime.js';
 import { listPicksSql, PICK_COLUMNS, readPicks } from '../dist/src/persistence/picks-repository.js';
 import { seedPicksSql } from './seed.mjs';
 import { rebuildTrackRecord } from '../dist/src/persistence/track-record-repository.js';
-import { generateSignerKey } from '../dist/src/domain/signed-note.js';
+import { BENCH_LEDGER_SIGNING_KEY } from './server-common.mjs';
 
 const N = Number(process.env.BENCH_STAGE_ITERATIONS ?? 300);
 const dbUrl = process.env.BENCH_DB_URL?.trim() || null;
 if (dbUrl && !/^postgres(ql)?:\/\/([^@/]*@)?(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(dbUrl)) throw new Error('BENCH_DB_URL must be a loopback URL');
 const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
 const config = loadConfig({
-  ADMIN_TOKEN: adminToken, WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: generateSignerKey('bench.localhost/ledger'), DEMO_SEED: 'false', LOG_LEVEL: 'silent', NODE_ENV: 'production',
+  ADMIN_TOKEN: adminToken, WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), LEDGER_SIGNING_KEY: BENCH_LEDGER_SIGNING_KEY, DEMO_SEED: 'false', LOG_LEVEL: 'silent', NODE_ENV: 'production',
   TIER_LIMITS: JSON.stringify({ enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } }),
   ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
 });

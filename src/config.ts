@@ -127,6 +127,8 @@ export interface LedgerConfig {
   origin: string;
   /** Null in embedded mode without LEDGER_SIGNING_KEY: one is generated and kept under DATA_DIR. */
   signingKey: SignerKey | null;
+  /** LEDGER_PREVIOUS_KEY_ID: the key id a deliberately replaced key replaces; null otherwise. */
+  previousKeyId: string | null;
   checkpointSeconds: number;
   witnesses: LedgerWitness[];
 }
@@ -356,6 +358,14 @@ export const VARIABLES = {
       const key = ctx.get<SignerKey | null>('LEDGER_SIGNING_KEY');
       return key && key.name !== value ? `must be LEDGER_SIGNING_KEY's name, "${key.name}": the key is named after the log's origin` : null;
     },
+  }),
+  LEDGER_PREVIOUS_KEY_ID: variable({
+    section: 'Ledger',
+    description:
+      "Only when `LEDGER_SIGNING_KEY` is replaced on purpose (lost or compromised): the key id of the key it replaces. A start whose key did not sign the latest checkpoint is refused without it (customers pinned that key); with it, the latest checkpoint is signed again by the new key",
+    kind: kind.keyId(),
+    default: null,
+    defaultDoc: 'unset',
   }),
   LEDGER_CHECKPOINT_SECONDS: variable({
     section: 'Ledger',
@@ -650,7 +660,13 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       settlement: { matchMinMinutes: v('MATCH_MIN_MINUTES'), closingLineMaxAgeSeconds: v('CLOSING_LINE_MAX_AGE_SECONDS') },
       oddsHistoryDays: v('ODDS_HISTORY_DAYS'),
     },
-    ledger: { origin: v('LEDGER_ORIGIN'), signingKey: v('LEDGER_SIGNING_KEY'), checkpointSeconds: v('LEDGER_CHECKPOINT_SECONDS'), witnesses: v('LEDGER_WITNESSES') },
+    ledger: {
+      origin: v('LEDGER_ORIGIN'),
+      signingKey: v('LEDGER_SIGNING_KEY'),
+      previousKeyId: v('LEDGER_PREVIOUS_KEY_ID'),
+      checkpointSeconds: v('LEDGER_CHECKPOINT_SECONDS'),
+      witnesses: v('LEDGER_WITNESSES'),
+    },
   };
 }
 

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { generateSignerKey, parseSignerKey, type SignerKey } from './domain/signed-note.js';
+import { generateSignerKey, NOTE_ALGORITHM_ED25519, parseSignerKey, type SignerKey } from './domain/signed-note.js';
 
 export const ADMIN_TOKEN_FILE = 'admin-token';
 export const DEMO_KEYS_FILE = 'demo-keys.json';
@@ -46,16 +46,22 @@ export function embeddedWebhookSecretKey(dataDir: string): Buffer {
 
 /**
  * The key that signs the embedded ledger's checkpoints, kept beside its database (0600) and named
- * after the origin. A key of another name is refused rather than replaced: verifiers pinned it,
- * and a new key starts a new log.
+ * after the origin. A key of another name, or of the wrong form, is refused rather than replaced:
+ * verifiers pinned it. (A missing file makes a new key, which the start refuses when the
+ * database holds checkpoints of another key: LedgerLog.checkKey.)
  */
 export function embeddedLedgerSigningKey(dataDir: string, origin: string): SignerKey {
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, LEDGER_KEY_FILE);
   if (!existsSync(file)) writeFileSync(file, `${generateSignerKey(origin)}\n`, { mode: 0o600 });
-  const key = parseSignerKey(readFileSync(file, 'utf8'));
+  let key: SignerKey;
+  try {
+    key = parseSignerKey(readFileSync(file, 'utf8'), [NOTE_ALGORITHM_ED25519]);
+  } catch (error) {
+    throw new Error(`Invalid configuration: the ledger key in ${file} is not an Ed25519 signed-note private key (${(error as Error).message}); restore it from a copy (replacing it on purpose: LEDGER_PREVIOUS_KEY_ID)`);
+  }
   if (key.name !== origin) {
-    throw new Error(`Invalid configuration: LEDGER_ORIGIN is "${origin}" but the ledger key in ${file} is named "${key.name}"; set LEDGER_ORIGIN=${key.name}, or move the file away to start a new log under a new key`);
+    throw new Error(`Invalid configuration: LEDGER_ORIGIN is "${origin}" but the ledger key in ${file} is named "${key.name}"; set LEDGER_ORIGIN=${key.name} (a new log under another origin is a new DATA_DIR)`);
   }
   return key;
 }

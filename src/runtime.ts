@@ -234,6 +234,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions): Pr
   await services.ledger.appendMissing();
   // The tree over entries appended before it existed, once (a no-op afterwards).
   await services.ledgerLog.catchUp();
+  await services.ledgerLog.checkKey(config.ledger.previousKeyId);
   // Days settled before the record statistics existed get their summaries once.
   await services.trackRecord.fillMissingSummaries();
   await services.feed.start();

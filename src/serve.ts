@@ -59,9 +59,9 @@ export async function serve(): Promise<void> {
       process.exit(1);
     }
   }
-  // The feed poller starts after the banner: its first poll's log lines follow it.
+  // The feed poller and the checkpointer start after the banner: their first log lines follow it.
   // The engine's routine "poll processed" line goes to debug there too; operators keep it at info.
-  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey, ledgerSigningKey, startPoller: false, routineLogLevel: embedded ? 'debug' : 'info' });
+  const runtime = await createRuntime(config, { adminToken, log: logger, webhookSecretKey, ledgerSigningKey, startPoller: false, startCheckpointer: false, routineLogLevel: embedded ? 'debug' : 'info' });
 
   let demoKeys: DemoKeys | null = embedded ? loadDemoKeys(config.dataDir) : null;
   let demoAccount: DemoSignIn | null = null;
@@ -137,7 +137,10 @@ export async function serve(): Promise<void> {
     startBanner(config, `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, adminToken, demoKeys, demoAccount, data, credits ? { view: credits, now: runtime.clock.now() } : null),
   );
   if (metrics) logger.info({ url: `http://${urlHost(config.metrics.host)}:${metrics.address.port}/metrics` }, 'metrics: serving the Prometheus text format');
-  if (!stopping) runtime.poller?.start();
+  if (!stopping) {
+    runtime.poller?.start();
+    runtime.services.ledgerLog.start();
+  }
 }
 
 const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);

@@ -199,9 +199,16 @@ describe('loadConfig', () => {
       ['LEDGER_WITNESSES', `${parseSignerKey(LEDGER_SIGNING_KEY).text} https://w.example`],
       ['LEDGER_WITNESSES', `${witness} https://a.example,${witness} https://b.example`],
       ['LEDGER_WITNESSES', `${witness} https://a.example extra`],
+      ['LEDGER_WITNESSES', `${witness} https://user:pw@w.example`],
+      ['LEDGER_WITNESSES', `${witness} https://w.example/?x=1`],
+      ['LEDGER_WITNESSES', `${witness} https://w.example/#f`],
+      ['LEDGER_PREVIOUS_KEY_ID', 'xyz'],
+      ['LEDGER_PREVIOUS_KEY_ID', '7f4480921'],
     ];
+    expect(loadConfig({ ...pg, LEDGER_PREVIOUS_KEY_ID: '7F448092' }).ledger.previousKeyId).toBe('7f448092');
     for (const [name, value] of refused) expectOneLineRefusal({ ...pg, [name]: value }, name);
-    // The key is never shown.
+    // The key is never shown, nor a witness URL's password in a refusal.
+    expect(() => loadConfig({ ...pg, LEDGER_WITNESSES: `${witness} https://user:hunter2@w.example` })).toThrow(/^(?!.*hunter2)/s);
     expect(JSON.stringify(describeConfig(pg))).not.toContain(LEDGER_SIGNING_KEY.split('+').slice(4).join('+'));
   });
 

@@ -75,7 +75,9 @@
  * hash is recomputed from its seven clear fields (hash), its commitment from its pick and salt
  * (commitment), and each entry the checkpoint covers is proved included at leaf seq - 1
  * (inclusion). Entries appended after the checkpoint are pending: listed as notes, checked by a
- * later receipt.
+ * later receipt; a seq listed as pending that the checkpoint covers fails (pending), and a receipt
+ * that proves no entry at all (every one pending, or no checkpoint yet) fails (receipt): it is not
+ * worth archiving yet.
  *
  * The pieces are exported for your own tools: verifyLedger, formatReport, verifyReceipt,
  * formatReceipt; treeRoot, leafHash, verifyInclusion, verifyConsistency (RFC 9162); and
@@ -524,7 +526,19 @@ export function verifyReceipt(receipt, { key, witnesses = [] } = {}) {
       else fail(seq, 'inclusion', `the inclusion proof does not prove the entry to be leaf ${seq - 1} of the checkpoint of size ${checkpoint.size}`);
     }
   }
-  for (const seq of pending) notes.push(`seq ${seq}: appended after the checkpoint (size ${checkpoint.size}), not covered yet: a later receipt covers it`);
+  // The entries the service lists as pending: appended after the checkpoint, so beyond its size.
+  const listed = Array.isArray(receipt?.pending) ? receipt.pending : [];
+  for (const seq of listed) {
+    if (!Number.isSafeInteger(seq) || seq < 1) fail(0, 'pending', `pending lists ${JSON.stringify(seq)}, which is no seq`);
+    else if (checkpoint !== null && seq <= checkpoint.size) fail(seq, 'pending', `seq ${seq} is listed as pending, yet the checkpoint (size ${checkpoint.size}) covers it: its entry and proof are missing`);
+    else if (!pending.includes(seq)) pending.push(seq);
+  }
+  pending.sort((a, b) => a - b);
+  for (const seq of pending) notes.push(`seq ${seq}: appended after the checkpoint${checkpoint === null ? '' : ` (size ${checkpoint.size})`}, not covered yet: a later receipt covers it`);
+  // A receipt is worth archiving only when it proves something.
+  if (included === 0 && failures.length === 0) {
+    fail(0, 'receipt', `the receipt proves no entry yet${pending.length > 0 ? ` (${pending.length} pending)` : ''}: fetch it again after the next checkpoint`);
+  }
 
   return {
     ok: failures.length === 0,

@@ -518,6 +518,18 @@ export function noteSignerKey(): Kind<SignerKey> {
   };
 }
 
+/** A signed-note key id: 8 lowercase hex digits. */
+export function keyId(): Kind<string> {
+  return {
+    allowed: 'a key id, 8 hex digits (the second part of a verifier key `<name>+<key id>+<key>`)',
+    parse(raw, name) {
+      if (!/^[0-9a-fA-F]{8}$/.test(raw)) throw new ConfigError(name, `must be a key id, 8 hex digits (got "${raw}")`);
+      return raw.toLowerCase();
+    },
+    show: String,
+  };
+}
+
 export interface LedgerWitness {
   key: VerifierKey;
   /** The witness's base URL: the checkpoint is POSTed to `{url}/add-checkpoint`. */
@@ -545,6 +557,11 @@ export function ledgerWitnesses(): Kind<LedgerWitness[]> {
           throw new ConfigError(name, `has a witness URL that is not a URL (got "${urlText}")`);
         }
         if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(name, `has a witness URL that is not http or https (got "${urlText}")`);
+        // The checkpoint is POSTed to {url}/add-checkpoint: a query or fragment would end up before
+        // the path, and credentials in a URL are refused by fetch (and would be shown by npm run config).
+        if (parsed.username !== '' || parsed.password !== '' || parsed.search !== '' || parsed.hash !== '' || urlText.includes('?') || urlText.includes('#')) {
+          throw new ConfigError(name, `has a witness URL with credentials, a query or a fragment: give its base URL only (got "${parsed.origin}${parsed.pathname}...")`);
+        }
         return { key, url: urlText.replace(/\/+$/, '') };
       });
       const names = witnesses.map((witness) => witness.key.name);

@@ -132,6 +132,11 @@ export async function insertCheckpoint(em: Em, checkpoint: Omit<StoredCheckpoint
   return rows.length === 1;
 }
 
+/** Replaces the signed note of the checkpoint of `size` (the same body signed again by a new key). */
+export async function replaceCheckpointNote(em: Em, size: number, note: string): Promise<void> {
+  await executeBound(em, 'update ledger_checkpoints set note = $2 where tree_size = $1', [size, note]);
+}
+
 /** Keeps a witness's cosignature line of the checkpoint of `size` (the first one received). */
 export async function insertCosignature(em: Em, size: number, witness: string, line: string, receivedAt: Date): Promise<void> {
   await executeBound(

@@ -12,7 +12,7 @@
 import type { Clock } from '../domain/clock.js';
 import { InvalidParameterError } from '../domain/errors.js';
 import { consistencyProofRanges, inclusionProofRanges, nodesFor, proofHashes, rootRange, EMPTY_ROOT } from '../domain/merkle.js';
-import { checkpointBody, cosignedAt, parseNote, signNote, type SignerKey, type VerifierKey } from '../domain/signed-note.js';
+import { checkpointBody, cosignedAt, noteSignedBy, parseCheckpointBody, parseNote, signNote, type SignerKey, type VerifierKey } from '../domain/signed-note.js';
 import type { CommittedPick, LedgerEntry } from '../domain/ledger.js';
 import { ledgerEntriesOfPick, ledgerHead, lockLedger } from '../persistence/ledger-repository.js';
 import {
@@ -22,6 +22,7 @@ import {
   lastCosignedSize,
   latestCheckpoint,
   readTreeNodes,
+  replaceCheckpointNote,
   treeSize,
   type StoredCheckpoint,
 } from '../persistence/ledger-tree-repository.js';
@@ -82,6 +83,32 @@ export interface PickReceipt {
 class WitnessRefusal extends Error {}
 
 const TICK_MS = 5_000;
+/** A witness's answer is a few signature lines; anything longer is refused unread. */
+const WITNESS_ANSWER_MAX_BYTES = 64 * 1024;
+
+/** The answer's text, refused (WitnessRefusal) past WITNESS_ANSWER_MAX_BYTES without reading the rest. */
+async function boundedText(response: Response): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? 0);
+  const tooLong = () => new WitnessRefusal(`HTTP ${response.status} with an answer over ${WITNESS_ANSWER_MAX_BYTES} bytes`);
+  if (declared > WITNESS_ANSWER_MAX_BYTES) {
+    await response.body?.cancel();
+    throw tooLong();
+  }
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks).toString('utf8');
+    size += value.byteLength;
+    if (size > WITNESS_ANSWER_MAX_BYTES) {
+      await reader.cancel();
+      throw tooLong();
+    }
+    chunks.push(value);
+  }
+}
 const WITNESS_TIMEOUT_MS = 10_000;
 /** A witness that failed is tried again after this long, doubling to at most 10 minutes. */
 const WITNESS_RETRY_MS = 15_000;
@@ -120,6 +147,34 @@ export class LedgerLog {
     return this.options.signer.name;
   }
 
+  /**
+   * At start: the latest checkpoint must be signed by this key, which customers and witnesses
+   * pinned. A key replaced on purpose names the one it replaces (LEDGER_PREVIOUS_KEY_ID): the
+   * latest checkpoint is then signed again by the new key (the same body, so its cosignatures
+   * still hold). Anything else is refused: a lost key file, a key of another deployment.
+   */
+  async checkKey(previousKeyId: string | null): Promise<void> {
+    const em = this.orm.em.fork();
+    const latest = await latestCheckpoint(em);
+    if (!latest) return;
+    const note = parseNote(latest.note);
+    if (noteSignedBy(note, this.options.signer)) return;
+    const signedBy = note.signatures[0]!;
+    const signedById = signedBy.keyId.toString('hex');
+    const ours = `${this.options.signer.name}+${this.options.signer.keyId.toString('hex')}`;
+    if (previousKeyId !== signedById) {
+      throw new Error(
+        `Invalid configuration: LEDGER_SIGNING_KEY ${ours} did not sign the ledger's latest checkpoint (size ${latest.treeSize}, signed by ${signedBy.name}+${signedById}). ` +
+          'Customers and witnesses pinned that key: give it back (embedded mode keeps it in DATA_DIR/ledger-signing-key), or, to replace it on purpose, ' +
+          `set LEDGER_PREVIOUS_KEY_ID=${signedById} once and publish the new verifier key`,
+      );
+    }
+    const { origin } = parseCheckpointBody(note.body);
+    if (origin !== this.origin) throw new Error(`Invalid configuration: LEDGER_SIGNING_KEY is named ${this.origin}, but the log's origin is ${origin}: a replacing key keeps the origin`);
+    await replaceCheckpointNote(em, latest.treeSize, signNote(note.body, this.options.signer));
+    this.options.log?.warn({ treeSize: latest.treeSize, previousKey: `${signedBy.name}+${signedById}`, key: ours }, 'ledger: the signing key was replaced; the latest checkpoint is signed again by the new key');
+  }
+
   /** Builds the tree of entries appended without it (before it existed): once, at start. */
   async catchUp(): Promise<void> {
     const em = this.orm.em.fork();
@@ -156,7 +211,8 @@ export class LedgerLog {
       return (await insertCheckpoint(tx, checkpoint)) ? { ...checkpoint, cosignatures: [] } : null;
     });
     if (!signed) return null;
-    this.options.log?.info({ treeSize: signed.treeSize }, 'ledger: checkpoint signed');
+    // Routine, once a minute at most: the gauges show it; failures are warnings.
+    this.options.log?.debug?.({ treeSize: signed.treeSize }, 'ledger: checkpoint signed');
     // A new checkpoint is worth a try at once, whatever the wait after an earlier failure.
     this.witnessBackoff.clear();
     await this.submitToWitnesses(signed);
@@ -190,7 +246,7 @@ export class LedgerLog {
   /** The tree's size, checked against a requested size. */
   private async checkSize(em: Em, parameter: string, size: number): Promise<void> {
     const stored = await treeSize(em);
-    if (size > stored) throw new InvalidParameterError(parameter, `${parameter} must be at most ${stored}, the ledger's length`);
+    if (size > stored) throw new InvalidParameterError(parameter, `${parameter} must be at most ${stored}, the size of the ledger's tree`);
   }
 
   /** RFC 9162 inclusion proof of entry `seq` in the tree of `size` entries (default: the latest checkpoint's). */
@@ -286,9 +342,11 @@ export class LedgerLog {
         method: 'POST',
         body,
         headers: { 'content-type': 'text/plain; charset=utf-8' },
+        // A witness is someone else's server: it may not send our POSTs elsewhere.
+        redirect: 'error',
         signal: AbortSignal.timeout(this.options.witnessTimeoutMs ?? WITNESS_TIMEOUT_MS),
       });
-      const text = await response.text();
+      const text = await boundedText(response);
       if (response.status === 409 && /^text\/x\.tlog\.size\b/.test(response.headers.get('content-type') ?? '') && /^\d+\n?$/.test(text)) {
         old = Number(text.trim());
         continue;
@@ -306,7 +364,7 @@ export class LedgerLog {
         });
       if (!line) throw new WitnessRefusal('the answer holds no cosignature that verifies with the configured witness key');
       await insertCosignature(this.orm.em.fork(), checkpoint.treeSize, witness.key.name, line, this.clock.now());
-      this.options.log?.info({ witness: witness.key.name, treeSize: checkpoint.treeSize }, 'ledger: checkpoint cosigned');
+      this.options.log?.debug?.({ witness: witness.key.name, treeSize: checkpoint.treeSize }, 'ledger: checkpoint cosigned');
       return;
     }
     throw new WitnessRefusal('the witness answered 409 twice');

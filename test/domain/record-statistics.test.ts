@@ -171,11 +171,14 @@ describe('record statistics', () => {
   });
 
   const results: PickResult[] = ['won', 'lost', 'void', 'half_won', 'half_lost'];
+  // Values as the service stores them: prices with two decimals, probabilities with four, CLV
+  // with two. Arbitrary doubles (5.484999999999996) put sums on a rounding boundary at the 15th
+  // digit, where two summation orders round apart; stored values never carry such digits.
   const arbitraryPick = fc.record({
     result: fc.constantFrom(...results),
-    odds: fc.double({ min: 1.01, max: 20, noNaN: true }),
-    fairProbability: fc.double({ min: 0.01, max: 0.99, noNaN: true }),
-    clvPct: fc.option(fc.double({ min: -30, max: 30, noNaN: true })),
+    odds: fc.integer({ min: 101, max: 2000 }).map((cents) => cents / 100),
+    fairProbability: fc.integer({ min: 100, max: 9900 }).map((bp) => bp / 10_000),
+    clvPct: fc.option(fc.integer({ min: -3000, max: 3000 }).map((hundredths) => hundredths / 100)),
   });
 
   it('merging the summaries of consecutive parts equals summarising the whole', () => {

@@ -7,6 +7,7 @@
  * the wrong forms of every parameter.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,9 +15,11 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { ManualClock } from '../../src/domain/clock.js';
 import { entryHash } from '../../src/domain/ledger.js';
 import { leafHash } from '../../src/domain/merkle.js';
-import { generateSignerKey, parseSignerKey } from '../../src/domain/signed-note.js';
+import { COSIGNATURE_ALGORITHM_ED25519, generateSignerKey, parseSignerKey } from '../../src/domain/signed-note.js';
 import { executeBound } from '../../src/persistence/sql.js';
-import { createTestApp, LEDGER_SIGNING_KEY, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, createTestApp, LEDGER_SIGNING_KEY, WEBHOOK_SECRET_KEY, type TestApp } from '../helpers/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createRuntime } from '../../src/runtime.js';
 import { CREATE_KEY, PUBLISH, pickInput } from '../helpers/fixtures.js';
 // @ts-expect-error The example is plain JavaScript, as a customer would copy it.
 import { parseCheckpoint, parseNote, parseVerifierKey, startWitness, verifyConsistency as witnessVerifiesConsistency, verifyLogSignatures } from '../../docs/examples/witness.mjs';
@@ -164,6 +167,8 @@ describe('proofs and receipts', () => {
     const headers = { authorization: `Bearer ${created.data!.createApiKey.key}` };
     const before = await (await fetch(`${base}/api/v1/picks/${id}/receipt`, { headers })).json();
     expect(before).toMatchObject({ pick_id: id, checkpoint: null, tree_size: null, entries: [], pending: [1] });
+    // A receipt that proves nothing yet is not passed as one.
+    expect(verifyReceipt(before, { key: LOG_KEY }).failures.map((failure: { check: string }) => failure.check)).toEqual(['receipt']);
 
     await t.runtime.services.ledgerLog.signIfDue();
     const receipt = await (await fetch(`${base}/api/v1/picks/${id}/receipt`, { headers })).json();
@@ -187,6 +192,8 @@ describe('proofs and receipts', () => {
     const badProof = structuredClone(receipt);
     badProof.entries[0].inclusion[0] = Buffer.alloc(32, 9).toString('base64');
     expect(verifyReceipt(badProof, { key: LOG_KEY }).failures.map((failure: { check: string }) => failure.check)).toContain('inclusion');
+    const hidden = { ...structuredClone(receipt), entries: [], pending: [1] };
+    expect(verifyReceipt(hidden, { key: LOG_KEY }).failures.map((failure: { check: string }) => failure.check)).toContain('pending');
     const otherKey = parseSignerKey(generateSignerKey('test.localhost/ledger')).text;
     expect(verifyReceipt(receipt, { key: otherKey }).failures.map((failure: { check: string }) => failure.check)).toContain('signature');
 
@@ -246,6 +253,48 @@ describe('witnesses', () => {
   });
 });
 
+describe('a hostile witness', () => {
+  it('cannot make the service read a huge answer or follow a redirect; it is counted and logged, and publication goes on', async () => {
+    const posted: string[] = [];
+    const server = createServer((req, res) => {
+      posted.push(req.url ?? '');
+      req.resume();
+      if (req.url?.startsWith('/huge/')) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        // An answer without end or length: read past 64 KiB it is refused at once (read whole,
+        // it would hold the submission until the timeout, and the memory with it).
+        const chunk = Buffer.alloc(64 * 1024, 0x61);
+        let open = true;
+        res.on('close', () => (open = false));
+        const pump = () => {
+          while (open) if (!res.write(chunk)) return void res.once('drain', pump);
+        };
+        pump();
+      } else if (req.url?.startsWith('/redirect/')) {
+        res.writeHead(307, { location: '/elsewhere/add-checkpoint' }).end();
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const key = (name: string) => parseSignerKey(generateSignerKey(name, COSIGNATURE_ALGORITHM_ED25519)).text;
+    const { t } = await boot({ LEDGER_WITNESSES: `${key('huge')} ${url}/huge,${key('redirect')} ${url}/redirect` });
+    await publish(t, 2);
+    const signed = await t.runtime.services.ledgerLog.signIfDue();
+    expect(signed?.treeSize).toBe(2);
+    expect(signed!.note).not.toMatch(/\u2014 (huge|redirect) /);
+    // The redirect was not followed: nothing was POSTed to where it pointed.
+    expect(posted).toEqual(expect.arrayContaining(['/huge/add-checkpoint', '/redirect/add-checkpoint']));
+    expect(posted).not.toContain('/elsewhere/add-checkpoint');
+    const metrics = await t.runtime.metrics.text();
+    expect(metrics).toContain('picks_ledger_witness_submissions_total{witness="huge",outcome="refused"} 1');
+    expect(metrics).toContain('picks_ledger_witness_submissions_total{witness="redirect",outcome="unreachable"} 1');
+    await publish(t, 1, 2);
+  });
+});
+
 describe('the tree of entries appended without it', () => {
   it('is built at start, giving the same root', async () => {
     const { t } = await boot();
@@ -258,3 +307,41 @@ describe('the tree of entries appended without it', () => {
   });
 });
 
+
+describe('the signing key', () => {
+  it('is checked at start against the latest checkpoint: another key is refused, a replacement named by LEDGER_PREVIOUS_KEY_ID signs it again', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'ledger-key-'));
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+    const clock = new ManualClock('2026-11-22T12:00:00Z');
+    const start = (env: Record<string, string>) =>
+      createRuntime(loadConfig({ ADMIN_TOKEN, WEBHOOK_SECRET_KEY, DEMO_SEED: 'false', LOG_LEVEL: 'silent', ...env }), {
+        adminToken: ADMIN_TOKEN,
+        clock,
+        database: { kind: 'pglite', dataDir },
+        migrate: true,
+        startPoller: false,
+        startDispatcher: false,
+        startCheckpointer: false,
+      });
+    const first = await start({ LEDGER_SIGNING_KEY });
+    await first.services.picks.publish(pickInput() as never);
+    const signed = (await first.services.ledgerLog.signIfDue())!;
+    await first.close();
+
+    // A lost key file, or another deployment's key: refused, naming what to do.
+    const other = generateSignerKey('test.localhost/ledger');
+    await expect(start({ LEDGER_SIGNING_KEY: other })).rejects.toThrow(/did not sign the ledger's latest checkpoint \(size 1, signed by test\.localhost\/ledger\+7f448092\).*LEDGER_PREVIOUS_KEY_ID=7f448092/);
+    await expect(start({ LEDGER_SIGNING_KEY: other, LEDGER_PREVIOUS_KEY_ID: 'deadbeef' })).rejects.toThrow(/LEDGER_PREVIOUS_KEY_ID=7f448092/);
+    // Another origin is another log.
+    await expect(start({ LEDGER_SIGNING_KEY: generateSignerKey('elsewhere.example/ledger'), LEDGER_PREVIOUS_KEY_ID: '7f448092' })).rejects.toThrow(/keeps the origin/);
+
+    // Replaced on purpose: the latest checkpoint, same body, now signed by the new key.
+    const replaced = await start({ LEDGER_SIGNING_KEY: other, LEDGER_PREVIOUS_KEY_ID: '7f448092' });
+    const latest = (await replaced.services.ledgerLog.latest())!;
+    expect(latest.rootHash).toBe(signed.rootHash);
+    expect(verifyLogSignatures(parseNote(latest.note), [parseVerifierKey(parseSignerKey(other).text)])).toBeTruthy();
+    await replaced.close();
+    // And the next start, with the new key alone, is a normal one.
+    await (await start({ LEDGER_SIGNING_KEY: other })).close();
+  });
+});

@@ -13,11 +13,16 @@
  */
 import { spawn } from 'node:child_process';
 import { PGlite } from '@electric-sql/pglite';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { parseSignerKey } from '../../src/domain/signed-note.js';
+// @ts-expect-error The examples are plain JavaScript, as a customer would copy them.
+import { verifyLedger } from '../../docs/examples/verify-ledger.mjs';
+// @ts-expect-error The examples are plain JavaScript, as a customer would copy them.
+import { startWitness } from '../../docs/examples/witness.mjs';
 import { ensureBuilt, freePorts, manage, REPO_ROOT, serverEnv, waitUntil, type ManagedProcess } from '../helpers/processes.js';
 
 /** An embedded start (PGlite, migrations) on a loaded machine, then the drain. */
@@ -180,6 +185,14 @@ describe('npm start', () => {
       const page = await keysPageOf(url, email!, password!);
       expect(page).toContain(keys.enterprise!.slice(0, 12));
       expect(keyRows(page)).toBe(1);
+      // The demo's ledger is signed within seconds, with the key generated in DATA_DIR (0600),
+      // and the customer's verifier, pinning the served key, finds it sound.
+      const key = (await (await fetch(`${url}/api/public/ledger/key`)).text()).trim();
+      expect(key).toMatch(/^localhost\/picks-ledger\+[0-9a-f]{8}\+/);
+      expect(statSync(path.join(demoDataDir, 'ledger-signing-key')).mode & 0o777).toBe(0o600);
+      await waitUntil('the first signed checkpoint', async () => (await fetch(`${url}/api/public/ledger/checkpoint`)).ok, 60_000, 250);
+      const report = await verifyLedger(url, { key });
+      expect(report.failures).toEqual([]);
       await stopsWith(npm, port, 'SIGTERM');
     }, START_AND_STOP_MS);
 
@@ -193,7 +206,15 @@ describe('npm start', () => {
       await db.close();
       const created = `${createdAt.toISOString().slice(0, 10)} ${createdAt.toISOString().slice(11, 16)} UTC`;
 
-      const { npm, port, url } = await npmStart({ DATA_DIR: demoDataDir, DEMO_SEED: 'true', DEMO_FEED: 'true', LOG_LEVEL: 'debug' });
+      // A witness anyone could run, given the demo's key: the restart submits the checkpoint to it.
+      const logKey = parseSignerKey(readFileSync(path.join(demoDataDir, 'ledger-signing-key'), 'utf8')).text;
+      const witnessState = mkdtempSync(path.join(tmpdir(), 'picks-npm-start-witness-'));
+      const witness = (await startWitness({ logKeys: [logKey], name: 'witness.test/npm-start', stateDir: witnessState, port: 0, host: '127.0.0.1' })) as { url: string; verifierKey: string; close(): Promise<void> };
+      onTestFinished(async () => {
+        await witness.close();
+        rmSync(witnessState, { recursive: true, force: true });
+      });
+      const { npm, port, url } = await npmStart({ DATA_DIR: demoDataDir, DEMO_SEED: 'true', DEMO_FEED: 'true', LOG_LEVEL: 'debug', LEDGER_WITNESSES: `${witness.verifierKey} ${witness.url}` });
       // Debug lines may come first (Fastify's listening line is one); nothing at info.
       expect(logLinesBeforeBanner(npm).filter((line) => line.level === 30)).toEqual([]);
       const [listening] = await npm.waitForLine(/^\{.*"msg":"Server listening at http:\/\/127\.0\.0\.1:\d+".*$/);
@@ -205,6 +226,10 @@ describe('npm start', () => {
       // The demo feed's first pick: its "poll processed" line is at debug (20) in embedded mode.
       const [processed] = await npm.waitForLine(/^\{.*"msg":"value engine: poll processed".*$/, 240_000);
       expect(JSON.parse(processed!).level).toBe(20);
+      // The witness cosigned the demo's checkpoint: served with it, and the verifier requiring it agrees.
+      await waitUntil('the witness cosignature', async () => (await (await fetch(`${url}/api/public/ledger/checkpoint`)).text()).includes('\u2014 witness.test/npm-start '), 60_000, 250);
+      const report = await verifyLedger(url, { key: logKey, witnesses: [witness.verifierKey] });
+      expect(report.failures).toEqual([]);
       await stopsWith(npm, port, 'SIGTERM');
     }, START_AND_STOP_MS + 240_000);
   });

@@ -26,6 +26,9 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   ledger_entries: 'the public hash chain, appended under the outbox lock and paged with SQL only (ledger-repository.ts)',
   feed_credit_months: 'one row per month of feed credits, charged with one upsert per feed answer (feed-credits-repository.ts)',
   pick_availability_changes: "each change of a pick's availability, inserted in the engine's tracking transaction and read at settlement with SQL only (picks-repository.ts)",
+  ledger_tree_nodes: "the ledger's Merkle tree as complete subtrees, inserted in the append's transaction and read by key (ledger-tree-repository.ts)",
+  ledger_checkpoints: 'signed checkpoints of the tree, one insert per checkpoint (ledger-tree-repository.ts)',
+  ledger_cosignatures: "witnesses' cosignatures of the checkpoints (ledger-tree-repository.ts)",
 };
 
 /**
@@ -35,6 +38,7 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
  */
 const FOREIGN_KEYS_WITHOUT_RELATION: [table: string, column: string][] = [
   ['api_keys', 'account_id'],
+  ['ledger_cosignatures', 'tree_size'],
   ['dashboard_sessions', 'account_id'],
   ['match_analyses', 'match_id'],
   ['monthly_usage', 'api_key_id'],

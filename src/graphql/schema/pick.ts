@@ -87,6 +87,10 @@ export const PickRef = builder.objectRef<PickRecord>('Pick').implement({
     receipt: t.field({
       type: PickReceiptRef,
       nullable: true,
+      // As GET /api/v1/picks/:id/receipt: a key that may list picks (todayPicks is anonymous).
+      authScopes: { tier: MINIMUM_TIER.listPicks },
+      // Three reads, uncached: counted like a page of picks.
+      complexity: 20,
       description:
         "The pick's ledger entries, each with its RFC 9162 inclusion proof against the latest signed checkpoint, and that checkpoint: archive it and check it offline " +
         '(docs/API.md, "Verifying the record"). Null for a pick never on the ledger.',
