@@ -10,7 +10,7 @@
  *  - signing a checkpoint, and building the whole tree again from the entries (the catch-up of a
  *    ledger older than the tree);
  *  - storage: the tree's rows per entry.
- * Results: printed, and bench/ledger-tree-results.json.
+ * Results: printed, and bench/ledger-tree-results-<pglite|postgres>.json.
  */
 import { writeFileSync } from 'node:fs';
 import { loadConfig } from '../dist/src/config.js';
@@ -96,5 +96,5 @@ const results = {
   treeRowsPerEntry: +(nodes / size).toFixed(3),
 };
 console.log(JSON.stringify(results, null, 2));
-writeFileSync(new URL('./ledger-tree-results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(new URL(`./ledger-tree-results-${results.database}.json`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
 await runtime.close();

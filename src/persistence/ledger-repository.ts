@@ -45,7 +45,7 @@ export async function appendLedgerEntries(em: Em, fields: readonly NewLedgerEntr
                                                 commitment text, prev_hash text, hash text, pick jsonb, salt text)`,
     [JSON.stringify(entries.map((entry, i) => ({ ...entry, pick: fields[i]!.pick, salt: fields[i]!.salt })))],
   );
-  await extendTree(em, entries.at(-1)!.seq);
+  await extendTree(em, entries.at(-1)!.seq, entries);
   return entries;
 }
 

@@ -36,11 +36,36 @@ export async function readTreeNodes(em: Em, nodes: readonly NodeId[]): Promise<M
   return found;
 }
 
+/** Inserts nodes computed by appendedNodes. */
+async function insertNodes(em: Em, nodes: readonly (NodeId & { hash: Buffer })[]): Promise<void> {
+  await executeBound(
+    em,
+    `insert into ledger_tree_nodes (level, idx, hash)
+     select level, idx, decode(hash, 'hex') from jsonb_to_recordset($1::jsonb) as v (level smallint, idx bigint, hash text)`,
+    [JSON.stringify(nodes.map((node) => ({ level: node.level, idx: node.index, hash: node.hash.toString('hex') })))],
+  );
+}
+
 /**
  * Extends the tree to the first `chainSize` entries, in the caller's transaction, which holds the
- * ledger's write lock (entries are inserted before the tree is extended over them).
+ * ledger's write lock (entries are inserted before the tree is extended over them). `appended`,
+ * the entries just inserted (consecutive, ending at chainSize), are taken as given: when the tree
+ * covers every entry before them, which one read of the frontier shows, the append costs that
+ * read and one insert. Otherwise the missing entries are read from the chain first.
  */
-export async function extendTree(em: Em, chainSize: number): Promise<void> {
+export async function extendTree(em: Em, chainSize: number, appended: readonly { seq: number; hash: string }[] = []): Promise<void> {
+  if (appended.length > 0 && appended.at(-1)!.seq === chainSize) {
+    const before = appended[0]!.seq - 1;
+    const frontier = nodesOfRange({ start: 0, end: before });
+    const next = { level: 0, index: before };
+    const read = await readTreeNodes(em, [...frontier, next]);
+    // Level-0 nodes are written in order: the frontier present and leaf `before` absent means the tree has exactly `before` leaves.
+    if (frontier.every((node) => read.has(nodeKey(node))) && !read.has(nodeKey(next))) {
+      read.delete(nodeKey(next));
+      await insertNodes(em, appendedNodes(before, read, appended.map((entry) => leafHash(entry.hash))));
+      return;
+    }
+  }
   let size = await treeSize(em);
   while (size < chainSize) {
     const upTo = Math.min(chainSize, size + CATCH_UP_BATCH);
@@ -56,13 +81,7 @@ export async function extendTree(em: Em, chainSize: number): Promise<void> {
       hashes.push(hash);
     }
     const frontier = await readTreeNodes(em, nodesOfRange({ start: 0, end: size }));
-    const nodes = appendedNodes(size, frontier, hashes.map(leafHash));
-    await executeBound(
-      em,
-      `insert into ledger_tree_nodes (level, idx, hash)
-       select level, idx, decode(hash, 'hex') from jsonb_to_recordset($1::jsonb) as v (level smallint, idx bigint, hash text)`,
-      [JSON.stringify(nodes.map((node) => ({ level: node.level, idx: node.index, hash: node.hash.toString('hex') })))],
-    );
+    await insertNodes(em, appendedNodes(size, frontier, hashes.map(leafHash)));
     size = upTo;
   }
 }

@@ -305,6 +305,21 @@ describe('the tree of entries appended without it', () => {
     await t.runtime.services.ledgerLog.catchUp();
     expect((await t.runtime.services.ledgerLog.signIfDue())!.rootHash).toBe(treeRoot(hashes.map(leafHash)).toString('base64'));
   });
+
+  it('is caught up by the next append (an older instance appended without it during a rolling deploy)', async () => {
+    const { t, clock } = await boot();
+    await publish(t, 5);
+    await t.runtime.services.ledgerLog.signIfDue();
+    // Entries 6 to 8 as an instance that knows no tree appends them: their nodes are missing.
+    await publish(t, 3, 5);
+    await sql(t, 'delete from ledger_tree_nodes where (level = 0 and idx >= 5) or (level = 1 and idx >= 2) or (level = 2 and idx >= 1) or level >= 3');
+    await publish(t, 1, 8);
+    clock.advance(60_000);
+    const hashes = await entryHashes(t);
+    expect(hashes).toHaveLength(9);
+    expect((await t.runtime.services.ledgerLog.signIfDue())!.rootHash).toBe(treeRoot(hashes.map(leafHash)).toString('base64'));
+    expect((await sql(t, 'select count(*)::int as n from ledger_tree_nodes where level = 0'))[0]!.n).toBe(9);
+  });
 });
 
 
