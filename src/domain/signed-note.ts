@@ -79,39 +79,44 @@ function algorithmOf(byte: number | undefined, allowed: readonly Algorithm[]): A
   return byte as Algorithm;
 }
 
-/** Parses `<name>+<id hex>+<base64(algorithm || 32-byte key)>`, checking the id. */
-export function parseVerifierKey(text: string, allowed: readonly Algorithm[] = [NOTE_ALGORITHM_ED25519, COSIGNATURE_ALGORITHM_ED25519]): VerifierKey {
+/** The parts of a key text `<name>+<id hex>+<base64(algorithm || 32 bytes)>` (after `prefix`), checked but the id. */
+function keyParts(text: string, prefix: string, allowed: readonly Algorithm[], form: string): { name: string; idHex: string; algorithm: Algorithm; bytes: Buffer } {
+  const trimmed = text.trim();
   // The base64 key may hold "+" itself: only the name and the id are split off.
-  const match = /^([^+]+)\+([^+]*)\+(.*)$/s.exec(text.trim());
-  if (!match) throw new NoteFormatError('a verifier key is <name>+<key id>+<key>');
+  const match = trimmed.startsWith(prefix) ? /^([^+]+)\+([^+]*)\+(.*)$/s.exec(trimmed.slice(prefix.length)) : null;
+  if (!match) throw new NoteFormatError(`a ${form} is ${prefix}<name>+<key id>+<key>`);
   const [, name, idHex, keyText] = match as unknown as [string, string, string, string];
   checkName(name);
   if (!/^[0-9a-f]{8}$/.test(idHex)) throw new NoteFormatError('a key id is 8 lowercase hex digits');
-  const bytes = base64(keyText, 'the key');
-  const algorithm = algorithmOf(bytes[0], allowed);
-  const raw = bytes.subarray(1);
-  if (raw.length !== 32) throw new NoteFormatError('an Ed25519 key is 32 bytes');
+  const decoded = base64(keyText, 'the key');
+  const algorithm = algorithmOf(decoded[0], allowed);
+  const bytes = decoded.subarray(1);
+  if (bytes.length !== 32) throw new NoteFormatError(`an Ed25519 ${form} holds 32 bytes`);
+  return { name, idHex, algorithm, bytes };
+}
+
+function checkedKeyId(name: string, algorithm: Algorithm, raw: Buffer, idHex: string): Buffer {
   const keyId = keyIdOf(name, algorithm, raw);
   if (keyId.toString('hex') !== idHex) throw new NoteFormatError('the key id does not match the name and key');
+  return keyId;
+}
+
+const ALL_ALGORITHMS: readonly Algorithm[] = [NOTE_ALGORITHM_ED25519, COSIGNATURE_ALGORITHM_ED25519];
+
+/** Parses `<name>+<id hex>+<base64(algorithm || 32-byte key)>`, checking the id. */
+export function parseVerifierKey(text: string, allowed: readonly Algorithm[] = ALL_ALGORITHMS): VerifierKey {
+  const { name, idHex, algorithm, bytes: raw } = keyParts(text, '', allowed, 'verifier key');
+  const keyId = checkedKeyId(name, algorithm, raw, idHex);
   return { name, algorithm, keyId, publicKey: createPublicKey({ key: Buffer.concat([SPKI_ED25519, raw]), format: 'der', type: 'spki' }), text: verifierText(name, algorithm, keyId, raw) };
 }
 
 /** Parses `PRIVATE+KEY+<name>+<id hex>+<base64(algorithm || 32-byte seed)>`, checking the id. */
-export function parseSignerKey(text: string, allowed: readonly Algorithm[] = [NOTE_ALGORITHM_ED25519, COSIGNATURE_ALGORITHM_ED25519]): SignerKey {
-  const match = /^PRIVATE\+KEY\+([^+]+)\+([^+]*)\+(.*)$/s.exec(text.trim());
-  if (!match) throw new NoteFormatError('a signer key is PRIVATE+KEY+<name>+<key id>+<key>');
-  const [, name, idHex, keyText] = match as unknown as [string, string, string, string];
-  checkName(name);
-  if (!/^[0-9a-f]{8}$/.test(idHex)) throw new NoteFormatError('a key id is 8 lowercase hex digits');
-  const bytes = base64(keyText, 'the key');
-  const algorithm = algorithmOf(bytes[0], allowed);
-  const seed = bytes.subarray(1);
-  if (seed.length !== 32) throw new NoteFormatError('an Ed25519 private key is a 32-byte seed');
+export function parseSignerKey(text: string, allowed: readonly Algorithm[] = ALL_ALGORITHMS): SignerKey {
+  const { name, idHex, algorithm, bytes: seed } = keyParts(text, 'PRIVATE+KEY+', allowed, 'signer key');
   const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, seed]), format: 'der', type: 'pkcs8' });
   const publicKey = createPublicKey(privateKey);
   const raw = rawPublicKey(publicKey);
-  const keyId = keyIdOf(name, algorithm, raw);
-  if (keyId.toString('hex') !== idHex) throw new NoteFormatError('the key id does not match the name and key');
+  const keyId = checkedKeyId(name, algorithm, raw, idHex);
   return { name, algorithm, keyId, publicKey, privateKey, text: verifierText(name, algorithm, keyId, raw) };
 }
 
