@@ -6,12 +6,13 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, type LogContr
 import { ErrorCode } from './domain/errors.js';
 import { registerLedgerRoutes } from '../adapters/public/ledger.js';
 import { registerPublicRoutes } from '../adapters/public/plugin.js';
-import { registerPublicStream } from '../adapters/public/stream.js';
+import { PUBLIC_STREAM_PATH, registerPublicStream } from '../adapters/public/stream.js';
 import { registerRecordPage } from '../adapters/record/plugin.js';
 import { admitUnroutedRequest, registerRestRoutes } from '../adapters/rest/plugin.js';
-import { registerStreamRoutes } from '../adapters/stream/plugin.js';
+import { registerStreamRoutes, STREAM_PATH, STREAM_RETRY_MS } from '../adapters/stream/plugin.js';
 import { registerDashboardRoutes } from '../adapters/dashboard/plugin.js';
 import { registerOpenApi } from '../adapters/common/openapi.js';
+import { registerAsyncApi } from '../adapters/common/asyncapi.js';
 import { DOCS_SCRIPT_PATH, registerApiReference } from '../adapters/docs/plugin.js';
 import { answerGraphiQLPage, GRAPHIQL_OPTIONS, registerGraphiQLAssets, renderGraphiQL } from '../adapters/home/graphiql.js';
 import { registerHomePage } from '../adapters/home/plugin.js';
@@ -22,7 +23,7 @@ import type { Runtime } from './runtime.js';
 import { createFrameworkErrorHandler } from './server/framework-errors.js';
 import { handleHttpError, sendError } from './server/http-errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
-import { registerGraphQLSseRoute } from './server/graphql-sse-route.js';
+import { GRAPHQL_SSE_PATH, registerGraphQLSseRoute } from './server/graphql-sse-route.js';
 import { registerHealthRoutes } from './server/health.js';
 import { registerRequestMetrics } from './server/request-metrics.js';
 import { registerRateLimitHeaders } from './server/rate-limit-headers.js';
@@ -137,6 +138,13 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   // an /assets/ path, and Scalar's bundle, whose path is the package's. Before the routes' scopes.
   registerStaticAssetEncoding(app, (url) => url.includes('/assets/') || url === DOCS_SCRIPT_PATH);
   await registerOpenApi(app);
+  registerAsyncApi(app, {
+    picksStream: STREAM_PATH,
+    publicStream: PUBLIC_STREAM_PATH,
+    graphqlStream: GRAPHQL_SSE_PATH,
+    retryMs: STREAM_RETRY_MS,
+    heartbeatSeconds: runtime.config.streamHeartbeatSeconds,
+  });
   registerRateLimitHeaders(
     app,
     () => runtime.clock.now().getTime(),

@@ -282,7 +282,7 @@ export function openApiRouteSchema(route: DocumentedRoute): RouteShorthandOption
   } as RouteShorthandOptions['schema'];
 }
 
-const WEBHOOK_REQUEST_HEADERS: readonly [string, string, Record<string, unknown>][] = [
+export const WEBHOOK_REQUEST_HEADERS: readonly [string, string, Record<string, unknown>][] = [
   ['X-Service-Signature', '`sha256=` + hex HMAC-SHA256 of the raw body, keyed with the subscription\'s hmac_secret string. Compare in constant time.', { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' }],
   ['X-Service-Event', 'The event type, as in the body.', { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }],
   ['X-Service-Delivery', 'The delivery id, the same on every retry of one delivery: de-duplicate on it.', { type: 'string', format: 'uuid' }],

@@ -16,6 +16,7 @@ import scalarApiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { REVALIDATED_CACHE_CONTROL } from '../../src/server/static-assets.js';
 import { OPENAPI_PATH } from '../common/openapi.js';
+import { ASYNCAPI_PATH } from '../common/asyncapi.js';
 import { freshNonce, pageHeaders, SELF, type PageHeaders } from '../common/page-chrome.js';
 
 export const DOCS_PREFIX = '/docs';
@@ -56,7 +57,8 @@ export function docsPageHeaders(nonce: string): PageHeaders {
  */
 const RECORD_LINK =
   `<style nonce="${NONCE_PLACEHOLDER}">.record-link{margin:0;padding:8px 16px;font:14px/1.4 system-ui,sans-serif;color:#0f172a;background:#eef0ff;border-bottom:1px solid #dde3ee}.record-link a{color:#4338ca;font-weight:600}</style>` +
-  '<p class="record-link">Is it luck? The public <a href="/record">track record</a>: every pick settled, its significance, and a ledger anyone can verify.</p>';
+  '<p class="record-link">Is it luck? The public <a href="/record">track record</a>: every pick settled, its significance, and a ledger anyone can verify. ' +
+  `The streams and webhooks as AsyncAPI 3.0: <a href="${ASYNCAPI_PATH}">${ASYNCAPI_PATH}</a>.</p>`;
 const SCALAR_MOUNT = '<div id="app"></div>';
 
 export async function registerApiReference(app: FastifyInstance): Promise<void> {

@@ -23,6 +23,7 @@ import { publicPick } from '../common/v1-json.js';
 import { followSubscription, type Follower } from '../stream/follow.js';
 import { boundedWriter } from '../stream/bounded-writer.js';
 import { MAX_BUFFERED_BYTES, STREAM_OPENING } from '../stream/plugin.js';
+import { PUBLIC_STREAM_EVENT_NAME } from '../../src/domain/stream-events.js';
 
 export const PUBLIC_STREAM_PATH = '/api/public/picks/stream';
 /** The public endpoint's limit: a pick is sent only when it is among these at its delay's end. */
@@ -93,7 +94,7 @@ export function registerPublicStream(app: FastifyInstance, yoga: Yoga, schema: G
     const result = await openInternalOperation(yoga, { ...options.internalContext }).execute(today, { limit: PUBLIC_STREAM_TOP });
     const pick = result.data?.todayPicks.find((node) => node.id === pickId);
     if (!pick) return;
-    send({ seq, text: `id: ${seq}\nevent: pick.published\ndata: ${JSON.stringify(publicPick(pick))}\n\n` });
+    send({ seq, text: `id: ${seq}\nevent: ${PUBLIC_STREAM_EVENT_NAME}\ndata: ${JSON.stringify(publicPick(pick))}\n\n` });
   }
 
   function schedule(event: PublicPickEventsSubscription['pickPublished']): void {

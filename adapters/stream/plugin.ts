@@ -28,19 +28,12 @@ import { openApiRouteSchema } from '../common/openapi.js';
 import { ApiKeyAccessChangedDocument, PickFeedDocument, type PickFeedSubscription } from '../common/generated/graphql.js';
 import { openInternalOperation, openOperation, prepareOperation } from '../common/operations.js';
 import { v1Pick } from '../common/v1-json.js';
+import { picksStreamEventName } from '../../src/domain/stream-events.js';
 import { boundedWriter } from './bounded-writer.js';
 import { StreamBroadcast, type StreamFrame } from './broadcast.js';
 import { followSubscription, type Follower } from './follow.js';
 
 export const STREAM_PATH = '/api/v1/picks/stream';
-/** The SSE event name of each outbox event type the stream carries (docs/API.md, "Picks stream"). */
-const STREAM_EVENT_NAMES: Readonly<Record<string, string>> = { 'pick.published': 'pick.published', 'pick.availability_changed': 'pick.availability' };
-function streamEventName(type: string): string {
-  const name = STREAM_EVENT_NAMES[type];
-  // pickFeed carries no other type: a new one must be named here before it is streamed.
-  if (name === undefined) throw new Error(`the picks stream has no event name for ${type}`);
-  return name;
-}
 export const MAX_BUFFERED_BYTES = 256 * 1024;
 const LAST_EVENT_ID = /^\d{1,15}$/;
 /** Said before a stream token's stream ends at its expiry (a comment: EventSource ignores it, a reader sees why). */
@@ -85,7 +78,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     if (frame === undefined) {
       frame = {
         seq: Number(event.sequence),
-        text: `id: ${event.sequence}\nevent: ${streamEventName(event.type)}\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`,
+        text: `id: ${event.sequence}\nevent: ${picksStreamEventName(event.type)}\ndata: ${JSON.stringify(v1Pick(event.pick))}\n\n`,
       };
       frames.set(event.sequence, frame);
     }
