@@ -28,7 +28,7 @@ export class Migration20261209000000LedgerTree extends Migration {
     this.addSql(`
       create table ledger_cosignatures (
         tree_size bigint not null references ledger_checkpoints (tree_size),
-        witness text not null,
+        witness text not null, -- the witness's verifier key: a key changed is another witness
         line text not null,
         received_at timestamptz not null,
         primary key (tree_size, witness)

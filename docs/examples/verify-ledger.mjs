@@ -3,8 +3,9 @@
  * Verifies the public ledger of a picks service (docs/API.md, "Verifying the record"), as a
  * customer would: this file uses nothing but Node (>= 20) itself, so you can read all of it.
  *
- *   node docs/examples/verify-ledger.mjs <base_url> [--key <log key>] [--witness <witness key>]...
- *       [--checkpoint <file>]... [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]
+ *   node docs/examples/verify-ledger.mjs <base_url> [--key <log key>] [--previous-key <log key>]...
+ *       [--witness <witness key>]... [--checkpoint <file>]... [--max-checkpoint-age <seconds>]
+ *       [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]
  *   node docs/examples/verify-ledger.mjs --receipt <file.json>... --key <log key> [--witness <witness key>]...
  *   npm run verify-ledger -- <base_url> ...
  *
@@ -55,12 +56,16 @@
  *     --key <name>+<id>+<key> (a service serving another key fails `key`), else the key it
  *     serves, which proves only that the checkpoint and the key came from the same place;
  * 11. checkpoint_root  its root is the root of the tree of the first <tree size> entries
- *     downloaded: the checkpoint and the chain tell the same history;
+ *     downloaded: the checkpoint and the chain tell the same history; checkpoint_age  no entry
+ *     appended over an hour ago (--max-checkpoint-age <seconds>) is beyond it: the entries after a
+ *     checkpoint are covered by no signature and no witness, so a service showing an old one for
+ *     good could show you another history after it;
  * 12. witness  every witness named with --witness <name>+<id>+<key> (repeatable) cosigned it
  *     (c2sp.org/tlog-cosignature, cosignature/v1): a witness cosigns only a checkpoint consistent
  *     with every one it saw before, so a history forked for you alone lacks its cosignature;
  * 13. consistency  every checkpoint you archived earlier (--checkpoint <file>, repeatable: the
- *     note as served) is signed by the key, its root is the root of the chain served now at its
+ *     note as served) is signed by the key (or by a key the log had before, when the service
+ *     replaced its key: --previous-key, repeatable), its root is the root of the chain served now at its
  *     size, and the service proves it consistent with the latest (RFC 9162 consistency proof,
  *     GET /api/public/ledger/proof/consistency): the log only ever grew;
  * 14. inclusion  with --received, each ledger_hash received for an entry the checkpoint covers
@@ -68,7 +73,8 @@
  *     /api/public/ledger/proof/inclusion), one request at a time.
  * An empty ledger has no checkpoint yet: the summary says so, nothing fails.
  *
- * A receipt (GET /api/v1/picks/:id/receipt, saved as a file) is checked offline, without the
+ * A receipt (the JSON of GET /api/v1/picks/:id/receipt, saved as a file; GraphQL's Pick.receipt
+ * carries the same facts under GraphQL's names and is not read here) is checked offline, without the
  * service: --receipt <file.json> (repeatable) with --key, which it requires (the key a receipt
  * carries proves nothing). Its checkpoint must be signed by that key (signature), and cosigned by
  * every --witness (witness); its tree_size must be the checkpoint's (tree_size); each entry's
@@ -77,7 +83,8 @@
  * (inclusion). Entries appended after the checkpoint are pending: listed as notes, checked by a
  * later receipt; a seq listed as pending that the checkpoint covers fails (pending), and a receipt
  * that proves no entry at all (every one pending, or no checkpoint yet) fails (receipt): it is not
- * worth archiving yet.
+ * worth archiving yet. A receipt proves that its entries are in the log; that they are all of the
+ * pick's entries only the whole chain shows.
  *
  * The pieces are exported for your own tools: verifyLedger, formatReport, verifyReceipt,
  * formatReceipt; treeRoot, leafHash, verifyInclusion, verifyConsistency (RFC 9162); and
@@ -439,11 +446,29 @@ export function verifyCosignature(note, witnessKey) {
   for (const s of mine) {
     if (s.signature.length !== 8 + 64) throw new Error(`the cosignature by ${witness.name} is not a time and an Ed25519 signature`);
     const time = s.signature.readBigUInt64BE(0);
+    // tlog-cosignature: the time is not 0 and at most 2^63 - 1.
+    if (time === 0n || time > 2n ** 63n - 1n) throw new Error(`the cosignature by ${witness.name} carries the time ${time}, which no cosignature may`);
     const message = Buffer.from(`cosignature/v1\ntime ${time}\n${text}`, 'utf8');
     if (!verify(null, message, witness.publicKey, s.signature.subarray(8))) throw new Error(`the cosignature by ${witness.name} does not verify: the checkpoint or its time was changed`);
     timestamp = Number(time);
   }
   return { timestamp };
+}
+
+/** How old an entry may be and still be in no checkpoint: the service signs every minute by default. */
+const DEFAULT_MAX_CHECKPOINT_AGE_SECONDS = 3_600;
+
+/** An archived checkpoint opened with the log's key, or one it had before (a replaced key). */
+function openWithAnyKey(note, keys) {
+  let firstError = null;
+  for (const key of keys) {
+    try {
+      return openCheckpoint(note, key);
+    } catch (error) {
+      firstError ??= error;
+    }
+  }
+  throw firstError;
 }
 
 /** Each witness's cosignature on a verified checkpoint: the failures (check `witness`), and how many cosigned. */
@@ -614,7 +639,7 @@ const time = (iso) => Date.parse(iso);
  * key: the log's verifier key you pin (text); witnesses: witness verifier keys (text); archived:
  * signed checkpoints (note text) archived earlier.
  */
-export async function verifyLedger(baseUrl, { anchors = [], received = [], now = new Date(), key = null, witnesses = [], archived = [] } = {}) {
+export async function verifyLedger(baseUrl, { anchors = [], received = [], now = new Date(), key = null, witnesses = [], archived = [], previousKeys = [], maxCheckpointAgeSeconds = DEFAULT_MAX_CHECKPOINT_AGE_SECONDS } = {}) {
   const base = baseUrl.replace(/\/+$/, '');
   // The head and checkpoints first: the chain fetched after them must contain them.
   const servedKey = await getText(`${base}/api/public/ledger/key`);
@@ -765,7 +790,7 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
   }
 
   // 10-14: the signed tree.
-  const tree = await checkTree(base, { entries, servedKey, signed, key, witnesses, archived, receivedHashes, fail });
+  const tree = await checkTree(base, { entries, servedKey, signed, key, witnesses, archived, receivedHashes, fail, now, previousKeys, maxCheckpointAgeSeconds });
 
   const counts = {};
   for (const entry of entries) counts[entry.type] = (counts[entry.type] ?? 0) + 1;
@@ -793,7 +818,7 @@ export async function verifyLedger(baseUrl, { anchors = [], received = [], now =
  * archived checkpoints against it; the received hashes' inclusion in it. Returns what the summary
  * prints: { key, pinned, checkpoint, archived, inclusion: the received hashes proved included, and those after the checkpoint }.
  */
-async function checkTree(base, { entries, servedKey, signed, key, witnesses, archived, receivedHashes, fail }) {
+async function checkTree(base, { entries, servedKey, signed, key, witnesses, archived, receivedHashes, fail, now, previousKeys, maxCheckpointAgeSeconds }) {
   const pinned = key === null ? null : asKey(key);
   const witnessKeys = witnesses.map(asKey);
   const size = signed === null ? 0 : claimedSize(signed);
@@ -830,6 +855,12 @@ async function checkTree(base, { entries, servedKey, signed, key, witnesses, arc
     if (latest.size > entries.length) fail(latest.size, 'checkpoint_root', `the checkpoint covers ${latest.size} entries, the chain served has ${entries.length}`);
     else if (root === null) fail(latest.size, 'checkpoint_root', `an entry among the first ${latest.size} has a malformed hash: no tree can be computed`);
     else if (!root.equals(latest.root)) fail(latest.size, 'checkpoint_root', `the checkpoint's root ${latest.root.toString('base64')} is not the root of the first ${latest.size} entries served (${root.toString('base64')})`);
+    // 11 (continued): the checkpoint is recent. Entries beyond it are covered by no signature and
+    // no witness: an old checkpoint served for good would leave every later entry open to a fork.
+    const stale = entries.slice(latest.size).find((entry) => time(entry.at) < now.getTime() - maxCheckpointAgeSeconds * 1000);
+    if (stale) {
+      fail(stale.seq, 'checkpoint_age', `appended at ${stale.at}, over ${maxCheckpointAgeSeconds} s ago, and still in no checkpoint (the latest covers ${latest.size} entries): the service stopped signing, or shows you an old one`);
+    }
     // 12: the witnesses.
     const cosigned = checkWitnesses(signed, latest.size, witnessKeys, fail);
     const cosignatures = latest.signatures.length - latest.signatures.filter((s) => s.name === logKey.name && s.keyId.equals(logKey.id)).length;
@@ -843,7 +874,7 @@ async function checkTree(base, { entries, servedKey, signed, key, witnesses, arc
     let old;
     try {
       if (logKey === null) throw new Error('no key to check it with: the service serves none, give it with --key');
-      old = openCheckpoint(note, logKey);
+      old = openWithAnyKey(note, [logKey, ...previousKeys]);
     } catch (error) {
       fail(claimedSize(note), 'signature', `an archived checkpoint: ${error.message}`);
       continue;
@@ -900,12 +931,12 @@ async function checkTree(base, { entries, servedKey, signed, key, witnesses, arc
 
 // ---- The command line
 
-const USAGE = `Usage: node verify-ledger.mjs <base_url> [--key <log key>] [--witness <witness key>]... [--checkpoint <file>]... [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]
+const USAGE = `Usage: node verify-ledger.mjs <base_url> [--key <log key>] [--previous-key <log key>]... [--witness <witness key>]... [--checkpoint <file>]... [--max-checkpoint-age <seconds>] [--anchor <seq>:<hash>]... [--received <file.jsonl>] [--verbose]
        node verify-ledger.mjs --receipt <file.json>... --key <log key> [--witness <witness key>]... [--verbose]
 A key is a verifier key, <name>+<key id>+<base64 key>: the log's from GET <base_url>/api/public/ledger/key, a witness's from its operator.`;
 
 function parseArguments(args) {
-  const options = { baseUrl: null, anchors: [], received: [], key: null, witnesses: [], archived: [], receipts: [], verbose: false };
+  const options = { baseUrl: null, anchors: [], received: [], key: null, previousKeys: [], witnesses: [], archived: [], receipts: [], verbose: false, maxCheckpointAgeSeconds: DEFAULT_MAX_CHECKPOINT_AGE_SECONDS };
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i];
     if (arg === '--verbose' || arg === '-v') {
@@ -922,6 +953,14 @@ function parseArguments(args) {
       if (options.key !== null) throw new Error('--key is given once: the log has one key');
       options.key = parseVerifierKey(args[++i] ?? '');
       if (options.key.type !== NOTE_ED25519) throw new Error(`--key takes the log's key (type 0x01), not a witness's: ${options.key.text}`);
+    } else if (arg === '--previous-key') {
+      const previous = parseVerifierKey(args[++i] ?? '');
+      if (previous.type !== NOTE_ED25519) throw new Error(`--previous-key takes a log key (type 0x01): ${previous.text}`);
+      options.previousKeys.push(previous);
+    } else if (arg === '--max-checkpoint-age') {
+      const seconds = Number(args[++i]);
+      if (!Number.isSafeInteger(seconds) || seconds < 1) throw new Error('--max-checkpoint-age takes a number of seconds');
+      options.maxCheckpointAgeSeconds = seconds;
     } else if (arg === '--witness') {
       const witness = parseVerifierKey(args[++i] ?? '');
       if (witness.type !== COSIGNATURE_ED25519) throw new Error(`--witness takes a witness's cosignature key (type 0x04): ${witness.text}`);
@@ -1081,7 +1120,7 @@ async function main(args) {
     let report;
     try {
       const { anchors, received, key, witnesses, archived } = options;
-      report = await verifyLedger(options.baseUrl, { anchors, received, key, witnesses, archived });
+      report = await verifyLedger(options.baseUrl, { anchors, received, key, witnesses, archived, previousKeys: options.previousKeys, maxCheckpointAgeSeconds: options.maxCheckpointAgeSeconds });
     } catch (error) {
       process.stderr.write(`Could not read the ledger: ${error.message}\n`);
       return 2;

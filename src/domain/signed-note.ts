@@ -188,7 +188,7 @@ export function parseCheckpointBody(body: string): Checkpoint {
 }
 
 /** The message a witness signs (cosignature/v1): its header, the time, then the checkpoint body. */
-export function cosignatureMessage(body: string, timeSeconds: number): Buffer {
+export function cosignatureMessage(body: string, timeSeconds: number | bigint): Buffer {
   return Buffer.from(`cosignature/v1\ntime ${timeSeconds}\n${body}`, 'utf8');
 }
 
@@ -205,8 +205,10 @@ export function cosignedAt(note: ParsedNote, witness: VerifierKey): number | nul
   if (witness.algorithm !== COSIGNATURE_ALGORITHM_ED25519) return null;
   for (const s of note.signatures) {
     if (s.name !== witness.name || !s.keyId.equals(witness.keyId) || s.signature.length !== 72) continue;
-    const time = Number(s.signature.readBigUInt64BE(0));
-    if (verify(null, cosignatureMessage(note.body, time), witness.publicKey, s.signature.subarray(8))) return time;
+    // tlog-cosignature: a time of 0 or above 2^63 - 1 is not a cosignature.
+    const time = s.signature.readBigUInt64BE(0);
+    if (time === 0n || time > 2n ** 63n - 1n) continue;
+    if (verify(null, cosignatureMessage(note.body, time), witness.publicKey, s.signature.subarray(8))) return Number(time);
   }
   return null;
 }

@@ -92,7 +92,7 @@ export interface StoredCheckpoint {
   /** The signed note, the log's signature only. */
   note: string;
   signedAt: Date;
-  /** The cosignature lines received for it, by witness name. */
+  /** The cosignature lines received for it, by witness (its verifier key). */
   cosignatures: { witness: string; line: string }[];
 }
 
@@ -156,7 +156,7 @@ export async function replaceCheckpointNote(em: Em, size: number, note: string):
   await executeBound(em, 'update ledger_checkpoints set note = $2 where tree_size = $1', [size, note]);
 }
 
-/** Keeps a witness's cosignature line of the checkpoint of `size` (the first one received). */
+/** Keeps a witness's (named by its verifier key) cosignature line of the checkpoint of `size` (the first one received). */
 export async function insertCosignature(em: Em, size: number, witness: string, line: string, receivedAt: Date): Promise<void> {
   await executeBound(
     em,
@@ -165,7 +165,7 @@ export async function insertCosignature(em: Em, size: number, witness: string, l
   );
 }
 
-/** The largest size the witness cosigned for us; 0 when none. */
+/** The largest size the witness (its verifier key) cosigned for us; 0 when none. */
 export async function lastCosignedSize(em: Em, witness: string): Promise<number> {
   const [row] = await executeBound<Row>(em, 'select coalesce(max(tree_size), 0) as size from ledger_cosignatures where witness = $1', [witness]);
   return numberOf(row!.size);

@@ -207,7 +207,8 @@ export class LedgerLog {
       await extendTree(tx, size);
       const root = await this.root(tx, size);
       const note = signNote(checkpointBody({ origin: this.origin, size, root }), this.options.signer);
-      const checkpoint = { treeSize: size, root, note, signedAt: now };
+      // The time the size was read under the lock: every entry it covers was appended before it.
+      const checkpoint = { treeSize: size, root, note, signedAt: this.clock.now() };
       return (await insertCheckpoint(tx, checkpoint)) ? { ...checkpoint, cosignatures: [] } : null;
     });
     if (!signed) return null;
@@ -278,7 +279,11 @@ export class LedgerLog {
    */
   async receipt(pickId: string): Promise<PickReceipt | null> {
     const em = this.orm.em.fork();
-    const [entries, checkpoint] = await Promise.all([ledgerEntriesOfPick(em, pickId), latestCheckpoint(em)]);
+    // The checkpoint first: every entry it covers is committed by then, so the entries read next
+    // hold all of them (read in the other order, an entry appended in between and covered by a
+    // newer checkpoint would be in neither list).
+    const checkpoint = await latestCheckpoint(em);
+    const entries = await ledgerEntriesOfPick(em, pickId);
     if (entries.length === 0) return null;
     const size = checkpoint?.treeSize ?? 0;
     const covered = entries.filter((entry) => entry.seq <= size);
@@ -304,16 +309,16 @@ export class LedgerLog {
     const now = this.clock.now().getTime();
     await Promise.all(
       (this.options.witnesses ?? [])
-        .filter((witness) => !have.has(witness.key.name) && (this.witnessBackoff.get(witness.key.name)?.notBefore ?? 0) <= now)
+        .filter((witness) => !have.has(witness.key.text) && (this.witnessBackoff.get(witness.key.text)?.notBefore ?? 0) <= now)
         .map(async (witness) => {
           try {
             await this.submit(witness, checkpoint);
-            this.witnessBackoff.delete(witness.key.name);
+            this.witnessBackoff.delete(witness.key.text);
             this.count(witness, 'cosigned');
           } catch (error) {
             this.count(witness, error instanceof WitnessRefusal ? 'refused' : 'unreachable');
-            const waitMs = this.witnessBackoff.get(witness.key.name)?.waitMs ?? WITNESS_RETRY_MS;
-            this.witnessBackoff.set(witness.key.name, { notBefore: this.clock.now().getTime() + waitMs, waitMs: Math.min(waitMs * 2, WITNESS_RETRY_MAX_MS) });
+            const waitMs = this.witnessBackoff.get(witness.key.text)?.waitMs ?? WITNESS_RETRY_MS;
+            this.witnessBackoff.set(witness.key.text, { notBefore: this.clock.now().getTime() + waitMs, waitMs: Math.min(waitMs * 2, WITNESS_RETRY_MAX_MS) });
             this.options.log?.warn(
               { witness: witness.key.name, url: new URL(witness.url).origin, treeSize: checkpoint.treeSize, err: (error as Error).message, retryInSeconds: waitMs / 1000 },
               'ledger: a witness did not cosign the checkpoint; trying again later',
@@ -333,7 +338,8 @@ export class LedgerLog {
    * The cosignature returned is kept only when it verifies with the witness's configured key.
    */
   private async submit(witness: Witness, checkpoint: StoredCheckpoint): Promise<void> {
-    let old = await lastCosignedSize(this.orm.em.fork(), witness.key.name);
+    // Known by its key, not its name: a witness given a new key starts over.
+    let old = await lastCosignedSize(this.orm.em.fork(), witness.key.text);
     for (let attempt = 0; attempt < 2; attempt++) {
       if (old > checkpoint.treeSize) throw new WitnessRefusal(`the witness has size ${old}, beyond this checkpoint's ${checkpoint.treeSize}`);
       const proof = await this.consistencyProof(old, checkpoint.treeSize);
@@ -363,7 +369,7 @@ export class LedgerLog {
           }
         });
       if (!line) throw new WitnessRefusal('the answer holds no cosignature that verifies with the configured witness key');
-      await insertCosignature(this.orm.em.fork(), checkpoint.treeSize, witness.key.name, line, this.clock.now());
+      await insertCosignature(this.orm.em.fork(), checkpoint.treeSize, witness.key.text, line, this.clock.now());
       this.options.log?.debug?.({ witness: witness.key.name, treeSize: checkpoint.treeSize }, 'ledger: checkpoint cosigned');
       return;
     }

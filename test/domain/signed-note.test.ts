@@ -146,6 +146,8 @@ describe('cosignatures (tlog-cosignature, cosignature/v1)', () => {
     expect(cosignedAt(parseNote(`${body}\n${line}`), parseVerifierKey(other.text))).toBeNull();
     const otherBody = checkpointBody({ origin: 'picks.example/ledger', size: 6, root: Buffer.alloc(32, 1) });
     expect(cosignedAt(parseNote(`${otherBody}\n${line}`), parseVerifierKey(witness.text))).toBeNull();
+    // A time of 0 is no cosignature (tlog-cosignature), however well signed.
+    expect(cosignedAt(parseNote(`${body}\n${cosign(body, witness, 0)}`), parseVerifierKey(witness.text))).toBeNull();
     // A log (0x01) signature is no cosignature, and a 0x01 key cannot cosign.
     expect(() => cosign(body, parseSignerKey(generateSignerKey('log')), 1)).toThrow(NoteFormatError);
   });

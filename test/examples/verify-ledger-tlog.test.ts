@@ -150,6 +150,8 @@ const IMPOSTOR = signer(ORIGIN, 0x01); // the log's name, another key
 const W1 = signer('witness.example/w1', 0x04);
 const W2 = signer('witness.example/w2', 0x04);
 const NOW = new Date('2026-11-02T00:00:00Z');
+/** Within the hour the verifier allows an entry to wait for a checkpoint (the entries are appended from 2026-11-01T00:01Z). */
+const SOON = new Date('2026-11-01T00:30:00Z');
 
 const honest = chain(SPECS);
 const leavesOf = (entries: Entry[]) => entries.map((entry) => leafOfEntry(entry.hash));
@@ -504,9 +506,13 @@ describe('the ledger online: checkpoint, witnesses, archived checkpoints and rec
   it('an older checkpoint than the chain: entries after it are not covered, received hashes after it are counted apart', async () => {
     serveHonest(9);
     const received = [3, 11].map((seq) => ({ id: `w${seq}`, data: { ledger_seq: seq, ledger_hash: honest.entries[seq - 1]!.hash } }));
-    const report = await verify({ received });
+    const report = await verify({ received, now: SOON });
     expect(report.failures).toEqual([]);
     expect(report.tree).toMatchObject({ pinned: false, key: LOG.vkey, checkpoint: { size: 9 } });
+    // A day later the entries after it are still in no checkpoint: an old checkpoint served for
+    // good would leave them open to a fork, so that fails at the first of them.
+    expect(checks(await verify({ received }))).toEqual([{ seq: 10, check: 'checkpoint_age' }]);
+    expect(checks(await verify({ received, maxCheckpointAgeSeconds: 2 * 86_400 }))).toEqual([]);
     expect(report.tree.inclusion).toEqual({ included: 1, after: 1 });
     expect(verifier.formatReport(base, report)).toContain('signed by picks.example/ledger (served key); 2 cosignatures, none checked (no --witness given)');
   });
@@ -567,10 +573,12 @@ describe('the ledger online: checkpoint, witnesses, archived checkpoints and rec
     // A log that shrank, and one that shows another root at the same size.
     expect(checks(await verify({ key: LOG.vkey, archived: [checkpointOf(12, { leaves: fork })] }))).toEqual([{ seq: 12, check: 'consistency' }, { seq: 12, check: 'consistency' }]);
     served.checkpoint = checkpointOf(6);
-    expect(checks(await verify({ key: LOG.vkey, archived: [checkpointOf(7)] }))).toEqual([{ seq: 7, check: 'consistency' }]);
+    expect(checks(await verify({ key: LOG.vkey, archived: [checkpointOf(7)], now: SOON }))).toEqual([{ seq: 7, check: 'consistency' }]);
     // An archived note not signed by the key.
     serveHonest();
     expect(checks(await verify({ key: LOG.vkey, archived: [checkpointOf(7, { by: IMPOSTOR })] }))).toEqual([{ seq: 7, check: 'signature' }]);
+    // Unless that key is the one the log had before (a replaced key), named as such.
+    expect(checks(await verify({ key: LOG.vkey, archived: [checkpointOf(7, { by: IMPOSTOR })], previousKeys: [IMPOSTOR.vkey] }))).toEqual([]);
   });
 
   it('fails a served consistency proof that does not prove, even when the archived root is the chain\'s', async () => {
