@@ -305,9 +305,11 @@ export function verifyConsistency(first, second, firstRoot, secondRoot, proof) {
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Standard base64 (with padding) to bytes; null when it is not. */
+/** Standard base64 (with padding) to bytes; null when it is not, or not the one encoding of its bytes (no stray padding bits). */
 function fromBase64(text) {
-  return typeof text === 'string' && BASE64.test(text) ? Buffer.from(text, 'base64') : null;
+  if (typeof text !== 'string' || !BASE64.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64') === text ? bytes : null;
 }
 
 /** A hash on the wire: 32 bytes in base64; null when it is not. */

@@ -51,7 +51,10 @@ const STRICT_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function base64(text: string, what: string): Buffer {
   if (!STRICT_BASE64.test(text) || text.length % 4 !== 0) throw new NoteFormatError(`${what} is not base64`);
-  return Buffer.from(text, 'base64');
+  const bytes = Buffer.from(text, 'base64');
+  // One encoding per byte string: stray bits in the padding would make a signature line malleable.
+  if (bytes.toString('base64') !== text) throw new NoteFormatError(`${what} is not canonical base64`);
+  return bytes;
 }
 
 /** A key name: non-empty, no "+", no whitespace (signed-note). */

@@ -46,6 +46,10 @@ describe('signed-note keys (sumdb/note and transparency-dev/formats vectors)', (
     expect(noteSignedBy(note, parseVerifierKey(PETER.vkey))).toBe(true);
     const enoch = parseVerifierKey(notes.keys.find((key) => key.name === 'EnochRoot')!.vkey);
     expect(noteSignedBy(note, enoch)).toBe(false);
+    // The same bytes in another base64 spelling (stray padding bits) are refused: one line per signature.
+    const malleable = signed.replace('nAM=\n', 'nAN=\n');
+    expect(Buffer.from('nAN=', 'base64')).toEqual(Buffer.from('nAM=', 'base64'));
+    expect(() => parseNote(malleable)).toThrow(/canonical/);
     // One changed byte of the text fails.
     expect(noteSignedBy(parseNote(signed.replace('answer', 'Answer')), parseVerifierKey(PETER.vkey))).toBe(false);
   });

@@ -362,6 +362,8 @@ describe('signed notes (golang.org/x/mod/sumdb/note vector) and checkpoints', ()
     expect(() => v.parseVerifierKey(VKEY.replace('c74f20a3', 'c74f20a4'))).toThrow(/is not the id/);
     expect(() => v.verifyNote(TEXT, VKEY)).toThrow();
     expect(() => v.verifyNote(`${TEXT}\n— PeterNeumann !!!\n`, VKEY)).toThrow(/not a signature line/);
+    // The same signature spelt with stray padding bits is not taken: one spelling per signature.
+    expect(() => v.verifyNote(NOTE.replace('nAM=\n', 'nAN=\n'), VKEY)).toThrow();
     expect(() => v.verifyNote(NOTE.replace('\n\n', '\r\n\n'), VKEY)).toThrow(/control characters/);
     // A witness key cannot sign as the log, nor the log's key cosign.
     expect(() => v.verifyNote(NOTE, W1.vkey)).toThrow(/not a log key/);
