@@ -24,6 +24,7 @@ import { createFrameworkErrorHandler } from './server/framework-errors.js';
 import { handleHttpError, sendError } from './server/http-errors.js';
 import { registerGraphQLRoute } from './server/graphql-route.js';
 import { GRAPHQL_SSE_PATH, registerGraphQLSseRoute } from './server/graphql-sse-route.js';
+import { GRAPHQL_WS_PATH, registerGraphQLWsRoute } from './server/graphql-ws-route.js';
 import { registerHealthRoutes } from './server/health.js';
 import { registerRequestMetrics } from './server/request-metrics.js';
 import { registerRateLimitHeaders } from './server/rate-limit-headers.js';
@@ -142,6 +143,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
     picksStream: STREAM_PATH,
     publicStream: PUBLIC_STREAM_PATH,
     graphqlStream: GRAPHQL_SSE_PATH,
+    graphqlWs: GRAPHQL_WS_PATH,
     retryMs: STREAM_RETRY_MS,
     heartbeatSeconds: runtime.config.streamHeartbeatSeconds,
   });
@@ -153,6 +155,10 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   const graphqlRoute = registerGraphQLRoute(app, yoga);
   const graphqlSse = registerGraphQLSseRoute(app, yoga, {
     now: () => runtime.clock.now().getTime(),
+    logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
+  });
+  const graphqlWs = await registerGraphQLWsRoute(app, yoga, runtime.services, {
+    heartbeatSeconds: runtime.config.streamHeartbeatSeconds,
     logUnexpected: (error) => app.log.error({ err: error }, 'unexpected GraphQL error'),
   });
   const readCaches = registerRestRoutes(app, yoga, getSchema());
@@ -184,7 +190,7 @@ export async function buildApp(runtime: Runtime, options: AppOptions = {}): Prom
   runtime.metrics.readFrom({
     streamsOpen: () => ({
       rest: streams.openStreams(),
-      graphql: graphqlRoute.openStreams() + graphqlSse.openStreams(),
+      graphql: graphqlRoute.openStreams() + graphqlSse.openStreams() + graphqlWs.openSockets(),
       public: publicStream.openStreams(),
       // Streams opened with a stream token, of any surface: also counted in rest or graphql.
       token: runtime.services.streamSlots.held('token'),

@@ -3,7 +3,8 @@
  * from the declarations OpenAPI uses: the schemas (adapters/common/schemas.ts), the event names
  * (src/domain/stream-events.ts, WEBHOOK_EVENT_TYPES), the webhook headers and the error schema.
  * It describes the service as the application: every operation is one the service sends on:
- * the REST picks stream, the public live feed, the GraphQL stream and the webhook deliveries.
+ * the REST picks stream, the public live feed, the GraphQL stream (SSE and WebSocket) and the
+ * webhook deliveries.
  * AsyncAPI has no binding for Server-Sent Events: the SSE channels are HTTPS channels whose
  * message names are the frames' `event:` names, their framing said in the descriptions.
  */
@@ -19,6 +20,7 @@ export interface EventSurfacePaths {
   picksStream: string;
   publicStream: string;
   graphqlStream: string;
+  graphqlWs: string;
   /** The SSE reconnection delay the streams announce (`retry:`), ms. */
   retryMs: number;
   /** STREAM_HEARTBEAT_SECONDS. */
@@ -100,11 +102,32 @@ export function asyncApiDocument(paths: EventSurfacePaths, host = 'api.example.c
     },
   };
 
-  const channel = (address: string, description: string, messages: Record<string, object>) => ({
+  const wsMessages = {
+    graphqlWsNext: {
+      name: 'next',
+      title: 'GraphQL over WebSocket: next',
+      summary: 'One result of an operation: `{"id", "type": "next", "payload": {"data": ...} | {"errors": [...]}}`.',
+      payload: { type: 'object', required: ['id', 'type', 'payload'], properties: { id: { type: 'string' }, type: { const: 'next' }, payload: graphqlMessages.graphqlNext.payload } },
+    },
+    graphqlWsError: {
+      name: 'error',
+      title: 'GraphQL over WebSocket: error',
+      summary: 'The operation was refused before it ran (its document, its tier, a field a stream token may not select): `{"id", "type": "error", "payload": [GraphQL errors]}`.',
+      payload: { type: 'object', required: ['id', 'type', 'payload'], properties: { id: { type: 'string' }, type: { const: 'error' }, payload: { type: 'array', items: { type: 'object' } } } },
+    },
+    graphqlWsComplete: {
+      name: 'complete',
+      title: 'GraphQL over WebSocket: complete',
+      summary: 'The operation ended (a query answered; a subscription whose credential expired or was revoked).',
+      payload: { type: 'object', required: ['id', 'type'], properties: { id: { type: 'string' }, type: { const: 'complete' } } },
+    },
+  };
+
+  const channel = (address: string, description: string, messages: Record<string, object>, server = 'api') => ({
     address,
     description,
     messages: Object.fromEntries(Object.keys(messages).map((id) => [id, { $ref: `#/components/messages/${id}` }])),
-    servers: [{ $ref: '#/servers/api' }],
+    servers: [{ $ref: `#/servers/${server}` }],
   });
   const heartbeat = `A \`: heartbeat\` comment every ${paths.heartbeatSeconds} s (STREAM_HEARTBEAT_SECONDS) keeps the connection open; it opens with \`: stream open\` and \`retry: ${paths.retryMs}\`. `;
   const channels = {
@@ -124,6 +147,13 @@ export function asyncApiDocument(paths: EventSurfacePaths, host = 'api.example.c
       `GraphQL subscriptions over SSE (the graphql-sse protocol): \`POST ${paths.graphqlStream}\` with the operation; \`pickPublished\`, \`pickAvailabilityChanged\` and \`pickFeed\` (docs/REALTIME.md). ` +
         'Authentication and admission as on /graphql; a stream token may subscribe to what the picks stream carries only.',
       graphqlMessages,
+    ),
+    graphqlWs: channel(
+      paths.graphqlWs,
+      `GraphQL over WebSocket (the graphql-ws protocol, subprotocol \`graphql-transport-ws\`): the client sends \`connection_init\` with \`{"authorization": "Bearer <key, stream token or admin token>"}\` within 3 s, then \`subscribe\` messages; the server answers \`connection_ack\` and, per operation, the messages below. ` +
+        `Close codes: 4400 a message outside the protocol, 4401 a credential that is not one, 4403 a stream token from another origin, 4408 no connection_init within 3 s, 4429 over a limit or the stream caps. A ping every ${paths.heartbeatSeconds} s (STREAM_HEARTBEAT_SECONDS). docs/REALTIME.md.`,
+      wsMessages,
+      'websocket',
     ),
     webhooks: {
       address: '{subscriptionUrl}',
@@ -147,23 +177,25 @@ export function asyncApiDocument(paths: EventSurfacePaths, host = 'api.example.c
       title: 'Sports-Betting Picks Service events',
       version: '1.0.0',
       description:
-        'The events the service sends: the REST picks stream, the public live feed and the GraphQL stream (Server-Sent Events), and the webhook deliveries. ' +
+        'The events the service sends: the REST picks stream, the public live feed and the GraphQL stream (Server-Sent Events), GraphQL over WebSocket, and the webhook deliveries. ' +
         `The HTTP API is described by OpenAPI at ${'/api/v1/openapi.json'}; the payload schemas here are its schemas. Clients must ignore fields they do not know.`,
     },
     defaultContentType: 'application/json',
     servers: {
       api: { host, protocol: 'https', description: 'The service that serves this document (http on a developer machine).' },
+      websocket: { host, protocol: 'wss', description: 'The same service, WebSocket (ws on a developer machine).' },
     },
     channels,
     operations: {
       sendPicksStream: operation('picksStream', streamMessages, 'Picks stream', 'The service streams each visible pick and each availability change.'),
       sendPublicStream: operation('publicStream', { publicStream_pickPublished: publicMessage }, 'Public live feed', "The service streams today's top picks to anyone."),
       sendGraphqlStream: operation('graphqlStream', graphqlMessages, 'GraphQL stream', 'The service sends the results of a GraphQL subscription.'),
+      sendGraphqlWs: operation('graphqlWs', wsMessages, 'GraphQL over WebSocket', 'The service sends the results of the operations a client subscribed to.'),
       sendWebhooks: operation('webhooks', webhookMessages, 'Webhook deliveries', 'The service POSTs each subscribed event to its subscriptions.'),
     },
     components: {
       schemas: API_SCHEMAS,
-      messages: { ...streamMessages, publicStream_pickPublished: publicMessage, ...graphqlMessages, ...webhookMessages },
+      messages: { ...streamMessages, publicStream_pickPublished: publicMessage, ...graphqlMessages, ...wsMessages, ...webhookMessages },
     },
   };
 }

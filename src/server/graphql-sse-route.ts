@@ -14,15 +14,13 @@
  * and refused (400) on any other; graphql-sse's reservation table is never written.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import { errorHeadersFor, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
 import type { Context } from '../graphql/context.js';
-import { requestError, toPublicGraphQLError, type Yoga } from '../graphql/yoga.js';
-import { assertStreamTokenOperation } from '../graphql/auth.js';
-import { assertStreamFrameSelection } from '../graphql/stream-frame.js';
-import type { AppError } from '../domain/errors.js';
+import { toPublicGraphQLError, type Yoga } from '../graphql/yoga.js';
+import { admitStreamOperation, type Enveloped, type OperationContext } from './stream-operation.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { registerStreamPreflight, streamCorsHeaders } from './stream-cors.js';
 
@@ -59,7 +57,6 @@ function codedRefusal(status: number, body: string | null): HttpError {
   return httpError(ErrorCode.invalidRequest, message ?? fallback);
 }
 
-type Enveloped = ReturnType<Yoga['getEnveloped']>;
 
 export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, options: { now: () => number; logUnexpected: (error: unknown) => void }): { openStreams(): number } {
   // Who each admitted request is, for its response's CORS headers.
@@ -67,7 +64,6 @@ export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, option
   // The envelop of each operation's request: graphql-sse runs the operation with its functions.
   const envelopOf = new WeakMap<object, Enveloped>();
   const run = (args: ExecutionArgs) => envelopOf.get(args.contextValue as object)!;
-  type OperationContext = Context & Record<PropertyKey, unknown>;
   const handler = createHandler<FastifyRequest, { reply: FastifyReply }, OperationContext>({
     // Never a token: graphql-sse then serves every request as a distinct connection and never
     // touches its table of single-connection reservations.
@@ -79,38 +75,20 @@ export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, option
     onSubscribe: async (req, params) => {
       const reply = req.context.reply;
       // The request's parameters ride in the context, as on /graphql: the cost limit reads the variables.
-      const enveloped = yoga.getEnveloped({ req: req.raw, reply, streamEndpoint: {}, params });
-      let document: DocumentNode;
-      try {
-        // The token limit and the document's syntax (a refused document counts nothing).
-        document = typeof params.query === 'string' ? enveloped.parse(params.query) : params.query;
-      } catch (error) {
-        if (!(error instanceof GraphQLError) || error.originalError) throw error;
-        return [JSON.stringify({ errors: [{ message: error.message }] }), { status: 400, statusText: 'Bad Request' }];
+      const admission = await admitStreamOperation(yoga, { req: req.raw, reply, streamEndpoint: {}, params }, params, { mutations: req.method !== 'GET' });
+      switch (admission.outcome) {
+        case 'unparsable':
+          return [JSON.stringify({ errors: [{ message: admission.error.message }] }), { status: 400, statusText: 'Bad Request' }];
+        case 'invalid':
+          // Answered as one event carrying the errors, then complete (as graphql-sse answers an event-stream request).
+          return (async function* validationErrors() { yield { errors: admission.errors }; })();
+        case 'mutation':
+          // Mutations are sent with POST (graphql-sse's own rule, checked before anything is counted).
+          return [JSON.stringify({ errors: [{ message: 'Cannot perform mutations over GET' }] }), { status: 405, statusText: 'Method Not Allowed' }];
       }
-      // Depth, aliases, directives, cost and introspection throw query_too_complex or refuse here;
-      // a document that does not validate is answered as one event carrying the errors, then
-      // complete (as graphql-sse answers an event-stream request). Both before the caller is
-      // authenticated or counted, as on /graphql.
-      const invalid = enveloped.validate(enveloped.schema, document);
-      if (invalid.length > 0) return (async function* validationErrors() { yield { errors: invalid }; })();
-      // Mutations are sent with POST (graphql-sse's own rule, checked here before anything is counted).
-      if (req.method === 'GET' && getOperationAST(document, params.operationName)?.operation === 'mutation') {
-        return [JSON.stringify({ errors: [{ message: 'Cannot perform mutations over GET' }] }), { status: 405, statusText: 'Method Not Allowed' }];
-      }
-      const context = (await enveloped.contextFactory()) as unknown as OperationContext;
-      principals.set(req.raw, context.principal);
-      if (context.principal.kind === 'streamToken') {
-        try {
-          assertStreamTokenOperation(context.principal, document, params.operationName);
-          // Within pickPublished, the REST stream's frame only (403 field_not_allowed).
-          assertStreamFrameSelection(enveloped.schema, document, params.operationName);
-        } catch (error) {
-          throw requestError(error as AppError, true);
-        }
-      }
-      envelopOf.set(context, enveloped);
-      return { schema: enveloped.schema, document, operationName: params.operationName, variableValues: params.variables, contextValue: context };
+      principals.set(req.raw, admission.context.principal);
+      envelopOf.set(admission.context, admission.enveloped);
+      return admission.args;
     },
     // A subscription refused as a whole request (429 too_many_streams carries its HTTP status)
     // is the response, not a first event of a 200 stream.

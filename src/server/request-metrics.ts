@@ -12,7 +12,7 @@ import type { RouteTally } from '../services/metrics/request-tally.js';
 
 const UNMATCHED = 'unmatched';
 const KNOWN_METHODS: ReadonlySet<string> = new Set(HTTP_METHODS);
-const STREAM_ROUTES: ReadonlySet<string> = new Set(['/api/v1/picks/stream', '/api/public/picks/stream', '/graphql/stream']);
+const STREAM_ROUTES: ReadonlySet<string> = new Set(['/api/v1/picks/stream', '/api/public/picks/stream', '/graphql/stream', '/graphql/ws']);
 
 /** The surface of a route template (or, for a request no route took, of its path). */
 export function surfaceOf(path: string): HttpSurface {

@@ -49,6 +49,7 @@ describe('GET /api/v1/asyncapi.json', () => {
       picksStream: Object.values(PICKS_STREAM_EVENT_NAMES).sort(),
       publicStream: [PUBLIC_STREAM_EVENT_NAME],
       graphqlStream: ['complete', 'next'],
+      graphqlWs: ['complete', 'error', 'next'],
       webhooks: [...WEBHOOK_EVENT_TYPES].sort(),
     });
     // A frame written with a literal name outside the declarations is caught too.
