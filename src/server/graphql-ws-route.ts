@@ -9,14 +9,17 @@
  * - the credential rides in `connection_init`'s payload, `{"authorization": "Bearer <key, stream
  *   token or admin token>"}` (a browser cannot set headers on a WebSocket); a stream token is
  *   checked against the upgrade request's Origin;
- * - refusals of the caller close the socket with graphql-ws close codes: 4401 a credential that
- *   is not one, 4403 a stream token from another origin, 4429 over a limit or the stream caps
- *   (the client reconnects after backing off); 4400 a message that is not the protocol's and 4408
- *   no `connection_init` within 3 s are graphql-ws's own. A refusal of one operation (its tier, a
- *   field a token may not select, a document over the limits) is that operation's `error` message;
+ * - refusals of the caller close the socket with graphql-ws close codes, the reason being the
+ *   error code: 4401 a credential that is not one, 4403 a stream token from another origin, 4429
+ *   the caller over a limit at an operation's admission, or the stream caps (graphql-ws's own
+ *   client does not retry a 4429 by itself: reconnect after the wait); 4400 a message that is not
+ *   the protocol's and 4408 no `connection_init` within 3 s are graphql-ws's own. A refusal of one
+ *   operation (its tier, a field a token may not select, a document over the limits, a
+ *   mutation's own limit) is that operation's `error` or result, and the socket stays open;
  * - keep-alive: a ping every STREAM_HEARTBEAT_SECONDS, the socket ended when no pong follows.
  */
-import websocket from '@fastify/websocket';
+import { EventEmitter } from 'node:events';
+import websocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { CloseCode } from 'graphql-ws';
@@ -53,6 +56,24 @@ function requestOf(extra: Extra, authorization: string | undefined): FastifyRequ
   } as unknown as FastifyRequest;
 }
 
+/**
+ * The socket as the subscriptions' resolvers watch an HTTP response (`reply.raw`): closed, or a
+ * 'close' event. Every subscription of the socket ends with it, and gives its stream slot back,
+ * also one graphql-ws no longer tracks (a `complete` and a new `subscribe` of the same id sent
+ * while the first was being admitted leave the first running, unknown to graphql-ws).
+ */
+const connections = new WeakMap<WebSocket, EventEmitter & { readonly closed: boolean }>();
+function connectionOf(socket: WebSocket): EventEmitter & { readonly closed: boolean } {
+  let connection = connections.get(socket);
+  if (!connection) {
+    const emitter = new EventEmitter();
+    connection = Object.defineProperty(emitter, 'closed', { get: () => socket.readyState >= socket.CLOSING }) as EventEmitter & { readonly closed: boolean };
+    socket.once('close', () => emitter.emit('close'));
+    connections.set(socket, connection);
+  }
+  return connection;
+}
+
 const authorizationOf = (payload: Record<string, unknown> | undefined): string | undefined | null => {
   const value = payload?.authorization ?? payload?.Authorization;
   if (value === undefined || value === null) return undefined;
@@ -78,18 +99,18 @@ export async function registerGraphQLWsRoute(
       onConnect: async (ctx) => {
         const authorization = authorizationOf(ctx.connectionParams);
         if (authorization === null) {
-          close(ctx.extra, CloseCode.BadRequest, 'connection_init: authorization must be a string ("Bearer <key>")');
+          close(ctx.extra, CloseCode.BadRequest, 'invalid_request');
           return false;
         }
         // Who it is, once, to refuse at once a credential that is not one or a token from another
         // origin; each operation is admitted (and counted) again, as over HTTP.
         const principal = await services.auth.principalFor(authorization);
         if (principal.kind === 'invalid') {
-          close(ctx.extra, CloseCode.Unauthorized, 'invalid_api_key: the authorization of connection_init is not a valid credential');
+          close(ctx.extra, CloseCode.Unauthorized, 'invalid_api_key');
           return false;
         }
         if (principal.kind === 'streamToken' && !streamTokenOriginAllowed(principal.origins, ctx.extra.request.headers.origin)) {
-          close(ctx.extra, CloseCode.Forbidden, 'forbidden: this stream token may not be used from this origin');
+          close(ctx.extra, CloseCode.Forbidden, 'forbidden');
           return false;
         }
         return true;
@@ -97,7 +118,8 @@ export async function registerGraphQLWsRoute(
       onSubscribe: async (ctx, _id, payload) => {
         const req = requestOf(ctx.extra, authorizationOf(ctx.connectionParams) ?? undefined);
         try {
-          const admission = await admitStreamOperation(yoga, { req, streamEndpoint: {}, params: payload }, payload, { mutations: true });
+          const reply = { raw: connectionOf(ctx.extra.socket) };
+          const admission = await admitStreamOperation(yoga, { req, reply, streamEndpoint: {}, params: payload }, payload, { mutations: true });
           if (admission.outcome === 'unparsable') return [admission.error];
           if (admission.outcome === 'invalid') return [...admission.errors];
           if (admission.outcome === 'mutation') return [new GraphQLError('Mutations are not taken here')];
@@ -110,10 +132,15 @@ export async function registerGraphQLWsRoute(
           return [publicErrorJson(toPublicGraphQLError(error, options.logUnexpected), options.logUnexpected)];
         }
       },
-      // A subscription refused as a whole (too_many_streams is thrown by its resolver) closes the socket, as its HTTP answer would be 429.
+      // A subscription refused as a whole, as its HTTP answer would be: too_many_streams (4429),
+      // or no credential for it (4401). Any other error of a resolver (a mutation's own limit, as
+      // createStreamToken's) is that operation's result, as over HTTP: the socket stays open.
       onOperation: (ctx, _id, _payload, _args, result) => {
         if (Symbol.asyncIterator in result) return;
-        const refusal = (result as ExecutionResult).errors?.map(closeCodeOf).find((closing) => closing !== null);
+        const refusal = (result as ExecutionResult).errors
+          ?.filter((error) => error.extensions?.code === 'too_many_streams' || error.extensions?.code === 'invalid_api_key')
+          .map(closeCodeOf)
+          .find((closing) => closing !== null);
         if (refusal) close(ctx.extra, refusal.code, refusal.reason);
       },
       onNext: (_ctx, _id, _payload, _args, result) => {

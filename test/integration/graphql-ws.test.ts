@@ -72,21 +72,22 @@ function collect(c: Client, query: string, count: number) {
 }
 
 const PICK_PUBLISHED = 'subscription { pickPublished { sequence pick { id homeTeam } } }';
+/** The stream slots one key's subscriptions hold on this instance (its own count: other tests' releases do not move it). */
+const slotsOf = (apiKeyId: string, pool: 'key' | 'token' = 'key') => t.runtime.services.streamSlots.count(apiKeyId, pool);
 const publish = (homeTeam: string) => t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam, selection: homeTeam }) });
 
 describe('graphql-ws at /graphql/ws', () => {
   it('delivers pickPublished to an Enterprise key, the credential in connection_init', async () => {
-    const { key } = await newKey('ENTERPRISE');
-    const held = t.runtime.services.streamSlots.held('key');
+    const { key, id } = await newKey('ENTERPRISE');
     const sub = collect(client(`Bearer ${key}`), PICK_PUBLISHED, 1);
     // The subscription holds one of the key's stream slots once it is set up: then it is live.
-    await waitUntil('the subscription to hold its slot', () => t.runtime.services.streamSlots.held('key') > held);
+    await waitUntil('the subscription to hold its slot', () => slotsOf(id) === 1);
     await publish('WebSocket FC');
     const { results } = await sub.done;
     expect(results).toEqual([{ data: { pickPublished: { sequence: expect.any(String), pick: { id: expect.any(String), homeTeam: 'WebSocket FC' } } } }]);
     sub.dispose();
-    // Closing gives the slot back.
-    await waitUntil('the slot to be given back', () => t.runtime.services.streamSlots.held('key') === held);
+    // Ending it gives the slot back.
+    await waitUntil('the slot to be given back', () => slotsOf(id) === 0);
   });
 
   it('runs queries and mutations over the socket as over HTTP: the admin may publish, a key is counted', async () => {
@@ -128,21 +129,54 @@ describe('graphql-ws at /graphql/ws', () => {
   });
 
   it('closes with 4429 the subscription past the key stream cap', async () => {
-    const { key } = await newKey('ENTERPRISE');
+    const { key, id } = await newKey('ENTERPRISE');
     const c = client(`Bearer ${key}`);
-    const held = t.runtime.services.streamSlots.held('key');
     for (let i = 0; i < MAX_STREAMS_PER_KEY; i++) collect(c, PICK_PUBLISHED, 1);
-    await waitUntil('every slot held', () => t.runtime.services.streamSlots.held('key') === held + MAX_STREAMS_PER_KEY);
+    await waitUntil('every slot held', () => slotsOf(id) === MAX_STREAMS_PER_KEY);
     collect(c, PICK_PUBLISHED, 1);
     expect(await c.closed).toMatchObject({ code: 4429, reason: 'too_many_streams' });
-    await waitUntil('the slots given back', () => t.runtime.services.streamSlots.held('key') === held);
+    await waitUntil('the slots given back', () => slotsOf(id) === 0);
+  });
+
+  it('gives back every slot when the socket closes, also of a subscription completed and resubscribed under one id while it was admitted', async () => {
+    const { key, id } = await newKey('ENTERPRISE');
+    const socket = new WebSocket(url, 'graphql-transport-ws');
+    onTestFinished(() => socket.terminate());
+    await new Promise((resolve) => socket.once('open', resolve));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } }));
+    await new Promise((resolve) => socket.once('message', resolve));
+    // In one burst, without waiting: graphql-ws forgets the earlier subscriptions of the id.
+    for (let i = 0; i < 3; i++) {
+      socket.send(JSON.stringify({ id: 'x', type: 'subscribe', payload: { query: PICK_PUBLISHED } }));
+      socket.send(JSON.stringify({ id: 'x', type: 'complete' }));
+    }
+    socket.send(JSON.stringify({ id: 'x', type: 'subscribe', payload: { query: PICK_PUBLISHED } }));
+    await waitUntil('the last subscription to hold its slot', () => slotsOf(id) > 0);
+    socket.close();
+    await waitUntil('every slot given back', () => slotsOf(id) === 0);
+  });
+
+  it('answers a mutation over its own limit as its result, leaving the socket and its subscriptions open', async () => {
+    const { key, id } = await newKey('ENTERPRISE');
+    const c = client(`Bearer ${key}`);
+    const live = collect(c, PICK_PUBLISHED, 1);
+    await waitUntil('the subscription to be live', () => slotsOf(id) === 1);
+    // A key mints at most 60 stream tokens an hour: the 61st is refused, as over HTTP, in its result.
+    let refused: unknown = null;
+    for (let i = 0; i < 61 && refused === null; i++) {
+      const { results } = await collect(c, 'mutation { createStreamToken(ttlSeconds: 120) { expiresAt } }', 1).done;
+      const errors = (results[0] as { errors?: { extensions?: { code?: string } }[] }).errors;
+      if (errors) refused = errors[0]!.extensions!.code;
+    }
+    expect(refused).toBe('stream_token_limit');
+    await publish('Still Open FC');
+    expect((await live.done).results).toEqual([{ data: { pickPublished: expect.objectContaining({ pick: expect.objectContaining({ homeTeam: 'Still Open FC' }) }) } }]);
   });
 
   it('ends a subscription when its key is revoked', async () => {
     const { key, id } = await newKey('ENTERPRISE');
-    const held = t.runtime.services.streamSlots.held('key');
     const sub = collect(client(`Bearer ${key}`), PICK_PUBLISHED, 1);
-    await waitUntil('the subscription to be live', () => t.runtime.services.streamSlots.held('key') > held);
+    await waitUntil('the subscription to be live', () => slotsOf(id) === 1);
     expect((await t.graphql(REVOKE_KEY, { id })).errors).toBeUndefined();
     expect(await sub.done).toMatchObject({ results: [], completed: true });
   });
@@ -195,8 +229,10 @@ describe('shutdown', () => {
 });
 
 describe('stream tokens over the socket', () => {
+  let lastKeyId = '';
   async function token(origins: string[]): Promise<string> {
-    const { key } = await newKey('ENTERPRISE');
+    const { key, id } = await newKey('ENTERPRISE');
+    lastKeyId = id;
     const minted = await t.graphql<{ createStreamToken: { token: string } }>(
       `mutation($origins: [String!]) { createStreamToken(ttlSeconds: 120, origins: $origins) { token } }`,
       { origins },
@@ -207,9 +243,8 @@ describe('stream tokens over the socket', () => {
 
   it('receives pickPublished from an origin of the token', async () => {
     const tokenText = await token([PAGE]);
-    const held = t.runtime.services.streamSlots.held('token');
     const sub = collect(client(`Bearer ${tokenText}`, { origin: PAGE }), PICK_PUBLISHED, 1);
-    await waitUntil('the token subscription to be live', () => t.runtime.services.streamSlots.held('token') > held);
+    await waitUntil('the token subscription to be live', () => slotsOf(lastKeyId, 'token') === 1);
     await publish('Token FC');
     expect((await sub.done).results).toEqual([{ data: { pickPublished: expect.objectContaining({ pick: expect.objectContaining({ homeTeam: 'Token FC' }) }) } }]);
   });
