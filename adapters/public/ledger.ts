@@ -330,26 +330,32 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     }),
   );
 
-  /** A proof's parameters; a proof for given sizes never changes, one for the latest checkpoint's size goes with it. */
-  function proofRoute(
+  /**
+   * A proof's route: its parameters (the required ones refused when absent), and its one
+   * operation. A proof for given sizes never changes; one for the latest checkpoint's size goes with it.
+   */
+  function proofRoute<T>(
     path: string,
     doc: { operationId: string; summary: string; description: string; responseSchema: object },
     params: readonly ParamSpec[],
     defaulted: string,
-    render: (req: FastifyRequest, reply: FastifyReply, variables: Record<string, unknown>, params: readonly ParamSpec[]) => Promise<{ data: unknown } | { error: HttpError }>,
+    execute: (runner: OperationRunner, variables: Record<string, unknown>) => Promise<ExecutionResult<T>>,
+    toBody: (data: T) => unknown,
   ): void {
     read(path, { ...doc, params }, (req) => {
       const parsed = parseParams(params, req.query as Record<string, unknown>, {});
       if (parsed.error) return { error: httpErrorOf(parsed.error) };
       const variables = parsed.variables;
+      const missing = params.find((param) => param.required && variables[param.variable] === undefined);
+      if (missing) return { error: httpErrorOf(new InvalidParameterError(missing.name, `${missing.name} is required`)) };
       const immutable = variables[defaulted] !== undefined;
       return {
         key: `${path} ${params.map((param) => variables[param.variable] ?? '').join(' ')}`,
         render: async (req, reply) => {
           const staleAtMs = immutable ? Infinity : latestStaleAt();
-          const outcome = await render(req, reply, variables, params);
+          const outcome = await run(req, reply, (runner) => execute(runner, variables), params);
           if ('error' in outcome) return outcome;
-          return rendered(outcome.data, { staleAtMs, immutable });
+          return rendered(toBody(outcome.data), { staleAtMs, immutable });
         },
       };
     });
@@ -378,11 +384,8 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     },
     [sizeParam('seq', 'seq', true, 'The entry.'), sizeParam('tree_size', 'treeSize', false, "The tree's size, at least seq and at most the ledger's length; default: the latest checkpoint's.")],
     'treeSize',
-    async (req, reply, variables, params) => {
-      if (variables.seq === undefined) return { error: httpErrorOf(new InvalidParameterError('seq', 'seq is required')) };
-      const outcome = await run(req, reply, (runner) => runner.execute(inclusionProof, variables as { seq: number; treeSize?: number }), params);
-      return 'error' in outcome ? outcome : { data: resourceJson(LEDGER_INCLUSION_PROOF, outcome.data.ledgerInclusionProof) };
-    },
+    (runner, variables) => runner.execute(inclusionProof, variables as { seq: number; treeSize?: number }),
+    (data) => resourceJson(LEDGER_INCLUSION_PROOF, data.ledgerInclusionProof),
   );
 
   proofRoute(
@@ -397,11 +400,8 @@ export function registerLedgerRoutes(app: FastifyInstance, yoga: Yoga, schema: G
     },
     [sizeParam('from', 'from', true, 'The older size.'), sizeParam('to', 'to', false, "The newer size, at least from and at most the ledger's length; default: the latest checkpoint's.")],
     'to',
-    async (req, reply, variables, params) => {
-      if (variables.from === undefined) return { error: httpErrorOf(new InvalidParameterError('from', 'from is required')) };
-      const outcome = await run(req, reply, (runner) => runner.execute(consistencyProof, variables as { from: number; to?: number }), params);
-      return 'error' in outcome ? outcome : { data: resourceJson(LEDGER_CONSISTENCY_PROOF, outcome.data.ledgerConsistencyProof) };
-    },
+    (runner, variables) => runner.execute(consistencyProof, variables as { from: number; to?: number }),
+    (data) => resourceJson(LEDGER_CONSISTENCY_PROOF, data.ledgerConsistencyProof),
   );
 
   return { invalidate };

@@ -20,7 +20,7 @@ import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import { errorHeadersFor, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
 import type { Context } from '../graphql/context.js';
 import { toPublicGraphQLError, type Yoga } from '../graphql/yoga.js';
-import { admitStreamOperation, type Enveloped, type OperationContext } from './stream-operation.js';
+import { admitStreamOperation, streamedError, type Enveloped, type OperationContext } from './stream-operation.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { registerStreamPreflight, streamCorsHeaders } from './stream-cors.js';
 
@@ -99,15 +99,7 @@ export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, option
     },
     onNext: (_context, _req, result) => {
       if (!result.errors) return;
-      // yoga's HTTP hints (extensions.http) are for answering a request, not for an event's body.
-      return {
-        ...result,
-        errors: result.errors.map((error) => {
-          const shown = toPublicGraphQLError(error, options.logUnexpected);
-          const { http: _http, ...extensions } = shown.extensions;
-          return new GraphQLError(shown.message, { nodes: shown.nodes, path: shown.path, extensions });
-        }),
-      };
+      return { ...result, errors: result.errors.map((error) => streamedError(error, options.logUnexpected)) };
     },
   });
 

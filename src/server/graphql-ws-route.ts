@@ -27,8 +27,8 @@ import { makeHandler, type Extra } from 'graphql-ws/use/@fastify/websocket';
 import { ERROR_HTTP_STATUS, isErrorCode } from '../domain/errors.js';
 import { streamTokenOriginAllowed } from '../domain/stream-token.js';
 import type { Services } from '../services/index.js';
-import { toPublicGraphQLError, type Yoga } from '../graphql/yoga.js';
-import { admitStreamOperation, type Enveloped } from './stream-operation.js';
+import type { Yoga } from '../graphql/yoga.js';
+import { admitStreamOperation, streamedError, type Enveloped } from './stream-operation.js';
 
 export const GRAPHQL_WS_PATH = '/graphql/ws';
 /** A message is one operation: GraphQL's body limit on /graphql is of this order. */
@@ -129,7 +129,7 @@ export async function registerGraphQLWsRoute(
           const closing = closeCodeOf(error);
           // The socket closes with the refusal's code; the operation's error goes nowhere then.
           if (closing) close(ctx.extra, closing.code, closing.reason);
-          return [publicErrorJson(toPublicGraphQLError(error, options.logUnexpected), options.logUnexpected)];
+          return [streamedError(error, options.logUnexpected)];
         }
       },
       // A subscription refused as a whole, as its HTTP answer would be: too_many_streams (4429),
@@ -145,9 +145,9 @@ export async function registerGraphQLWsRoute(
       },
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors) return;
-        return { ...result, errors: result.errors.map((error) => publicErrorJson(error, options.logUnexpected)) } as ExecutionResult;
+        return { ...result, errors: result.errors.map((error) => streamedError(error, options.logUnexpected)) } as ExecutionResult;
       },
-      onError: (_ctx, _id, _payload, errors) => errors.map((error) => publicErrorJson(error, options.logUnexpected)) as unknown as GraphQLError[],
+      onError: (_ctx, _id, _payload, errors) => errors.map((error) => streamedError(error, options.logUnexpected)) as unknown as GraphQLError[],
     },
     options.heartbeatSeconds * 1000,
   );
@@ -155,11 +155,3 @@ export async function registerGraphQLWsRoute(
   app.get(GRAPHQL_WS_PATH, { websocket: true, schema: { hide: true } }, handler);
   return { openSockets: () => app.websocketServer?.clients.size ?? 0 };
 }
-
-/** An error as the client sees it: masked when unexpected, without yoga's HTTP hints. */
-function publicErrorJson(error: GraphQLError, logUnexpected: (error: unknown) => void): GraphQLError {
-  const shown = toPublicGraphQLError(error, logUnexpected);
-  const { http: _http, ...extensions } = shown.extensions as Record<string, unknown>;
-  return new GraphQLError(shown.message, { nodes: shown.nodes, path: shown.path, extensions });
-}
-

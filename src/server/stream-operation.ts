@@ -11,7 +11,7 @@ import type { AppError } from '../domain/errors.js';
 import { assertStreamTokenOperation } from '../graphql/auth.js';
 import type { Context } from '../graphql/context.js';
 import { assertStreamFrameSelection } from '../graphql/stream-frame.js';
-import { requestError, type Yoga } from '../graphql/yoga.js';
+import { requestError, toPublicGraphQLError, type Yoga } from '../graphql/yoga.js';
 
 export type Enveloped = ReturnType<Yoga['getEnveloped']>;
 export type OperationContext = Context & Record<PropertyKey, unknown>;
@@ -73,4 +73,14 @@ export async function admitStreamOperation(
     context,
     args: { schema: enveloped.schema, document, operationName, variableValues: request.variables ?? undefined, contextValue: context },
   };
+}
+
+/**
+ * An error as a streaming transport sends it in an event or message: masked when unexpected, and
+ * without yoga's HTTP hints (extensions.http are for answering a request, not for a message).
+ */
+export function streamedError(error: unknown, logUnexpected: (error: unknown) => void): GraphQLError {
+  const shown = toPublicGraphQLError(error, logUnexpected);
+  const { http: _http, ...extensions } = shown.extensions as Record<string, unknown>;
+  return new GraphQLError(shown.message, { nodes: shown.nodes, path: shown.path, extensions });
 }
