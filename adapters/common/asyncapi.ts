@@ -11,7 +11,7 @@
 import type { FastifyInstance } from 'fastify';
 import { PICKS_STREAM_EVENT_NAMES, PUBLIC_STREAM_EVENT_NAME } from '../../src/domain/stream-events.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/domain/webhook.js';
-import { WEBHOOK_REQUEST_HEADERS } from './openapi.js';
+import { OPENAPI_PATH, WEBHOOK_REQUEST_HEADERS } from './openapi.js';
 import { API_SCHEMAS } from './schemas.js';
 
 export const ASYNCAPI_PATH = '/api/v1/asyncapi.json';
@@ -178,7 +178,7 @@ export function asyncApiDocument(paths: EventSurfacePaths, host = 'api.example.c
       version: '1.0.0',
       description:
         'The events the service sends: the REST picks stream, the public live feed and the GraphQL stream (Server-Sent Events), GraphQL over WebSocket, and the webhook deliveries. ' +
-        `The HTTP API is described by OpenAPI at ${'/api/v1/openapi.json'}; the payload schemas here are its schemas. Clients must ignore fields they do not know.`,
+        `The HTTP API is described by OpenAPI at ${OPENAPI_PATH}; the payload schemas here are its schemas. Clients must ignore fields they do not know.`,
     },
     defaultContentType: 'application/json',
     servers: {
