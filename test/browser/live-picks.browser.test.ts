@@ -2,9 +2,10 @@
  * The frontend example (docs/examples/live-picks/, docs/API.md "Frontends") in a real browser:
  * Debian's Chromium driven by playwright-core, headless. The API runs on one loopback origin,
  * the example's backend and page on a second; the backend mints a stream token for its page's
- * origin with an Enterprise key, and the page subscribes with EventSource and with graphql-sse's
- * browser client. A published pick is rendered by both; the same page from an origin the token
- * does not name gets nothing; an expired token is refused and the page says so.
+ * origin with an Enterprise key, and the page subscribes with EventSource, with graphql-sse's
+ * browser client and with Apollo Client's GraphQLWsLink over /graphql/ws. A published pick is
+ * rendered by all three; the same page from an origin the token does not name gets nothing (the
+ * WebSocket is closed with 4403); an expired token is refused and the page says so.
  */
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -53,7 +54,7 @@ async function publish(team: string): Promise<string> {
 const statusOf = (page: Page, id: string) => page.locator(`#${id}`).textContent();
 
 describe('live picks in a browser page with a stream token', () => {
-  it('renders a published pick through EventSource and graphql-sse, with nothing failing in the console', async () => {
+  it('renders a published pick through EventSource, graphql-sse and Apollo Client, with nothing failing in the console', async () => {
     const page = await context.newPage();
     // Every console error and every answer of 400 or more (a missing icon or asset would be one).
     const consoleErrors: string[] = [];
@@ -66,9 +67,16 @@ describe('live picks in a browser page with a stream token', () => {
     });
     await page.goto(`${example.origin}/`);
     await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toBe('live');
+    // Apollo's subscription is admitted once the socket is acknowledged: 'live' is graphql-ws's
+    // connected event, and the subscribe message follows it on the same socket.
+    await expect.poll(() => statusOf(page, 'apollo-status'), { timeout: 30_000 }).toBe('live');
+    // Published once the three streams hold their slots: a pick before a subscription is not replayed.
+    await expect.poll(() => t.runtime.services.streamSlots.held('token'), { timeout: 30_000 }).toBe(3);
     const id = await publish('Browser Wanderers');
     await page.waitForSelector(`#es-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
     await page.waitForSelector(`#gql-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
+    await page.waitForSelector(`#apollo-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
+    expect(await page.locator(`#apollo-picks [data-pick-id="${id}"]`).textContent()).toContain('Browser Wanderers');
     expect(await page.locator(`#es-picks [data-pick-id="${id}"]`).textContent()).toContain('Browser Wanderers');
     // The page never saw the key.
     expect(await page.content()).not.toContain(apiKey);
@@ -86,9 +94,11 @@ describe('live picks in a browser page with a stream token', () => {
     await page.goto(`${example.origin.replace('127.0.0.1', 'localhost')}/`);
     await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toMatch(/^refused/);
     await expect.poll(() => statusOf(page, 'gql-status'), { timeout: 30_000 }).toMatch(/^refused/);
+    await expect.poll(() => statusOf(page, 'apollo-status'), { timeout: 30_000 }).toMatch(/^refused \(4403\)/);
     await publish('Elsewhere Town');
     expect(await page.locator('#es-picks li').count()).toBe(0);
     expect(await page.locator('#gql-picks li').count()).toBe(0);
+    expect(await page.locator('#apollo-picks li').count()).toBe(0);
     await page.close();
   });
 
@@ -105,6 +115,7 @@ describe('live picks in a browser page with a stream token', () => {
     await page.goto(`${example.origin}/?api=${encodeURIComponent(api)}&token=${encodeURIComponent(minted.json().token)}`);
     await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toMatch(/^refused/);
     await expect.poll(() => statusOf(page, 'gql-status'), { timeout: 30_000 }).toMatch(/^refused/);
+    await expect.poll(() => statusOf(page, 'apollo-status'), { timeout: 30_000 }).toMatch(/^refused \(4401\)/);
     await page.close();
   });
 });

@@ -52,6 +52,14 @@ describe('the live-picks example after npm start', () => {
       expect(body.api).toBe(`http://127.0.0.1:${apiPort}`);
       // The page names an icon, so a browser does not ask for /favicon.ico (which would be a 404).
       expect(await (await fetch(`${origin}/`)).text()).toContain('<link rel="icon" href="data:,">');
+      // The page's Apollo Client module, bundled for the browser: one module, no bare import left.
+      const apolloFeed = await fetch(`${origin}/apollo-feed.js`);
+      expect(apolloFeed.status).toBe(200);
+      expect(apolloFeed.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      const bundled = await apolloFeed.text();
+      expect(bundled).toMatch(/export\s*\{[^}]*\bas subscribeWithApollo\b[^}]*\}/);
+      // A bundle's imports would come first.
+      expect(bundled.trimStart().startsWith('import')).toBe(false);
     } finally {
       await example.stop();
     }

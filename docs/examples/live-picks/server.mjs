@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The live-picks example's backend (docs/API.md, "Frontends"): the one place that holds the API
- * key. It serves the page and, at GET /stream-token, exchanges the key for a short-lived stream
+ * key. It serves the page (and its Apollo Client module, apollo-feed.mjs, bundled for the browser
+ * as a frontend's build would) and, at GET /stream-token, exchanges the key for a short-lived stream
  * token bound to this page's origin (POST /api/v1/stream-tokens, server to server). The page
  * then reads the pick stream with the token; the key never reaches the browser.
  *
@@ -27,18 +28,52 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const GRAPHQL_SSE_UMD = path.join(path.dirname(createRequire(import.meta.url).resolve('graphql-sse')), '..', 'umd', 'graphql-sse.min.js');
 
 /**
+ * apollo-feed.mjs and what it imports (@apollo/client, rxjs, graphql, graphql-ws) as one browser
+ * module. Their published ES modules use bare and extensionless imports a browser cannot load,
+ * so a bundler serves them, as in any frontend; rolldown (Vite's bundler, a development
+ * dependency of this repository) takes a few hundred milliseconds.
+ */
+async function bundleApolloFeed() {
+  const { rolldown } = await import('rolldown');
+  const bundle = await rolldown({
+    input: path.join(here, 'apollo-feed.mjs'),
+    platform: 'browser',
+    // Apollo Client's production build: no development warnings in the console.
+    resolve: { conditionNames: ['browser', 'production', 'import', 'module', 'default'] },
+    transform: { define: { 'process.env.NODE_ENV': '"production"' } },
+    logLevel: 'warn',
+  });
+  try {
+    const { output } = await bundle.generate({ format: 'esm', minify: true });
+    return output[0].code;
+  } finally {
+    await bundle.close();
+  }
+}
+
+/**
  * Starts the example; resolves with its origin and a close function.
  * @param {{ apiUrl: string, apiKey: string, port?: number, pageOrigin?: string, ttlSeconds?: number }} options
  */
 export function startLivePicksExample(options) {
   const page = readFileSync(path.join(here, 'index.html'));
   const client = readFileSync(GRAPHQL_SSE_UMD);
+  const apolloFeed = bundleApolloFeed();
+  // Served (or answered 500) on request; never an unhandled rejection meanwhile.
+  apolloFeed.catch(() => {});
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://example.invalid');
     if (req.method === 'GET' && url.pathname === '/') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
     } else if (req.method === 'GET' && url.pathname === '/graphql-sse.js') {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(client);
+    } else if (req.method === 'GET' && url.pathname === '/apollo-feed.js') {
+      try {
+        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(await apolloFeed);
+      } catch (error) {
+        console.error('live picks example: could not bundle apollo-feed.mjs:', error);
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('the Apollo Client module could not be bundled; see the example server\'s log');
+      }
     } else if (req.method === 'GET' && url.pathname === '/stream-token') {
       // A real backend first checks that its own user may see the feed.
       const minted = await fetch(`${options.apiUrl}/api/v1/stream-tokens`, {
