@@ -53,6 +53,30 @@ async function publish(team: string): Promise<string> {
 
 const statusOf = (page: Page, id: string) => page.locator(`#${id}`).textContent();
 
+/**
+ * Published only once the page's three streams hold their slots (a slot is taken in the step that
+ * starts listening): a pick before a subscription is not replayed.
+ */
+async function allThreeSubscribed(): Promise<void> {
+  await expect.poll(() => t.runtime.services.streamSlots.held('token'), { timeout: 30_000 }).toBe(3);
+}
+
+/** Counts the page's WebSocket constructions (window.__webSockets), from before its scripts run. */
+async function countWebSockets(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const Native = window.WebSocket;
+    const counted = window as unknown as { __webSockets: number };
+    counted.__webSockets = 0;
+    window.WebSocket = class extends Native {
+      constructor(...args: ConstructorParameters<typeof WebSocket>) {
+        super(...args);
+        counted.__webSockets += 1;
+      }
+    };
+  });
+}
+const webSocketsOf = (page: Page) => page.evaluate(() => (window as unknown as { __webSockets: number }).__webSockets);
+
 describe('live picks in a browser page with a stream token', () => {
   it('renders a published pick through EventSource, graphql-sse and Apollo Client, with nothing failing in the console', async () => {
     const page = await context.newPage();
@@ -67,11 +91,9 @@ describe('live picks in a browser page with a stream token', () => {
     });
     await page.goto(`${example.origin}/`);
     await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toBe('live');
-    // Apollo's subscription is admitted once the socket is acknowledged: 'live' is graphql-ws's
-    // connected event, and the subscribe message follows it on the same socket.
+    // 'live' is graphql-ws's connected event (the socket acknowledged), not yet the subscription.
     await expect.poll(() => statusOf(page, 'apollo-status'), { timeout: 30_000 }).toBe('live');
-    // Published once the three streams hold their slots: a pick before a subscription is not replayed.
-    await expect.poll(() => t.runtime.services.streamSlots.held('token'), { timeout: 30_000 }).toBe(3);
+    await allThreeSubscribed();
     const id = await publish('Browser Wanderers');
     await page.waitForSelector(`#es-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
     await page.waitForSelector(`#gql-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
@@ -88,17 +110,54 @@ describe('live picks in a browser page with a stream token', () => {
     await page.close();
   });
 
-  it('gets nothing on an origin the token does not name', async () => {
+  it('gets nothing on an origin the token does not name: the WebSocket is closed with 4403 and not retried', async () => {
     const page = await context.newPage();
+    await countWebSockets(page);
+    // The page's timers are the test's to move: graphql-ws waits on setTimeout before a retry.
+    await page.clock.install();
     // Same page, another origin: localhost is not 127.0.0.1 to a browser.
     await page.goto(`${example.origin.replace('127.0.0.1', 'localhost')}/`);
     await expect.poll(() => statusOf(page, 'es-status'), { timeout: 30_000 }).toMatch(/^refused/);
     await expect.poll(() => statusOf(page, 'gql-status'), { timeout: 30_000 }).toMatch(/^refused/);
     await expect.poll(() => statusOf(page, 'apollo-status'), { timeout: 30_000 }).toMatch(/^refused \(4403\)/);
-    await publish('Elsewhere Town');
+    // Two minutes of the page's time pass: graphql-ws would have retried a 4403 several times.
+    await page.clock.runFor(120_000);
+    expect(await webSocketsOf(page)).toBe(1);
+    expect(await statusOf(page, 'apollo-status')).toMatch(/^refused \(4403\)/);
+    // The same page on the token's own origin receives the next pick; this one does not.
+    const control = await context.newPage();
+    await control.goto(`${example.origin}/`);
+    await allThreeSubscribed();
+    const id = await publish('Elsewhere Town');
+    await control.waitForSelector(`#apollo-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
+    await control.waitForSelector(`#gql-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
+    await control.waitForSelector(`#es-picks [data-pick-id="${id}"]`, { timeout: 30_000 });
     expect(await page.locator('#es-picks li').count()).toBe(0);
     expect(await page.locator('#gql-picks li').count()).toBe(0);
     expect(await page.locator('#apollo-picks li').count()).toBe(0);
+    await control.close();
+    await page.close();
+  });
+
+  it('resumes Apollo\'s subscription after a dropped connection with the pick published meanwhile', async () => {
+    const page = await context.newPage();
+    await page.clock.install();
+    await page.goto(`${example.origin}/`);
+    await expect.poll(() => statusOf(page, 'apollo-status'), { timeout: 30_000 }).toBe('live');
+    await allThreeSubscribed();
+    const before = await publish('Before Drop United');
+    await page.waitForSelector(`#apollo-picks [data-pick-id="${before}"]`, { timeout: 30_000 });
+    // The page's clock stops: graphql-ws cannot come back before the test lets it.
+    await page.clock.pauseAt(Date.now() + 1_000);
+    // The server drops every WebSocket, as a restart would (1006 to the page).
+    for (const socket of t.app.websocketServer.clients) socket.terminate();
+    await expect.poll(() => statusOf(page, 'apollo-status'), { timeout: 30_000 }).toBe('reconnecting…');
+    const during = await publish('During Drop Rovers');
+    // Time moves on: the retry connects and resubscribes after the last pick seen.
+    await page.clock.runFor(60_000);
+    await page.waitForSelector(`#apollo-picks [data-pick-id="${during}"]`, { timeout: 30_000 });
+    expect(await statusOf(page, 'apollo-status')).toBe('live');
+    expect(await page.locator(`#apollo-picks [data-pick-id="${before}"]`).count()).toBe(1);
     await page.close();
   });
 

@@ -41,6 +41,9 @@ async function bundleApolloFeed() {
     // Apollo Client's production build: no development warnings in the console.
     resolve: { conditionNames: ['browser', 'production', 'import', 'module', 'default'] },
     transform: { define: { 'process.env.NODE_ENV': '"production"' } },
+    // An import rolldown cannot resolve is a warning to it (left as an external import, which a
+    // browser cannot load): here it fails the bundle, so the page is told instead of broken.
+    onLog: (level, log, handle) => handle(log.code === 'UNRESOLVED_IMPORT' ? 'error' : level, log),
     logLevel: 'warn',
   });
   try {
@@ -69,7 +72,8 @@ export function startLivePicksExample(options) {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(client);
     } else if (req.method === 'GET' && url.pathname === '/apollo-feed.js') {
       try {
-        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(await apolloFeed);
+        const code = await apolloFeed;
+        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(code);
       } catch (error) {
         console.error('live picks example: could not bundle apollo-feed.mjs:', error);
         res.writeHead(500, { 'content-type': 'text/plain' }).end('the Apollo Client module could not be bundled; see the example server\'s log');
