@@ -135,24 +135,45 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
 const NEW_FIXTURE = '(odds_events.completed and odds_events.commence_time <> excluded.commence_time)';
 
 /**
+ * The next write epoch of odds_latest (src/domain/price-memory.ts): every statement that writes
+ * the table takes one, so a writer can tell whether anyone else wrote since its own last write.
+ */
+export async function claimPriceWriteEpoch(em: Em): Promise<bigint> {
+  const rows = await executeBound<{ epoch: string | number }>(em, `select nextval('odds_latest_writes')::text as epoch`, []);
+  return BigInt(rows[0]!.epoch);
+}
+
+/** What recordPriceChanges did: the history rows written, and the prices it cannot vouch for. */
+export interface PriceChangesRecorded {
+  written: number;
+  /**
+   * Prices given that odds_latest may not hold now: a newer price the table kept (its `at` after
+   * the given one), or one a concurrent writer changed first.
+   */
+  unconfirmed: { eventId: string; bookmaker: string; market: string; outcome: string }[];
+}
+
+/**
  * Stores the prices that changed: odds_latest keeps the last price per (event, bookmaker, market,
  * outcome); a price seen for the first time, or differing from the last one, also becomes an
- * odds_history row. Returns how many history rows were written.
+ * odds_history row.
  */
-export async function recordPriceChanges(em: Em, points: readonly PricePoint[]): Promise<number> {
-  if (points.length === 0) return 0;
-  // Unchanged prices (most of a poll) are dropped before the upsert; its own guard still decides
-  // between concurrent writers.
-  const rows = await executeBound<{ written: string | number }>(
+export async function recordPriceChanges(em: Em, points: readonly PricePoint[]): Promise<PriceChangesRecorded> {
+  if (points.length === 0) return { written: 0, unconfirmed: [] };
+  // Unchanged prices are dropped before the upsert; its own guard still decides between
+  // concurrent writers.
+  const rows = await executeBound<{ written: string | number; unconfirmed: string }>(
     em,
     `with incoming as (
        select distinct on (event_id, bookmaker, market, outcome) event_id, bookmaker, market, outcome, price, at
          from jsonb_to_recordset($1::jsonb) as v (event_id text, bookmaker text, market text, outcome text, price numeric(10,4), at timestamptz)
         order by event_id, bookmaker, market, outcome, at desc
-     ), moved as (
-       select i.* from incoming i
+     ), compared as (
+       select i.*, l.price as latest_price, l.at as latest_at from incoming i
          left join odds_latest l on l.event_id = i.event_id and l.bookmaker = i.bookmaker and l.market = i.market and l.outcome = i.outcome
-        where l.price is null or (l.price <> i.price and l.at <= i.at)
+     ), moved as (
+       select event_id, bookmaker, market, outcome, price, at from compared
+        where latest_price is null or (latest_price <> price and latest_at <= at)
      ), changed as (
        insert into odds_latest as l (event_id, bookmaker, market, outcome, price, at)
        select event_id, bookmaker, market, outcome, price, at from moved
@@ -163,8 +184,14 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
        insert into odds_history (event_id, bookmaker, market, outcome, price, at)
        select event_id, bookmaker, market, outcome, price, at from changed
        returning 1
+     ), unconfirmed as (
+       select event_id, bookmaker, market, outcome from compared where latest_price <> price and latest_at > at
+       union all
+       select m.event_id, m.bookmaker, m.market, m.outcome from moved m
+        where not exists (select 1 from changed c where c.event_id = m.event_id and c.bookmaker = m.bookmaker and c.market = m.market and c.outcome = m.outcome)
      )
-     select count(*) as written from written`,
+     select (select count(*) from written) as written,
+            coalesce((select jsonb_agg(jsonb_build_array(event_id, bookmaker, market, outcome)) from unconfirmed), '[]'::jsonb)::text as unconfirmed`,
     [
       JSON.stringify(
         points.map((point) => ({
@@ -178,7 +205,8 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
       ),
     ],
   );
-  return numberOf(rows[0]?.written ?? 0);
+  const unconfirmed = (JSON.parse(rows[0]?.unconfirmed ?? '[]') as [string, string, string, string][]).map(([eventId, bookmaker, market, outcome]) => ({ eventId, bookmaker, market, outcome }));
+  return { written: numberOf(rows[0]?.written ?? 0), unconfirmed };
 }
 
 /**
@@ -319,7 +347,10 @@ export async function deleteOldOdds(em: Em, cutoff: Date, batch: number): Promis
        delete from reference_markets where event_id in (select id from old) returning 1
      ), gone as (
        delete from odds_events where id in (select id from old) returning 1
-     ) select (select count(*) from gone) + (select count(*) from latest) + (select count(*) from closes) as n`,
+     ), epoch as (
+       -- Deleting odds_latest rows is a write of it: a writer remembering prices forgets them.
+       select nextval('odds_latest_writes') from (select 1) as once where exists (select 1 from latest)
+     ) select (select count(*) from gone) + (select count(*) from latest) + (select count(*) from closes) as n, (select count(*) from epoch) as epoch`,
     [cutoff.toISOString(), batch],
   );
   return numberOf(history[0]?.n ?? 0) + numberOf(events[0]?.n ?? 0);

@@ -136,7 +136,14 @@ describe('log retention', () => {
     const pick = (await t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: 'Old FC', selection: 'Old FC' }) })).data!.publishPick.id;
     await em.execute(`update picks set event_id = 'old-open' where id = ?`, [pick]);
 
+    // Deleting odds_latest rows is a write of it: it takes a write epoch (src/domain/price-memory.ts).
+    const epoch = async () => {
+      const [row] = await em.execute<{ last_value: string | number; is_called: boolean }[]>('select last_value, is_called from odds_latest_writes');
+      return row!.is_called ? Number(row!.last_value) : 0;
+    };
+    const epochBefore = await epoch();
     const result = await new RetentionJob(t.runtime.orm, clock, { oddsHistoryDays: 14 }).prune();
+    expect(await epoch()).toBe(epochBefore + 1);
     // History: the three rows older than 14 days go; events: 'old' and its last price go.
     expect(result.odds).toBe(5);
     const history = await em.execute<{ event_id: string }[]>('select event_id from odds_history order by at');
@@ -146,5 +153,7 @@ describe('log retention', () => {
     const latest = await em.execute<{ event_id: string }[]>('select event_id from odds_latest order by event_id');
     expect(latest.map((row) => row.event_id)).toEqual(['old-open', 'recent']);
     expect((await new RetentionJob(t.runtime.orm, clock, { oddsHistoryDays: 14 }).prune()).odds).toBe(0);
+    // A run that deleted no last price leaves the epoch alone: a writer's memory stays good.
+    expect(await epoch()).toBe(epochBefore + 1);
   });
 });

@@ -102,6 +102,40 @@ describe('value engine on one PostgreSQL, several instances', () => {
     expect(await visible(c)).toHaveLength(20);
   });
 
+  it('keeps odds_latest and the history right when another instance wrote prices in between (the memory of prices is forgotten)', async () => {
+    const a = await createTestApp({ env: env(), runtime: { startPoller: false } });
+    apps.push(a);
+    const b = await createTestApp({ env: env(), sameDatabaseAs: a, runtime: { startPoller: false } });
+    apps.push(b);
+    const HISTORY = `query { oddsHistory(eventId: "mem1") { bookmaker outcome price at } }`;
+    const start = Date.now() - 60_000;
+    // The same event, Tipico's Chelsea price as given, at a later last_update each time.
+    const withChelsea = (price: number, step: number) => {
+      const input = valueInput('mem1');
+      const at = new Date(start + step * 1_000).toISOString();
+      for (const bookmaker of input.bookmakers) {
+        bookmaker.lastUpdate = at;
+        for (const market of bookmaker.markets) {
+          market.lastUpdate = at;
+          if (bookmaker.key === 'tipico') for (const outcome of market.outcomes) if (outcome.name === 'Chelsea mem1') outcome.price = price;
+        }
+      }
+      return [input];
+    };
+    const chelseaAtTipico = async (app: TestApp) =>
+      (await app.graphql<{ oddsHistory: { bookmaker: string; outcome: string; price: number }[] }>(HISTORY)).data!.oddsHistory
+        .filter((point) => point.bookmaker === 'tipico' && point.outcome === 'Chelsea mem1')
+        .map((point) => point.price);
+    expect((await a.graphql(INGEST, { events: withChelsea(4.6, 1) })).errors).toBeUndefined();
+    // B moves the price; A, which remembers 4.6 as the last it wrote, then sees 4.6 again.
+    expect((await b.graphql(INGEST, { events: withChelsea(4.9, 2) })).errors).toBeUndefined();
+    expect((await a.graphql(INGEST, { events: withChelsea(4.6, 3) })).errors).toBeUndefined();
+    expect(await chelseaAtTipico(a)).toEqual([4.6, 4.9, 4.6]);
+    // And A's next unchanged poll writes nothing more: its memory is back.
+    expect((await a.graphql(INGEST, { events: withChelsea(4.6, 4) })).errors).toBeUndefined();
+    expect(await chelseaAtTipico(a)).toEqual([4.6, 4.9, 4.6]);
+  });
+
   it('polls from one instance at a time, and another takes over when the poller dies', async () => {
     feed.set('odds', 'soccer_epl', [valueEvent('t1')]);
     const a = await createTestApp({ env: env() });

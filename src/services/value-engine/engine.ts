@@ -47,7 +47,9 @@ import {
   type RejectedOutcome,
   type ValueCandidate,
 } from '../../domain/value-detection.js';
+import { PriceMemory } from '../../domain/price-memory.js';
 import {
+  claimPriceWriteEpoch,
   listOddsHistory,
   readOddsEvents,
   recordFinalScores,
@@ -153,6 +155,10 @@ export class ValueEngine {
   private referenceWatch: ReferenceWatch | null = null;
   /** PICK_CONFIRM_POLLS: per event generation, each selection's run of consecutive polls as a candidate, until kickoff. */
   private readonly candidateRuns = new Map<string, { kickoffMs: number; runs: Map<string, number> }>();
+  /** The prices this instance last confirmed in odds_latest: a poll sends only those that moved. */
+  private readonly priceMemory = new PriceMemory();
+  /** One poll's store at a time on this instance, so the write epochs it takes follow each other. */
+  private storeTurn: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly orm: Orm,
@@ -233,7 +239,35 @@ export class ValueEngine {
     }
     const picksCreated = (await this.createPicks(found, now)) + (await this.promoteHeld(promotions, now));
 
-    const { moved, closed } = await this.orm.em.fork().transactional(async (em) => {
+    const { moved, closed } = await this.inStoreTurn(() => this.storePoll(events, points, referenceRows, now));
+    if (moved.length > 0 || closed > 0) this.options.onVisibleChange?.();
+    // After the kickoffs moved: a pick whose kickoff came is no longer checked.
+    // An event the feed sent but the parser could not read is not an event that left the feed;
+    // one it could not even identify makes every absence doubtful, and so does an empty answer
+    // (a feed's hiccup far more often than every match of a sport withdrawn): no pick is then
+    // taken as gone.
+    const unread = new Set(skipped.map((skip) => skip.eventId));
+    const doubtful = unread.has(null) || parsed.length === 0;
+    await this.trackAvailability(events, doubtful ? [] : (coverage.sportKeys ?? []), unread, now);
+
+    return { events: events.length, picksCreated, picksSettled: 0, skipped };
+  }
+
+  /** Runs `work` after this instance's previous store finished (whatever its outcome). */
+  private inStoreTurn<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.storeTurn.then(work, work);
+    this.storeTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /**
+   * The poll's bulk writes in one transaction: events, the prices that moved (the memory's, when
+   * the write epoch shows nobody else wrote since; every price otherwise), the references'
+   * markets, kickoffs and closing lines. The memory takes the outcome only once committed.
+   */
+  private async storePoll(events: readonly PlacedEvent[], points: readonly PricePoint[], referenceRows: readonly ReferenceMarketRow[], now: Date) {
+    const memory = this.priceMemory;
+    const { moved, closed, prices } = await this.orm.em.fork().transactional(async (em) => {
       await upsertOddsEvents(
         em,
         events.map((event) => ({
@@ -247,26 +281,23 @@ export class ValueEngine {
         })),
         now,
       );
-      await recordPriceChanges(em, points);
+      const epoch = await claimPriceWriteEpoch(em);
+      if (!memory.follows(epoch)) memory.forget();
+      const { send, repeated } = memory.toSend(points);
+      const recorded = await recordPriceChanges(em, send);
+      const prices = { epoch, sent: send, unconfirmed: new Set([...repeated, ...recorded.unconfirmed.map((price) => PriceMemory.keyOf(price))]) };
       await recordReferenceMarkets(em, referenceRows);
       const moved = await moveKickoffs(em, events.map((event) => ({ eventId: event.id, generation: event.generation, commenceTime: event.commenceTime })), now);
       // A pick that was ever visible has its new kickoff in the public ledger.
       const ledgered = (await findPicksForUpdate(em, moved)).filter((pick) => pick.publishedAt != null);
       await recordLedgerEntries(em, 'pick.rescheduled', ledgered, now);
       const closed = await this.recordClosingLines(em, now);
-      return { moved, closed };
+      return { moved, closed, prices };
     });
-    if (moved.length > 0 || closed > 0) this.options.onVisibleChange?.();
-    // After the kickoffs moved: a pick whose kickoff came is no longer checked.
-    // An event the feed sent but the parser could not read is not an event that left the feed;
-    // one it could not even identify makes every absence doubtful, and so does an empty answer
-    // (a feed's hiccup far more often than every match of a sport withdrawn): no pick is then
-    // taken as gone.
-    const unread = new Set(skipped.map((skip) => skip.eventId));
-    const doubtful = unread.has(null) || parsed.length === 0;
-    await this.trackAvailability(events, doubtful ? [] : (coverage.sportKeys ?? []), unread, now);
-
-    return { events: events.length, picksCreated, picksSettled: 0, skipped };
+    // Committed: the memory now holds what odds_latest holds. (A write that failed left the table
+    // as it was, and took an epoch: the next write sends every price.)
+    memory.confirm(prices.sent, prices.unconfirmed, prices.epoch, now.getTime(), events.map((event) => event.id));
+    return { moved, closed };
   }
 
   /**

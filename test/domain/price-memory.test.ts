@@ -1,0 +1,64 @@
+/**
+ * The engine's memory of the prices it wrote (src/domain/price-memory.ts): what a poll sends,
+ * what a committed write confirms, and when the memory may be used at all.
+ */
+import { describe, expect, it } from 'vitest';
+import { PRICE_MEMORY_IDLE_MS, PriceMemory } from '../../src/domain/price-memory.js';
+
+const AT = new Date('2026-11-24T12:00:00Z');
+const price = (eventId: string, outcome: string, value: number, at = AT) => ({ eventId, bookmaker: 'tipico', market: 'h2h', outcome, price: value, at });
+const NONE = new Set<string>();
+
+describe('PriceMemory', () => {
+  it('sends everything when empty, then only the prices that differ from those confirmed', () => {
+    const memory = new PriceMemory();
+    const first = [price('e1', 'Arsenal', 1.9), price('e1', 'Chelsea', 4.6), price('e2', 'Draw', 3.8)];
+    expect(memory.toSend(first).send).toEqual(first);
+    memory.confirm(first, NONE, 1n, 0, ['e1', 'e2']);
+    const second = [price('e1', 'Arsenal', 1.9), price('e1', 'Chelsea', 4.5), price('e2', 'Draw', 3.8), price('e3', 'Arsenal', 2.0)];
+    expect(memory.toSend(second).send).toEqual([second[1], second[3]]);
+    expect(memory.size()).toBe(3);
+  });
+
+  it('is used only by the write whose epoch follows its last confirmed one', () => {
+    const memory = new PriceMemory();
+    expect(memory.follows(1n)).toBe(false);
+    memory.confirm([price('e1', 'Arsenal', 1.9)], NONE, 7n, 0, ['e1']);
+    expect(memory.follows(8n)).toBe(true);
+    // Another writer took 8: this instance's next write gets 9.
+    expect(memory.follows(9n)).toBe(false);
+    expect(memory.follows(7n)).toBe(false);
+    memory.forget();
+    expect(memory.follows(8n)).toBe(false);
+    expect(memory.size()).toBe(0);
+    expect(memory.toSend([price('e1', 'Arsenal', 1.9)]).send).toHaveLength(1);
+  });
+
+  it('forgets the prices the database did not vouch for, and never remembers a key given twice in one batch', () => {
+    const memory = new PriceMemory();
+    memory.confirm([price('e1', 'Arsenal', 1.9), price('e1', 'Chelsea', 4.6)], NONE, 1n, 0, ['e1']);
+    // The table kept a newer Chelsea price than the one sent.
+    const sent = [price('e1', 'Chelsea', 4.4)];
+    memory.confirm(sent, new Set([PriceMemory.keyOf(sent[0]!)]), 2n, 0, ['e1']);
+    expect(memory.toSend([price('e1', 'Chelsea', 4.6)]).send).toHaveLength(1);
+    expect(memory.toSend([price('e1', 'Chelsea', 4.4)]).send).toHaveLength(1);
+    // Arsenal twice in one batch, once at the remembered price: both go, and the database decides.
+    const twice = [price('e1', 'Arsenal', 1.9, new Date(AT.getTime() + 1_000)), price('e1', 'Arsenal', 2.0, AT)];
+    const { send, repeated } = memory.toSend(twice);
+    expect(send).toEqual(twice);
+    expect([...repeated]).toEqual([PriceMemory.keyOf(twice[0]!)]);
+    memory.confirm(send, repeated, 3n, 0, ['e1']);
+    expect(memory.toSend([price('e1', 'Arsenal', 1.9)]).send).toHaveLength(1);
+  });
+
+  it('drops an event no poll mentioned for an hour, keeps one a poll mentioned without a change', () => {
+    const memory = new PriceMemory();
+    memory.confirm([price('e1', 'Arsenal', 1.9), price('e2', 'Arsenal', 2.5)], NONE, 1n, 0, ['e1', 'e2']);
+    // e1 is in every poll but unchanged (nothing sent for it); e2 left the feed.
+    memory.confirm([], NONE, 2n, PRICE_MEMORY_IDLE_MS, ['e1']);
+    memory.confirm([], NONE, 3n, PRICE_MEMORY_IDLE_MS + 1, ['e1']);
+    expect(memory.toSend([price('e1', 'Arsenal', 1.9)]).send).toHaveLength(0);
+    expect(memory.toSend([price('e2', 'Arsenal', 2.5)]).send).toHaveLength(1);
+    expect(memory.size()).toBe(1);
+  });
+});
