@@ -50,20 +50,24 @@ export function outboxRecordFromRow(row: OutboxRow): OutboxEventRecord {
  * commit order: the relay and Last-Event-ID resume rely on never seeing seq N+1 before seq N
  * is visible.
  */
-export async function appendOutboxEvent(
+export async function appendOutboxEvents(
   em: Em,
-  event: { id: string; type: EventType; pickId: string; pick: PickSnapshot; createdAt: Date },
-): Promise<OutboxEventEntity> {
+  events: readonly { id: string; type: EventType; pickId: string; pick: PickSnapshot; createdAt: Date }[],
+): Promise<void> {
+  if (events.length === 0) return;
   await em.flush();
   await em.execute('select pg_advisory_xact_lock(?)', [OUTBOX_WRITE_LOCK]);
-  return em.create(OutboxEventEntity, {
-    id: event.id,
-    type: event.type,
-    pickId: event.pickId,
-    payload: { pick: event.pick },
-    createdAt: event.createdAt,
-    relayedAt: null,
-  } as never);
+  // Created in order, inserted in that order at the next flush: seq follows the order given.
+  for (const event of events) {
+    em.create(OutboxEventEntity, {
+      id: event.id,
+      type: event.type,
+      pickId: event.pickId,
+      payload: { pick: event.pick },
+      createdAt: event.createdAt,
+      relayedAt: null,
+    } as never);
+  }
 }
 
 /**

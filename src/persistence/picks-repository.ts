@@ -377,16 +377,34 @@ export async function readPicks(em: Em, query: SqlQuery): Promise<PickRecord[]> 
  */
 export async function lockEngineEvents(em: Em, events: readonly { eventId: string; generation: number }[]): Promise<void> {
   const keys = [...new Map(events.map((event) => [engineEventKey(event.eventId, event.generation), event])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const [, event] of keys) await em.execute('select pg_advisory_xact_lock(hashtext(?), ?)', [event.eventId, event.generation]);
+  if (keys.length === 0) return;
+  // One statement, the locks taken in the sorted order (the ordinality), as every writer takes them.
+  await executeBound(
+    em,
+    `select count(pg_advisory_xact_lock(hashtext(k.event_id), k.generation))
+       from (select event_id, generation from unnest($1::text[], $2::int[]) with ordinality as u (event_id, generation, n) order by n offset 0) as k`,
+    [keys.map(([, event]) => event.eventId), keys.map(([, event]) => event.generation)],
+  );
 }
 
-/** The sides an event generation's engine picks have shown (published once, whatever their status now). */
-export async function shownEngineSides(em: Em, eventId: string, generation: number): Promise<{ id: string; market: string; selection: string; line: number | null }[]> {
-  const rows = await em.execute<Row[]>(
-    `select id, market, selection, line from picks where event_id = ? and event_generation = ? and published_at is not null`,
-    [eventId, generation],
+/** The sides each event generation's engine picks have shown (published once, whatever their status now), by engineEventKey. */
+export async function shownEngineSides(
+  em: Em,
+  events: readonly { eventId: string; generation: number }[],
+): Promise<Map<string, { id: string; market: string; selection: string; line: number | null }[]>> {
+  const shown = new Map<string, { id: string; market: string; selection: string; line: number | null }[]>(events.map((event) => [engineEventKey(event.eventId, event.generation), []]));
+  if (events.length === 0) return shown;
+  const rows = await executeBound<Row>(
+    em,
+    `select p.event_id, p.event_generation, p.id, p.market, p.selection, p.line
+       from picks p join unnest($1::text[], $2::int[]) as k (event_id, generation) on p.event_id = k.event_id and p.event_generation = k.generation
+      where p.published_at is not null`,
+    [events.map((event) => event.eventId), events.map((event) => event.generation)],
   );
-  return rows.map((row) => ({ id: String(row.id), market: String(row.market), selection: String(row.selection), line: row.line == null ? null : numberOf(row.line) }));
+  for (const row of rows) {
+    shown.get(engineEventKey(String(row.event_id), Number(row.event_generation)))?.push({ id: String(row.id), market: String(row.market), selection: String(row.selection), line: row.line == null ? null : numberOf(row.line) });
+  }
+  return shown;
 }
 
 /** A published engine pick an odds poll checks: the pick, and the feed event (and generation) it belongs to. */

@@ -1,5 +1,5 @@
 import type { EventType } from '../persistence/entities/outbox-event.js';
-import { appendOutboxEvent } from '../persistence/outbox-repository.js';
+import { appendOutboxEvents } from '../persistence/outbox-repository.js';
 import type { Em } from '../persistence/orm.js';
 import { toPickSnapshot, type PickValues } from '../domain/pick-shape.js';
 import { newId } from './ids.js';
@@ -9,5 +9,13 @@ import { newId } from './ids.js';
  * and its event commit together or not at all. The relay publishes it after commit.
  */
 export async function appendPickEvent(em: Em, type: EventType, pick: PickValues, at: Date): Promise<void> {
-  await appendOutboxEvent(em, { id: newId(), type, pickId: pick.id, pick: toPickSnapshot(pick), createdAt: at });
+  await appendPickEvents(em, type, [{ pick, at }]);
+}
+
+/** Several picks' events of one type, in the order given, with one lock and one flush. */
+export async function appendPickEvents(em: Em, type: EventType, items: readonly { pick: PickValues; at: Date }[]): Promise<void> {
+  await appendOutboxEvents(
+    em,
+    items.map(({ pick, at }) => ({ id: newId(), type, pickId: pick.id, pick: toPickSnapshot(pick), createdAt: at })),
+  );
 }

@@ -56,7 +56,7 @@ import { normalizeAnalysis } from './analyses.js';
 import { addSettledPickToDays } from '../persistence/track-record-repository.js';
 import { newId } from './ids.js';
 import { recordLedgerEntries } from './ledger.js';
-import { appendPickEvent } from './outbox.js';
+import { appendPickEvent, appendPickEvents } from './outbox.js';
 import type { ServiceMetrics } from './metrics/metrics.js';
 
 export interface PublishPickInput {
@@ -347,7 +347,7 @@ export class PickService {
     });
     const published = prepared.flatMap(({ fields }, i) => (fields.status === 'published' ? [{ pick: created[i]!, at: fields.createdAt }] : []));
     if (published.length > 0) await recordLedgerEntries(em, 'pick.published', published.map(({ pick }) => pick), published[0]!.at);
-    for (const { pick, at } of published) await appendPickEvent(em, 'pick.published', pick, at);
+    await appendPickEvents(em, 'pick.published', published);
     return created;
   }
 
@@ -363,13 +363,12 @@ export class PickService {
     const engine = prepared.filter(({ fields }) => fields.eventId !== null && fields.status === 'published');
     if (engine.length === 0) return;
     const eventOf = (fields: NewPick) => ({ eventId: fields.eventId!, generation: fields.eventGeneration ?? 0 });
-    await lockEngineEvents(em, engine.map(({ fields }) => eventOf(fields)));
-    const shown = new Map<string, { market: string; selection: string; line: number | null }[]>();
+    const events = engine.map(({ fields }) => eventOf(fields));
+    await lockEngineEvents(em, events);
+    const shown: Map<string, { market: string; selection: string; line: number | null }[]> = await shownEngineSides(em, events);
     for (const { fields } of engine) {
       const { eventId, generation } = eventOf(fields);
-      const key = engineEventKey(eventId, generation);
-      const sides = shown.get(key) ?? (await shownEngineSides(em, eventId, generation));
-      shown.set(key, sides);
+      const sides = shown.get(engineEventKey(eventId, generation))!;
       const side = { market: fields.market, selection: fields.selection, line: fields.line ?? null };
       if (showsOtherSide(side, sides, fields.homeTeam)) {
         const provenance = (fields.provenance ?? {}) as { holdReasons?: string[] };
@@ -425,7 +424,8 @@ export class PickService {
       if (pick.eventId != null) {
         await lockEngineEvents(em, [{ eventId: pick.eventId, generation: pick.eventGeneration }]);
         const side = { market: pick.market, selection: pick.selection, line: pick.line ?? null };
-        if (showsOtherSide(side, await shownEngineSides(em, pick.eventId, pick.eventGeneration), pick.homeTeam)) return;
+        const event = { eventId: pick.eventId, generation: pick.eventGeneration };
+        if (showsOtherSide(side, (await shownEngineSides(em, [event])).get(engineEventKey(event.eventId, event.generation))!, pick.homeTeam)) return;
       }
       const { fields } = prepared;
       Object.assign(pick, {

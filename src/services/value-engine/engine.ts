@@ -78,7 +78,7 @@ import {
 } from '../../persistence/picks-repository.js';
 import { availabilityChange, availabilityFields, availabilityOf, nextAvailability } from '../../domain/availability.js';
 import type { PickRecord } from '../../domain/pick-shape.js';
-import { appendPickEvent } from '../outbox.js';
+import { appendPickEvents } from '../outbox.js';
 import { recordLedgerEntries } from '../ledger.js';
 import type { ServiceLog } from '../log.js';
 import { rejectionLabel } from '../metrics/catalog.js';
@@ -337,7 +337,7 @@ export class ValueEngine {
       await writeAvailability(em, checked);
       await recordAvailabilityChanges(em, changes);
       // The events carry the picks as they are now: the locked record with its new availability.
-      for (const pick of changed) await appendPickEvent(em, 'pick.availability_changed', pick, now);
+      await appendPickEvents(em, 'pick.availability_changed', changed.map((pick) => ({ pick, at: now })));
       return checked.length;
     });
     // A pick's availability is what readers see: any check that moved it (not only a change of
