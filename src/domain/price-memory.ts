@@ -53,16 +53,22 @@ export class PriceMemory {
    * between them (the latest `at` wins), and is not remembered.
    */
   toSend<T extends RememberedPrice>(points: readonly T[]): { send: T[]; repeated: Set<string> } {
-    const keys = points.map((point) => PriceMemory.keyOf(point));
-    const seen = new Set<string>();
+    // A poll's points come grouped by event: one lookup per event, one key built per point.
+    const seen = new Map<string, Set<string>>();
+    const withinKeys: string[] = new Array(points.length);
     const repeated = new Set<string>();
-    for (const key of keys) {
-      if (seen.has(key)) repeated.add(key);
-      else seen.add(key);
-    }
-    const send = points.filter(
-      (point, index) => repeated.has(keys[index]!) || this.events.get(point.eventId)?.prices.get(priceKeyWithinEvent(point)) !== point.price,
-    );
+    points.forEach((point, index) => {
+      const within = (withinKeys[index] = priceKeyWithinEvent(point));
+      let keys = seen.get(point.eventId);
+      if (!keys) seen.set(point.eventId, (keys = new Set()));
+      if (keys.has(within)) repeated.add(`${point.eventId}${SEPARATOR}${within}`);
+      else keys.add(within);
+    });
+    const send = points.filter((point, index) => {
+      const within = withinKeys[index]!;
+      if (repeated.size > 0 && repeated.has(`${point.eventId}${SEPARATOR}${within}`)) return true;
+      return this.events.get(point.eventId)?.prices.get(within) !== point.price;
+    });
     return { send, repeated };
   }
 
@@ -81,7 +87,7 @@ export class PriceMemory {
       const withinEvent = priceKeyWithinEvent(point);
       let entry = this.events.get(point.eventId);
       if (!entry) this.events.set(point.eventId, (entry = { seenMs: nowMs, prices: new Map() }));
-      if (unconfirmed.has(PriceMemory.keyOf(point))) entry.prices.delete(withinEvent);
+      if (unconfirmed.size > 0 && unconfirmed.has(`${point.eventId}${SEPARATOR}${withinEvent}`)) entry.prices.delete(withinEvent);
       else entry.prices.set(withinEvent, point.price);
     }
     for (const [eventId, entry] of this.events) if (nowMs - entry.seenMs > PRICE_MEMORY_IDLE_MS) this.events.delete(eventId);
