@@ -4,10 +4,13 @@
  * the database to compare.
  *
  * The memory is only as good as the assumption that nobody else wrote odds_latest since this
- * instance's last write. Every write of the table therefore takes the next number of one shared
- * sequence (the write epoch, odds_latest_writes); the memory is used only when the number it gets
- * follows the one of its own last confirmed write, and is forgotten otherwise (another instance
- * or a retention run wrote in between), so the next write sends every price again.
+ * instance's last write. Every writer of the table therefore increments one shared number (the
+ * write epoch, odds_latest_epoch) in its transaction before it writes; the row's lock orders the
+ * writers by commit. The memory is used only when the number a write gets follows the one of its
+ * own last confirmed write, and is forgotten otherwise (another instance or a retention run wrote
+ * in between), so that write sends every price. A writer that does not take the epoch (an older
+ * version during a rolling deploy, a hand-written statement) is caught by the refresh: every
+ * PRICE_MEMORY_REFRESH_MS the memory starts over and a poll sends every price.
  */
 
 export interface RememberedPrice {
@@ -22,6 +25,9 @@ export interface RememberedPrice {
 /** How long an event no poll mentioned stays in memory (kickoff passed, or its sport's polls stopped). */
 export const PRICE_MEMORY_IDLE_MS = 60 * 60 * 1000;
 
+/** How long the memory is trusted after a write that sent every price (see above). */
+export const PRICE_MEMORY_REFRESH_MS = 15 * 60 * 1000;
+
 // Unambiguous: a bookmaker key is [a-z0-9_-] and a market one of a few names, so no field but the
 // first and the last can hold the separator.
 const SEPARATOR = '\u0000';
@@ -35,10 +41,15 @@ export class PriceMemory {
   private readonly events = new Map<string, { seenMs: number; prices: Map<string, number> }>();
   /** The write epoch of the last write this memory holds the outcome of; null: it holds nothing. */
   private epoch: bigint | null = null;
+  /** When the memory started from a write that sent every price. */
+  private startedMs = 0;
 
-  /** Whether a write numbered `epoch` comes right after the last one this memory confirmed. */
-  follows(epoch: bigint): boolean {
-    return this.epoch !== null && epoch === this.epoch + 1n;
+  /**
+   * Whether a write numbered `epoch` at `nowMs` may use the memory: it comes right after the last
+   * write this memory confirmed, and the memory is younger than PRICE_MEMORY_REFRESH_MS.
+   */
+  follows(epoch: bigint, nowMs: number): boolean {
+    return this.epoch !== null && epoch === this.epoch + 1n && nowMs - this.startedMs < PRICE_MEMORY_REFRESH_MS;
   }
 
   /** Forgets every price: the next write sends all it has. */
@@ -78,6 +89,7 @@ export class PriceMemory {
    * forgotten. Events no poll mentioned for PRICE_MEMORY_IDLE_MS are dropped.
    */
   confirm(sent: readonly RememberedPrice[], unconfirmed: ReadonlySet<string>, epoch: bigint, nowMs: number, mentionedEventIds: Iterable<string>): void {
+    if (this.epoch === null) this.startedMs = nowMs;
     for (const eventId of mentionedEventIds) {
       const entry = this.events.get(eventId);
       if (entry) entry.seenMs = nowMs;

@@ -135,11 +135,12 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
 const NEW_FIXTURE = '(odds_events.completed and odds_events.commence_time <> excluded.commence_time)';
 
 /**
- * The next write epoch of odds_latest (src/domain/price-memory.ts): every statement that writes
- * the table takes one, so a writer can tell whether anyone else wrote since its own last write.
+ * The next write epoch of odds_latest (src/domain/price-memory.ts), taken in the writer's
+ * transaction before it reads or writes the table: the row stays locked until commit, so the
+ * writers after it wait and then see its write, and a rollback gives the number back.
  */
 export async function claimPriceWriteEpoch(em: Em): Promise<bigint> {
-  const rows = await executeBound<{ epoch: string | number }>(em, `select nextval('odds_latest_writes')::text as epoch`, []);
+  const rows = await executeBound<{ epoch: string | number }>(em, `update odds_latest_epoch set epoch = epoch + 1 returning epoch::text as epoch`, []);
   return BigInt(rows[0]!.epoch);
 }
 
@@ -349,7 +350,7 @@ export async function deleteOldOdds(em: Em, cutoff: Date, batch: number): Promis
        delete from odds_events where id in (select id from old) returning 1
      ), epoch as (
        -- Deleting odds_latest rows is a write of it: a writer remembering prices forgets them.
-       select nextval('odds_latest_writes') from (select 1) as once where exists (select 1 from latest)
+       update odds_latest_epoch set epoch = epoch + 1 where exists (select 1 from latest) returning 1
      ) select (select count(*) from gone) + (select count(*) from latest) + (select count(*) from closes) as n, (select count(*) from epoch) as epoch`,
     [cutoff.toISOString(), batch],
   );

@@ -3,7 +3,7 @@
  * what a committed write confirms, and when the memory may be used at all.
  */
 import { describe, expect, it } from 'vitest';
-import { PRICE_MEMORY_IDLE_MS, PriceMemory } from '../../src/domain/price-memory.js';
+import { PRICE_MEMORY_IDLE_MS, PRICE_MEMORY_REFRESH_MS, PriceMemory } from '../../src/domain/price-memory.js';
 
 const AT = new Date('2026-11-24T12:00:00Z');
 const price = (eventId: string, outcome: string, value: number, at = AT) => ({ eventId, bookmaker: 'tipico', market: 'h2h', outcome, price: value, at });
@@ -20,18 +20,26 @@ describe('PriceMemory', () => {
     expect(memory.size()).toBe(3);
   });
 
-  it('is used only by the write whose epoch follows its last confirmed one', () => {
+  it('is used only by the write whose epoch follows its last confirmed one, and for a limited time', () => {
     const memory = new PriceMemory();
-    expect(memory.follows(1n)).toBe(false);
-    memory.confirm([price('e1', 'Arsenal', 1.9)], NONE, 7n, 0, ['e1']);
-    expect(memory.follows(8n)).toBe(true);
-    // Another writer took 8: this instance's next write gets 9.
-    expect(memory.follows(9n)).toBe(false);
-    expect(memory.follows(7n)).toBe(false);
+    expect(memory.follows(1n, 0)).toBe(false);
+    memory.confirm([price('e1', 'Arsenal', 1.9)], NONE, 7n, 1_000, ['e1']);
+    expect(memory.follows(8n, 1_000)).toBe(true);
+    // Another writer committed 8: this instance's next write gets 9.
+    expect(memory.follows(9n, 1_000)).toBe(false);
+    expect(memory.follows(7n, 1_000)).toBe(false);
+    // A writer that takes no epoch is caught by the refresh: the memory's age counts from the
+    // write that sent every price, not from the last one.
+    memory.confirm([], NONE, 8n, 1_000 + PRICE_MEMORY_REFRESH_MS - 1, ['e1']);
+    expect(memory.follows(9n, 1_000 + PRICE_MEMORY_REFRESH_MS - 1)).toBe(true);
+    expect(memory.follows(9n, 1_000 + PRICE_MEMORY_REFRESH_MS)).toBe(false);
     memory.forget();
-    expect(memory.follows(8n)).toBe(false);
+    expect(memory.follows(9n, 1_000)).toBe(false);
     expect(memory.size()).toBe(0);
     expect(memory.toSend([price('e1', 'Arsenal', 1.9)]).send).toHaveLength(1);
+    // Started again by a full write: trusted for another period from then.
+    memory.confirm([price('e1', 'Arsenal', 1.9)], NONE, 12n, 5_000_000, ['e1']);
+    expect(memory.follows(13n, 5_000_000 + PRICE_MEMORY_REFRESH_MS - 1)).toBe(true);
   });
 
   it('forgets the prices the database did not vouch for, and never remembers a key given twice in one batch', () => {

@@ -138,8 +138,8 @@ describe('log retention', () => {
 
     // Deleting odds_latest rows is a write of it: it takes a write epoch (src/domain/price-memory.ts).
     const epoch = async () => {
-      const [row] = await em.execute<{ last_value: string | number; is_called: boolean }[]>('select last_value, is_called from odds_latest_writes');
-      return row!.is_called ? Number(row!.last_value) : 0;
+      const [row] = await em.execute<{ epoch: string | number }[]>('select epoch from odds_latest_epoch');
+      return Number(row!.epoch);
     };
     const epochBefore = await epoch();
     const result = await new RetentionJob(t.runtime.orm, clock, { oddsHistoryDays: 14 }).prune();

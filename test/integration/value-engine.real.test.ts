@@ -4,6 +4,7 @@
  * restarts, and another instance takes over polling when the poller dies.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { claimPriceWriteEpoch, recordPriceChanges } from '../../src/persistence/odds-repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { powerPrices, startOddsFeedServer, v4Bookmaker, v4OddsEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
 
@@ -134,6 +135,50 @@ describe('value engine on one PostgreSQL, several instances', () => {
     // And A's next unchanged poll writes nothing more: its memory is back.
     expect((await a.graphql(INGEST, { events: withChelsea(4.6, 4) })).errors).toBeUndefined();
     expect(await chelseaAtTipico(a)).toEqual([4.6, 4.9, 4.6]);
+  });
+
+  it('keeps the memory honest when another instance\'s write commits after this one began: writers of odds_latest wait for each other', async () => {
+    const a = await createTestApp({ env: env(), runtime: { startPoller: false } });
+    apps.push(a);
+    const b = await createTestApp({ env: env(), sameDatabaseAs: a, runtime: { startPoller: false } });
+    apps.push(b);
+    const start = Date.now() - 60_000;
+    const at = (step: number) => new Date(start + step * 1_000);
+    const withChelsea = (price: number, step: number) => {
+      const input = valueInput('mem2');
+      for (const bookmaker of input.bookmakers) {
+        bookmaker.lastUpdate = at(step).toISOString();
+        for (const market of bookmaker.markets) {
+          market.lastUpdate = at(step).toISOString();
+          if (bookmaker.key === 'tipico') for (const outcome of market.outcomes) if (outcome.name === 'Chelsea mem2') outcome.price = price;
+        }
+      }
+      return [input];
+    };
+    const chelseaAtTipico = async () =>
+      (await a.graphql<{ oddsHistory: { bookmaker: string; outcome: string; price: number }[] }>(`query { oddsHistory(eventId: "mem2") { bookmaker outcome price } }`)).data!.oddsHistory
+        .filter((point) => point.bookmaker === 'tipico' && point.outcome === 'Chelsea mem2')
+        .map((point) => point.price);
+    expect((await a.graphql(INGEST, { events: withChelsea(2.0, 1) })).errors).toBeUndefined();
+    // B's write has taken its epoch and not committed yet when A's next (unchanged) poll begins.
+    const em = b.runtime.orm.em.fork();
+    await em.begin();
+    await claimPriceWriteEpoch(em);
+    let settled = false;
+    const aPoll = a.graphql(INGEST, { events: withChelsea(2.0, 2) }).finally(() => (settled = true));
+    const waitingForTheEpoch = async () => {
+      const rows = await b.runtime.orm.em.fork().execute<{ n: string | number }[]>(
+        `select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%odds_latest_epoch%'`,
+      );
+      return Number(rows[0]!.n) > 0;
+    };
+    await until(async () => settled || (await waitingForTheEpoch()), 'A to wait for the epoch (or to finish)');
+    await recordPriceChanges(em, [{ eventId: 'mem2', bookmaker: 'tipico', market: 'h2h', outcome: 'Chelsea mem2', price: 2.5, at: at(3) }]);
+    await em.commit();
+    expect((await aPoll).errors).toBeUndefined();
+    // A's poll came after B's commit, saw 2.5 (newer than its 2.0) and does not trust its memory of 2.0.
+    expect((await a.graphql(INGEST, { events: withChelsea(2.0, 4) })).errors).toBeUndefined();
+    expect(await chelseaAtTipico()).toEqual([2.0, 2.5, 2.0]);
   });
 
   it('polls from one instance at a time, and another takes over when the poller dies', async () => {

@@ -268,6 +268,9 @@ export class ValueEngine {
   private async storePoll(events: readonly PlacedEvent[], points: readonly PricePoint[], referenceRows: readonly ReferenceMarketRow[], now: Date) {
     const memory = this.priceMemory;
     const { moved, closed, prices } = await this.orm.em.fork().transactional(async (em) => {
+      // First: from here to commit, another writer of odds_latest waits for this one.
+      const epoch = await claimPriceWriteEpoch(em);
+      if (!memory.follows(epoch, now.getTime())) memory.forget();
       await upsertOddsEvents(
         em,
         events.map((event) => ({
@@ -281,8 +284,6 @@ export class ValueEngine {
         })),
         now,
       );
-      const epoch = await claimPriceWriteEpoch(em);
-      if (!memory.follows(epoch)) memory.forget();
       const { send, repeated } = memory.toSend(points);
       const recorded = await recordPriceChanges(em, send);
       const prices = { epoch, sent: send, unconfirmed: new Set([...repeated, ...recorded.unconfirmed.map((price) => PriceMemory.keyOf(price))]) };
@@ -295,7 +296,7 @@ export class ValueEngine {
       return { moved, closed, prices };
     });
     // Committed: the memory now holds what odds_latest holds. (A write that failed left the table
-    // as it was, and took an epoch: the next write sends every price.)
+    // and the epoch as they were, and the memory unconfirmed: it may serve the next write.)
     memory.confirm(prices.sent, prices.unconfirmed, prices.epoch, now.getTime(), events.map((event) => event.id));
     return { moved, closed };
   }
