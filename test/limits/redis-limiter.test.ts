@@ -226,6 +226,12 @@ if (realRedisUrl) {
         monthly: { used: 1, resetsAt: new Date('2031-04-01T00:00:00Z') },
       });
       expect(await admin.get(monthKey(key, '2031-03'))).toBe('1');
+      // Across a year's edge: the months declared around January are December and February.
+      clock.set('2031-01-01T00:00:00.500Z');
+      expect(await limiter.consume(key, { hourly: 10, monthly: 100 })).toMatchObject({ allowed: true, monthly: { used: 1, resetsAt: new Date('2031-02-01T00:00:00Z') } });
+      clock.set('2030-12-31T23:59:59.500Z');
+      expect(await limiter.consume(key, { hourly: 10, monthly: 100 })).toMatchObject({ allowed: true, monthly: { used: 1, resetsAt: new Date('2031-01-01T00:00:00Z') } });
+      expect([await admin.get(monthKey(key, '2030-12')), await admin.get(monthKey(key, '2031-01'))]).toEqual(['1', '1']);
     });
 
     it('still decides in Redis after Redis forgot its scripts (SCRIPT FLUSH, as after a restart)', async () => {

@@ -29,6 +29,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { TierLimit } from '../../domain/access.js';
 import { systemClock } from '../../domain/clock.js';
 import { currentBucket, decide, monthKeyOf, standing } from '../../domain/rate-limit.js';
+import { utcMonthKey } from '../../domain/time.js';
 import { ANONYMOUS_WINDOW_MS, anonymousDecision, anonymousWindowOf, DEFAULT_ANONYMOUS_LIMIT, type AnonymousDecision } from './anonymous-window.js';
 import { DEFAULT_FLUSH_INTERVAL_MS } from './memory-limiter.js';
 import type { Admission, HourlyState, LimitDecision, LimiterMode, MonthlyState, RateLimiter, UsageReadDecision } from './rate-limiter.js';
@@ -558,11 +559,16 @@ function resultsOf(replies: [Error | null, unknown][] | null | undefined, count:
   });
 }
 
-function neighbouringMonths(month: string): [string, string, string] {
+function neighbouringMonths(month: string): readonly [string, string, string] {
+  // Asked on every decision, nearly always for the same month: its neighbours are kept (their
+  // instants lie outside monthKeyOf's kept month, so each call would format two dates again).
+  if (lastNeighbours?.[1] === month) return lastNeighbours;
   const [year, monthNumber] = month.split('-').map(Number) as [number, number];
   const start = Date.UTC(year, monthNumber - 1, 1);
-  return [monthKeyOf(start - 1), month, monthKeyOf(Date.UTC(year, monthNumber, 1))];
+  lastNeighbours = [utcMonthKey(new Date(start - 1)), month, utcMonthKey(new Date(Date.UTC(year, monthNumber, 1)))];
+  return lastNeighbours;
 }
+let lastNeighbours: readonly [string, string, string] | null = null;
 
 /**
  * The script's answer as the domain's snapshot. The script sums the window itself (O(1), see
