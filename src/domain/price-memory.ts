@@ -13,12 +13,15 @@
  * PRICE_MEMORY_REFRESH_MS the memory starts over and a poll sends every price.
  */
 
-export interface RememberedPrice {
+/** One bookmaker's price of one outcome, as a poll stores it. */
+export interface PricePoint {
   eventId: string;
   bookmaker: string;
   market: string;
+  /** The outcome's name, with its point in a line market ("Arsenal -0.5", "Over 2.5"). */
   outcome: string;
   price: number;
+  /** The feed's last_update of the market (else the bookmaker's). */
   at: Date;
 }
 
@@ -33,7 +36,7 @@ export const PRICE_MEMORY_REFRESH_MS = 15 * 60 * 1000;
 const SEPARATOR = '\u0000';
 
 /** The key of a price within its event. */
-export function priceKeyWithinEvent(point: Pick<RememberedPrice, 'bookmaker' | 'market' | 'outcome'>): string {
+export function priceKeyWithinEvent(point: Pick<PricePoint, 'bookmaker' | 'market' | 'outcome'>): string {
   return `${point.bookmaker}${SEPARATOR}${point.market}${SEPARATOR}${point.outcome}`;
 }
 
@@ -63,7 +66,7 @@ export class PriceMemory {
    * remembered for. A key given twice in one batch is sent every time, as the database decides
    * between them (the latest `at` wins), and is not remembered.
    */
-  toSend<T extends RememberedPrice>(points: readonly T[]): { send: T[]; repeated: Set<string> } {
+  toSend<T extends PricePoint>(points: readonly T[]): { send: T[]; repeated: Set<string> } {
     // A poll's points come grouped by event: one lookup per event, one key built per point.
     const seen = new Map<string, Set<string>>();
     const withinKeys: string[] = new Array(points.length);
@@ -88,7 +91,7 @@ export class PriceMemory {
    * except `unconfirmed` (a newer price the database kept, or a key given twice), which are
    * forgotten. Events no poll mentioned for PRICE_MEMORY_IDLE_MS are dropped.
    */
-  confirm(sent: readonly RememberedPrice[], unconfirmed: ReadonlySet<string>, epoch: bigint, nowMs: number, mentionedEventIds: Iterable<string>): void {
+  confirm(sent: readonly PricePoint[], unconfirmed: ReadonlySet<string>, epoch: bigint, nowMs: number, mentionedEventIds: Iterable<string>): void {
     if (this.epoch === null) this.startedMs = nowMs;
     for (const eventId of mentionedEventIds) {
       const entry = this.events.get(eventId);
@@ -107,7 +110,7 @@ export class PriceMemory {
   }
 
   /** The full key of a price, as `toSend` and `confirm` use it in `repeated` and `unconfirmed`. */
-  static keyOf(point: Pick<RememberedPrice, 'eventId' | 'bookmaker' | 'market' | 'outcome'>): string {
+  static keyOf(point: Pick<PricePoint, 'eventId' | 'bookmaker' | 'market' | 'outcome'>): string {
     return `${point.eventId}${SEPARATOR}${priceKeyWithinEvent(point)}`;
   }
 

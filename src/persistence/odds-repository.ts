@@ -5,6 +5,7 @@
  * as one JSON parameter read with jsonb_to_recordset, so names with commas or quotes need no
  * escaping and 12,000 prices cost one round trip.
  */
+import type { PricePoint } from '../domain/price-memory.js';
 import type { Em } from './orm.js';
 import { dateOf, executeBound, numberOf } from './sql.js';
 
@@ -18,16 +19,7 @@ export interface OddsEventRow {
   commenceTime: Date;
 }
 
-export interface PricePoint {
-  eventId: string;
-  bookmaker: string;
-  market: string;
-  /** The outcome's name, with its point in a line market ("Arsenal -0.5", "Over 2.5"). */
-  outcome: string;
-  price: number;
-  /** The feed's last_update of the market (else the bookmaker's). */
-  at: Date;
-}
+export type { PricePoint };
 
 export interface ReferenceMarketRow {
   eventId: string;
