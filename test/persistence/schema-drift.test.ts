@@ -29,6 +29,7 @@ const TABLES_WITHOUT_ENTITY: Record<string, string> = {
   ledger_tree_nodes: "the ledger's Merkle tree as complete subtrees, inserted in the append's transaction and read by key (ledger-tree-repository.ts)",
   ledger_checkpoints: 'signed checkpoints of the tree, one insert per checkpoint (ledger-tree-repository.ts)',
   ledger_cosignatures: "witnesses' cosignatures of the checkpoints (ledger-tree-repository.ts)",
+  odds_latest_epoch: "one row, the write epoch of odds_latest, incremented first by every writer's transaction (odds-repository.ts)",
 };
 
 /**
