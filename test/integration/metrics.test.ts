@@ -117,6 +117,9 @@ describe('metrics on their own listener', () => {
     expect(total(before, 'picks_webhook_subscriptions', { state: 'exhausted' })).toBe(0);
 
     // The relay held back: the events wait in the outbox, the oldest as old as the clock says.
+    // Earlier tests' events first leave it (a commit during a relay pass waits for the next
+    // tick, so one may still be pending here).
+    await expect.poll(async () => total(await scrape(), 'picks_outbox_pending'), { timeout: 20_000 }).toBe(0);
     await t.runtime.relay.stop();
     const publish = async (team: string) => {
       const published = await t.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: team, selection: team }) });
