@@ -5,6 +5,7 @@
  * values on a timer and at close.
  */
 import type { ServiceLog } from '../log.js';
+import { oneAtATime } from '../one-at-a-time.js';
 import type { TierLimit } from '../../domain/access.js';
 import { systemClock } from '../../domain/clock.js';
 import {
@@ -75,7 +76,7 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
   /** Flushes run one after another: close() waits for a timer's flush, then writes the rest. */
-  private flushQueue: Promise<void> = Promise.resolve();
+  private readonly oneFlushAtATime = oneAtATime();
   private closed = false;
 
   constructor(options: MemoryRateLimiterOptions) {
@@ -152,10 +153,8 @@ export class MemoryRateLimiter implements RateLimiter {
 
   /** Writes every month count that grew since its last write (absolute values). */
   flush(): Promise<void> {
-    const run = this.flushQueue.then(() => this.writeDirtyMonths());
-    // A failed flush leaves its months dirty for the next one; it must not block the queue.
-    this.flushQueue = run.catch(() => undefined);
-    return run;
+    // A failed flush leaves its months dirty for the next one.
+    return this.oneFlushAtATime(() => this.writeDirtyMonths());
   }
 
   /**

@@ -23,6 +23,7 @@
  * total in its hash); no auto-pipelining (limiterRedisOptions says why).
  */
 import type { ServiceLog } from '../log.js';
+import { oneAtATime } from '../one-at-a-time.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -191,7 +192,7 @@ export class RedisRateLimiter implements RateLimiter {
   /** One seed per month counter at a time, shared by concurrent first requests. */
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly flushTimer: NodeJS.Timeout;
-  private flushQueue: Promise<void> = Promise.resolve();
+  private readonly oneFlushAtATime = oneAtATime();
   private readonly replyTimeoutMs: number;
   private readonly anonymousLimit: number;
   private readonly namespace: string;
@@ -344,9 +345,7 @@ export class RedisRateLimiter implements RateLimiter {
    * fallback admitted, if Redis answers.
    */
   flush(): Promise<void> {
-    const run = this.flushQueue.then(() => this.flushToDatabase());
-    this.flushQueue = run.catch(() => undefined);
-    return run;
+    return this.oneFlushAtATime(() => this.flushToDatabase());
   }
 
   async close(): Promise<void> {

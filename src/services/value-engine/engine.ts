@@ -79,6 +79,7 @@ import {
 import { availabilityChange, availabilityFields, availabilityOf, nextAvailability } from '../../domain/availability.js';
 import type { PickRecord } from '../../domain/pick-shape.js';
 import { appendPickEvents } from '../outbox.js';
+import { oneAtATime } from '../one-at-a-time.js';
 import { recordLedgerEntries } from '../ledger.js';
 import type { ServiceLog } from '../log.js';
 import { rejectionLabel } from '../metrics/catalog.js';
@@ -158,7 +159,7 @@ export class ValueEngine {
   /** The prices this instance last confirmed in odds_latest: a poll sends only those that moved. */
   private readonly priceMemory = new PriceMemory();
   /** One poll's store at a time on this instance, so the write epochs it takes follow each other. */
-  private storeTurn: Promise<unknown> = Promise.resolve();
+  private readonly inStoreTurn = oneAtATime();
 
   constructor(
     private readonly orm: Orm,
@@ -251,13 +252,6 @@ export class ValueEngine {
     await this.trackAvailability(events, doubtful ? [] : (coverage.sportKeys ?? []), unread, now);
 
     return { events: events.length, picksCreated, picksSettled: 0, skipped };
-  }
-
-  /** Runs `work` after this instance's previous store finished (whatever its outcome). */
-  private inStoreTurn<T>(work: () => Promise<T>): Promise<T> {
-    const turn = this.storeTurn.then(work, work);
-    this.storeTurn = turn.catch(() => undefined);
-    return turn;
   }
 
   /**
