@@ -14,13 +14,13 @@
  * and refused (400) on any other; graphql-sse's reservation table is never written.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { ERROR_HTTP_STATUS, ErrorCode } from '../domain/errors.js';
 import { errorHeadersFor, httpError, httpErrorOfGraphQL, type HttpError } from './http-errors.js';
 import type { Context } from '../graphql/context.js';
 import { toPublicGraphQLError, type Yoga } from '../graphql/yoga.js';
-import { admitStreamOperation, streamedError, type Enveloped, type OperationContext } from './stream-operation.js';
+import { admitStreamOperation, envelopedExecution, streamedError, type OperationContext } from './stream-operation.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { registerStreamPreflight, streamCorsHeaders } from './stream-cors.js';
 
@@ -61,17 +61,16 @@ function codedRefusal(status: number, body: string | null): HttpError {
 export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, options: { now: () => number; logUnexpected: (error: unknown) => void }): { openStreams(): number } {
   // Who each admitted request is, for its response's CORS headers.
   const principals = new WeakMap<FastifyRequest, Context['principal']>();
-  // The envelop of each operation's request: graphql-sse runs the operation with its functions.
-  const envelopOf = new WeakMap<object, Enveloped>();
-  const run = (args: ExecutionArgs) => envelopOf.get(args.contextValue as object)!;
+  // graphql-sse runs each operation with its own request's envelop.
+  const operations = envelopedExecution();
   const handler = createHandler<FastifyRequest, { reply: FastifyReply }, OperationContext>({
     // Never a token: graphql-sse then serves every request as a distinct connection and never
     // touches its table of single-connection reservations.
     authenticate: () => null,
     // Validated below, through the envelop (its rules and limits).
     validate: () => [],
-    execute: (args) => run(args).execute(args),
-    subscribe: (args) => run(args).subscribe(args),
+    execute: operations.execute,
+    subscribe: operations.subscribe,
     onSubscribe: async (req, params) => {
       const reply = req.context.reply;
       // The request's parameters ride in the context, as on /graphql: the cost limit reads the variables.
@@ -87,7 +86,7 @@ export function registerGraphQLSseRoute(app: FastifyInstance, yoga: Yoga, option
           return [JSON.stringify({ errors: [{ message: 'Cannot perform mutations over GET' }] }), { status: 405, statusText: 'Method Not Allowed' }];
       }
       principals.set(req.raw, admission.context.principal);
-      envelopOf.set(admission.context, admission.enveloped);
+      operations.remember(admission);
       return admission.args;
     },
     // A subscription refused as a whole request (429 too_many_streams carries its HTTP status)

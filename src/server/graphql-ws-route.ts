@@ -21,14 +21,14 @@
 import { EventEmitter } from 'node:events';
 import websocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { makeHandler, type Extra } from 'graphql-ws/use/@fastify/websocket';
 import { ERROR_HTTP_STATUS, isErrorCode } from '../domain/errors.js';
 import { streamTokenOriginAllowed } from '../domain/stream-token.js';
 import type { Services } from '../services/index.js';
 import type { Yoga } from '../graphql/yoga.js';
-import { admitStreamOperation, streamedError, type Enveloped } from './stream-operation.js';
+import { admitStreamOperation, envelopedExecution, streamedError } from './stream-operation.js';
 
 export const GRAPHQL_WS_PATH = '/graphql/ws';
 /** A message is one operation: GraphQL's body limit on /graphql is of this order. */
@@ -87,15 +87,14 @@ export async function registerGraphQLWsRoute(
   options: { heartbeatSeconds: number; logUnexpected: (error: unknown) => void },
 ): Promise<{ openSockets(): number }> {
   await app.register(websocket, { options: { maxPayload: MAX_MESSAGE_BYTES } });
-  const envelopOf = new WeakMap<object, Enveloped>();
-  const run = (args: ExecutionArgs) => envelopOf.get(args.contextValue as object)!;
+  const operations = envelopedExecution();
   const close = (extra: Extra, code: number, reason: string) => extra.socket.close(code, reason);
 
   const handler = makeHandler<Record<string, unknown> | undefined>(
     {
       schema: yoga.getEnveloped({}).schema,
-      execute: (args) => run(args).execute(args) as Promise<ExecutionResult>,
-      subscribe: (args) => run(args).subscribe(args) as Promise<ExecutionResult>,
+      execute: (args) => operations.execute(args) as Promise<ExecutionResult>,
+      subscribe: (args) => operations.subscribe(args) as Promise<ExecutionResult>,
       onConnect: async (ctx) => {
         const authorization = authorizationOf(ctx.connectionParams);
         if (authorization === null) {
@@ -123,7 +122,7 @@ export async function registerGraphQLWsRoute(
           if (admission.outcome === 'unparsable') return [admission.error];
           if (admission.outcome === 'invalid') return [...admission.errors];
           if (admission.outcome === 'mutation') return [new GraphQLError('Mutations are not taken here')];
-          envelopOf.set(admission.context, admission.enveloped);
+          operations.remember(admission);
           return admission.args;
         } catch (error) {
           const closing = closeCodeOf(error);

@@ -76,6 +76,20 @@ export async function admitStreamOperation(
 }
 
 /**
+ * Runs each admitted operation with the envelop of its own admission (yoga's plugins: tracing,
+ * the JIT executor), which the transports find again by the operation's context.
+ */
+export function envelopedExecution() {
+  const envelopOf = new WeakMap<object, Enveloped>();
+  const of = (args: ExecutionArgs) => envelopOf.get(args.contextValue as object)!;
+  return {
+    remember: (admitted: Extract<StreamAdmission, { outcome: 'admitted' }>) => void envelopOf.set(admitted.context, admitted.enveloped),
+    execute: (args: ExecutionArgs) => of(args).execute(args),
+    subscribe: (args: ExecutionArgs) => of(args).subscribe(args),
+  };
+}
+
+/**
  * An error as a streaming transport sends it in an event or message: masked when unexpected, and
  * without yoga's HTTP hints (extensions.http are for answering a request, not for a message).
  */
