@@ -143,7 +143,7 @@ export interface PriceChangesRecorded {
    * Prices given that odds_latest may not hold now: a newer price the table kept (its `at` after
    * the given one), or one a concurrent writer changed first.
    */
-  unconfirmed: { eventId: string; bookmaker: string; market: string; outcome: string }[];
+  unconfirmed: Pick<PricePoint, 'eventId' | 'bookmaker' | 'market' | 'outcome'>[];
 }
 
 /**
@@ -342,8 +342,9 @@ export async function deleteOldOdds(em: Em, cutoff: Date, batch: number): Promis
        delete from odds_events where id in (select id from old) returning 1
      ), epoch as (
        -- Deleting odds_latest rows is a write of it: a writer remembering prices forgets them.
+       -- (A data-modifying CTE runs whether or not the query reads it.)
        update odds_latest_epoch set epoch = epoch + 1 where exists (select 1 from latest) returning 1
-     ) select (select count(*) from gone) + (select count(*) from latest) + (select count(*) from closes) as n, (select count(*) from epoch) as epoch`,
+     ) select (select count(*) from gone) + (select count(*) from latest) + (select count(*) from closes) as n`,
     [cutoff.toISOString(), batch],
   );
   return numberOf(history[0]?.n ?? 0) + numberOf(events[0]?.n ?? 0);

@@ -387,12 +387,17 @@ export async function lockEngineEvents(em: Em, events: readonly { eventId: strin
   );
 }
 
+/** A side an engine pick of an event generation has shown. */
+export interface ShownSide {
+  id: string;
+  market: string;
+  selection: string;
+  line: number | null;
+}
+
 /** The sides each event generation's engine picks have shown (published once, whatever their status now), by engineEventKey. */
-export async function shownEngineSides(
-  em: Em,
-  events: readonly { eventId: string; generation: number }[],
-): Promise<Map<string, { id: string; market: string; selection: string; line: number | null }[]>> {
-  const shown = new Map<string, { id: string; market: string; selection: string; line: number | null }[]>(events.map((event) => [engineEventKey(event.eventId, event.generation), []]));
+export async function shownEngineSides(em: Em, events: readonly { eventId: string; generation: number }[]): Promise<Map<string, ShownSide[]>> {
+  const shown = new Map<string, ShownSide[]>(events.map((event) => [engineEventKey(event.eventId, event.generation), []]));
   if (events.length === 0) return shown;
   const rows = await executeBound<Row>(
     em,

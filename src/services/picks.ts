@@ -48,6 +48,7 @@ import {
   recordAvailabilityChanges,
   reviewQueueSql,
   shownEngineSides,
+  type ShownSide,
   todayPicksSql,
 } from '../persistence/picks-repository.js';
 import { engineEventKey, showsOtherSide } from '../domain/engine-rules.js';
@@ -365,7 +366,8 @@ export class PickService {
     const eventOf = (fields: NewPick) => ({ eventId: fields.eventId!, generation: fields.eventGeneration ?? 0 });
     const events = engine.map(({ fields }) => eventOf(fields));
     await lockEngineEvents(em, events);
-    const shown: Map<string, { market: string; selection: string; line: number | null }[]> = await shownEngineSides(em, events);
+    // Sides published earlier in this batch join them (without an id yet).
+    const shown: Map<string, Omit<ShownSide, 'id'>[]> = await shownEngineSides(em, events);
     for (const { fields } of engine) {
       const { eventId, generation } = eventOf(fields);
       const sides = shown.get(engineEventKey(eventId, generation))!;
