@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { writeHeapSnapshot } from 'node:v8';
 import { HOST } from './common.mjs';
 
 /** The services-mode database must exist before the ORM connects; created when missing. */
@@ -88,6 +89,10 @@ export function profileCommands(defaultIntervalUs) {
       const written = await profiler.stop(file);
       profiler = null;
       return written;
+    },
+    /** A heap snapshot (bench/heap-diff.mjs compares two of one process). */
+    async heapSnapshot({ file }) {
+      return writeHeapSnapshot(file);
     },
   };
 }
