@@ -219,10 +219,15 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
         broadcast,
         closers,
       });
-      // Joined before the headers go out: every event committed after the client sees them arrives.
-      broadcast.add(connection.member);
-      if (lastEventId === undefined) {
-        broadcast.goLiveNow(connection.member);
+      // The client may have left while it was being admitted: everything is let go already.
+      if (connection.closed) return;
+      // Fresh, or resuming from at or past the broadcast's latest event (an EventSource's usual
+      // reconnect): nothing to replay, so the broadcast serves it from now on and the
+      // connection's own subscription ends at once.
+      const liveAtOnce = lastEventId === undefined || broadcast.canTakeOver(Number(lastEventId));
+      if (liveAtOnce) {
+        if (lastEventId === undefined) broadcast.goLiveNow(connection.member);
+        else broadcast.goLive(connection.member, Number(lastEventId));
         void results.return?.();
         connection.replayDone();
       }
@@ -240,7 +245,7 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
       // waiting for the first heartbeat, and learns how long to wait before reconnecting.
       connection.write(STREAM_OPENING);
       flattenSentHeader(reply.raw);
-      if (lastEventId === undefined) return;
+      if (liveAtOnce) return;
 
       // Resuming: the replay comes through the connection's subscription, then the broadcast takes over.
       try {
@@ -269,6 +274,8 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
   };
 }
 
+let flattened = 0;
+
 /**
  * Node keeps a response's sent header block for the connection's life, built by concatenation:
  * a rope of about 50 pieces (1.9 KB of an idle stream's heap here). Reading one character
@@ -276,7 +283,9 @@ export function registerStreamRoutes(app: FastifyInstance, yoga: Yoga, schema: G
  */
 export function flattenSentHeader(res: ServerResponse): void {
   const header: unknown = (res as { _header?: unknown })._header;
-  if (typeof header === 'string') header.charCodeAt(0);
+  // Kept observable: an unused charCodeAt is dead code to an optimizing compiler, which then
+  // neither reads the string nor flattens it.
+  if (typeof header === 'string' && header.length > 0) flattened ^= header.charCodeAt(0);
 }
 
 interface StreamConnection {
@@ -328,10 +337,14 @@ function openConnection(input: {
     stopReplay = null;
     res.end();
   };
+  // Joined before the headers go out: every event committed after the client sees them arrives.
+  broadcast.add(member);
   closers.add(close);
   if (slot) slot.end = close;
   res.req.on('close', close);
   res.on('error', close);
+  // A client that left during admission: its 'close' has been emitted already.
+  if (res.destroyed || res.req.destroyed) close();
   return {
     member,
     get closed() {
