@@ -10,8 +10,14 @@ import { BENCH_DIR } from './common.mjs';
 
 const read = (file) => JSON.parse(readFileSync(path.join(BENCH_DIR, file), 'utf8'));
 
-/** What one instance is planned to spend: 60 % of its one event loop, 1 GiB of RSS for streams. */
-export const PLAN = { cpuShare: 0.6, streamMemoryMiB: 1024, fanOutBudgetMs: 250, cachedShare: 0.9, picksPerSecondPeak: 20 };
+/**
+ * The planning assumptions: 60 % of an instance's one event loop, 1 GiB of RSS for streams, a
+ * fan-out within 250 ms, 90 % of requests from the read cache, 20 picks a second at peak with two
+ * bus messages each (the event and the read caches' invalidation), a rolling deploy whose
+ * restarted instance's streams come back within EventSource's 3 s retry, and each instance's
+ * outbox relay looking for work 10 times a second.
+ */
+export const PLAN = { cpuShare: 0.6, streamMemoryMiB: 1024, fanOutBudgetMs: 250, cachedShare: 0.9, picksPerSecondPeak: 20, messagesPerPick: 2, reconnectWithinS: 3, relayPollsPerSecond: 10 };
 
 /** The per-instance constants, each with where it comes from. */
 export function instanceConstants() {
@@ -23,7 +29,7 @@ export function instanceConstants() {
   const steadyMs = engine.modes.services.summary.steadyPoll.p50;
   return {
     cachedRequestUs: { value: bench.list.serverCpuUsPerRequest, from: 'npm run bench: GET /api/v1/picks, cached page, server CPU per request' },
-    uncachedRequestUs: { value: bench['list-uncached'].serverCpuUsPerRequest, from: 'npm run bench: the same list, every request to PostgreSQL' },
+    uncachedRequestUs: { value: bench['list-uncached'].serverCpuUsPerRequest, from: `npm run bench: the same list, every request to PostgreSQL, saturated (${read('results.json').modes.services.date.slice(0, 10)})` },
     publicRequestUs: { value: bench.public.serverCpuUsPerRequest, from: 'npm run bench: GET /api/public/picks/today' },
     streamFrameUs: { value: streams.delivery.serverCpuUsPerFrame, from: 'npm run bench:streams: server CPU per frame delivered, 10,000 clients' },
     streamRssKiB: { value: streams.idle.rssPerStreamKiB, from: 'npm run bench:streams: RSS per idle stream, 10,000 clients' },
@@ -41,9 +47,9 @@ export function engineBulkRowsPerSecond() {
 
 /** What each shared part does when it is the first to saturate. */
 export const REMEDIES = {
-  'Redis (one core)': "Redis Cluster: the limiter's keys carry the API key id in a hash tag (rl:{id}:...), so they shard by key; or a local lease of part of a key's hour",
+  'Redis (limiter decisions)': "Redis Cluster: the limiter's keys carry the API key id in a hash tag (rl:{id}:...), so they shard by key; or a local lease of part of a key's hour",
   'Redis pub/sub': 'sharded pub/sub (SPUBLISH / SSUBSCRIBE) by channel on Redis Cluster',
-  'PostgreSQL reads': "read replicas for pages and replays, and resuming from the instance's own recent frames (a reconnect after a deploy replays from PostgreSQL today)",
+  'PostgreSQL reads': "read replicas for pages and replays; resuming from the instance's own recent frames (a reconnect replays from PostgreSQL today); a relay that waits for a notification instead of polling",
 };
 
 const ceil = (x) => Math.max(1, Math.ceil(x));
@@ -53,34 +59,42 @@ const ceil = (x) => Math.max(1, Math.ceil(x));
  * `c` (instanceConstants values) and the shared limits `s` (bench:scale-out's measurements).
  */
 export function plan({ subscribers = 0, requestsPerSecond = 0 }, c, s) {
-  // Streams: an event's fan-out on one instance must fit the latency budget, and the streams
-  // its memory budget; a pick goes through Redis once per instance.
-  const streamsByLatency = Math.floor(PLAN.fanOutBudgetMs * 1000 / c.streamFrameUs);
+  // Streams: one fan-out within the latency budget; at the peak, picks that arrive during a
+  // fan-out go out together in the next one, so a socket gets at most one write per budget,
+  // which must fit the CPU share; and the streams' memory.
+  const streamsByLatency = Math.floor((PLAN.fanOutBudgetMs * 1000) / c.streamFrameUs);
+  const fanOutsPerSecond = Math.min(PLAN.picksPerSecondPeak, 1000 / PLAN.fanOutBudgetMs);
+  const streamsByCpu = Math.floor((PLAN.cpuShare * 1e6) / (fanOutsPerSecond * c.streamFrameUs));
   const streamsByMemory = Math.floor((PLAN.streamMemoryMiB * 1024) / c.streamRssKiB);
-  const streamsPerInstance = Math.min(streamsByLatency, streamsByMemory);
+  const streamsPerInstance = Math.min(streamsByLatency, streamsByCpu, streamsByMemory);
   const streamInstances = subscribers ? ceil(subscribers / streamsPerInstance) : 0;
   // Requests: a mix of cached and uncached pages at 60 % of one core each.
   const requestUs = PLAN.cachedShare * c.cachedRequestUs + (1 - PLAN.cachedShare) * c.uncachedRequestUs;
   const requestsPerInstance = Math.floor((PLAN.cpuShare * 1e6) / requestUs);
   const apiInstances = requestsPerSecond ? ceil(requestsPerSecond / requestsPerInstance) : 0;
-  const redisCommandsPerSecond = requestsPerSecond /* one limiter decision each */ + PLAN.picksPerSecondPeak * streamInstances;
-  const pgQueriesPerSecond = requestsPerSecond * (1 - PLAN.cachedShare);
-  // A deploy: every stream back within 30 s (EventSource retries after 3 s), each resuming with
-  // Last-Event-ID, one replay query (API keys come from the in-process cache).
-  const reconnectsPerSecond = subscribers / 30;
+  const instances = streamInstances + apiInstances;
+  // A rolling deploy: the restarted instance's streams reconnect within the retry, each one
+  // limiter decision, one replay query and (the cache cold) one API-key lookup.
+  const reconnectsPerSecond = Math.min(subscribers, streamsPerInstance) / PLAN.reconnectWithinS;
+  const redisDecisionsPerSecond = requestsPerSecond + reconnectsPerSecond;
+  // Every instance receives every bus message.
+  const busDeliveriesPerSecond = PLAN.picksPerSecondPeak * PLAN.messagesPerPick * instances;
+  const pgQueriesPerSecond = requestsPerSecond * (1 - PLAN.cachedShare) + 2 * reconnectsPerSecond + PLAN.relayPollsPerSecond * instances;
   const shares = {
-    'Redis (one core)': redisCommandsPerSecond / s.redisCommandsPerSecond,
-    'Redis pub/sub': (PLAN.picksPerSecondPeak * streamInstances) / s.redisPubSubPerSecond,
-    'PostgreSQL reads': (pgQueriesPerSecond + reconnectsPerSecond) / s.pgReadsPerSecond,
+    'Redis (limiter decisions)': redisDecisionsPerSecond / s.redisDecisionsPerSecond,
+    'Redis pub/sub': busDeliveriesPerSecond / s.redisPubSubPerSecond,
+    'PostgreSQL reads': pgQueriesPerSecond / s.pgReadsPerSecond,
   };
   const [firstShared, firstShare] = Object.entries(shares).sort((a, b) => b[1] - a[1])[0];
   return {
     streamsPerInstance,
+    streamsBoundBy: streamsPerInstance === streamsByCpu ? 'CPU at the peak' : streamsPerInstance === streamsByLatency ? 'fan-out latency' : 'memory',
     streamInstances,
     requestsPerInstance,
     apiInstances,
-    redisCommandsPerSecond: Math.round(redisCommandsPerSecond),
-    pgQueriesPerSecond: Math.round(pgQueriesPerSecond + reconnectsPerSecond),
+    redisDecisionsPerSecond: Math.round(redisDecisionsPerSecond),
+    busDeliveriesPerSecond: Math.round(busDeliveriesPerSecond),
+    pgQueriesPerSecond: Math.round(pgQueriesPerSecond),
     firstShared,
     firstShare: Math.round(firstShare * 100) / 100,
     remedy: REMEDIES[firstShared],

@@ -6,7 +6,8 @@
  *        at once, `connections` and `rate` requests a second each; per port: 2xx responses, other responses, errors, req/s
  *   openStreams { ports, keys, perInstance }  opens `perInstance` GET /api/v1/picks/stream
  *        per instance (10 per key, the adapter's maximum), resolves when all answered 200
- *   frames  pick frames received so far, per port (an `event: pick.published` line each)
+ *   frames  pick frames received so far, per port: total, and the fewest and most of one stream
+ *        (an `event: pick.published` line each)
  *   closeStreams
  */
 import http from 'node:http';
@@ -16,9 +17,12 @@ import { HOST, serveCommands } from './common.mjs';
 const STREAMS_PER_KEY = 10;
 const EVENT_LINE = 'event: pick.published\n';
 const streams = [];
+/** Per port: each stream's count of pick frames. */
 const frames = new Map();
 
 function openStream(port, key) {
+  const counts = frames.get(port);
+  const index = counts.push(0) - 1;
   return new Promise((resolve, reject) => {
     const req = http.get({ host: HOST, port, path: '/api/v1/picks/stream', headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' }, agent: false }, (res) => {
       if (res.statusCode !== 200) {
@@ -40,7 +44,7 @@ function openStream(port, key) {
           at = text.indexOf(EVENT_LINE, end);
         }
         tail = text.slice(Math.max(end, text.length - EVENT_LINE.length));
-        if (counted) frames.set(port, (frames.get(port) ?? 0) + counted);
+        counts[index] += counted;
       });
       res.on('error', () => undefined);
       streams.push(req);
@@ -60,7 +64,7 @@ serveCommands({
   async openStreams({ ports, keys, perInstance }) {
     let keyIndex = 0;
     for (const port of ports) {
-      frames.set(port, 0);
+      frames.set(port, []);
       for (let opened = 0; opened < perInstance; opened += 100) {
         const batch = [];
         for (let i = opened; i < Math.min(perInstance, opened + 100); i += 1) {
@@ -73,7 +77,9 @@ serveCommands({
     return streams.length;
   },
   async frames() {
-    return Object.fromEntries(frames);
+    const summary = {};
+    for (const [port, counts] of frames) summary[port] = { total: counts.reduce((sum, n) => sum + n, 0), min: Math.min(...counts), max: Math.max(...counts) };
+    return summary;
   },
   async closeStreams() {
     for (const req of streams.splice(0)) req.destroy();

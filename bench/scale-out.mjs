@@ -5,14 +5,15 @@
  * database picks_scaleout, and BENCH_REDIS_URL or REDIS_URL; loopback only.
  *
  * 1. The shared parts' limits, measured from this process before any instance runs: Redis
- *    pub/sub messages a second (1 KB messages, one subscriber), Redis commands a second (one
- *    client, 64 in flight), PostgreSQL indexed reads and single-row commits a second (8 clients).
+ *    pub/sub messages a second (1 KB messages, one subscriber), the limiter's decisions a second
+ *    (its decide script, 64 in flight), PostgreSQL indexed reads and single-row commits a second
+ *    (8 clients).
  * 2. A publisher process (bench/scale-out-server.mjs: migrates, creates the keys, publishes)
  *    and the instances, added one at a time. With K = 1, 2, 3 instances:
  *    - cached reads: autocannon at BENCH_SCALEOUT_RATE (1,000) requests a second per instance
  *      over BENCH_SCALEOUT_CONNECTIONS (8) each, for BENCH_SCALEOUT_DURATION (6) s: the same
  *      load per instance at every step, below what two cores give three instances (at
- *      saturation, CPU per request depends on how many processes share the cores) on GET /api/v1/picks?limit=50 after a 4 s warm-up; each
+ *      saturation, CPU per request depends on how many processes share the cores) on GET /api/v1/picks?limit=50 after an 8 s warm-up; each
  *      instance's CPU per request;
  *    - streams: BENCH_SCALEOUT_STREAMS (1,000) per instance, BENCH_SCALEOUT_PICKS (10) picks
  *      300 ms apart from the publisher (after two unmeasured ones), which reach every instance through Redis; each
@@ -51,12 +52,17 @@ const settings = {
   picks: intEnv('BENCH_SCALEOUT_PICKS', 10, 1, 100),
   tolerance: Number(process.env.BENCH_SCALEOUT_TOLERANCE ?? 0.5),
 };
+if (!(settings.tolerance > 0 && settings.tolerance < 10)) {
+  log(`BENCH_SCALEOUT_TOLERANCE must be a number above 0 (0.5 is ±50 %), got ${process.env.BENCH_SCALEOUT_TOLERANCE}`);
+  process.exit(2);
+}
 
 const { children, tempDirs, cleanup } = exitCleanup('bench:scale-out');
 
 async function rate(seconds, inFlight, once) {
   let done = 0;
-  const until = performance.now() + seconds * 1000;
+  const started = performance.now();
+  const until = started + seconds * 1000;
   await Promise.all(
     Array.from({ length: inFlight }, async (_, worker) => {
       while (performance.now() < until) {
@@ -65,7 +71,7 @@ async function rate(seconds, inFlight, once) {
       }
     }),
   );
-  return Math.round(done / seconds);
+  return Math.round(done / ((performance.now() - started) / 1000));
 }
 
 async function sharedLimits(dbUrl, redisUrl) {
@@ -88,18 +94,36 @@ async function sharedLimits(dbUrl, redisUrl) {
   }
   while (received < total && performance.now() - t0 < 30_000) await sleep(10);
   limits.redisPubSubPerSecond = Math.round(received / ((performance.now() - t0) / 1000));
-  limits.redisCommandsPerSecond = await rate(2, 64, () => publisher.incr(`${channel}:n`));
-  await publisher.del(`${channel}:n`);
   subscriber.disconnect();
   publisher.disconnect();
+  // The limiter's own decision (the decide script: hourly and monthly windows), as every API
+  // request and every stream connect makes it: from this process, 64 in flight, over 64 keys.
+  const { RedisRateLimiter } = await import('../dist/src/services/limits/redis-limiter.js');
+  const limiter = new RedisRateLimiter({ url: redisUrl, usageStore: { load: async () => ({ count: 0, refunded: 0 }), flush: async () => undefined } });
+  const probeKeys = Array.from({ length: 64 }, (_, i) => `scale-out-probe-${process.pid}-${i}`);
+  try {
+    limits.redisDecisionsPerSecond = await rate(2, 64, (worker) => limiter.consume(probeKeys[worker], { hourly: 1e9, monthly: 1e12 }));
+  } finally {
+    await limiter.close();
+    const cleaner = new Redis(redisUrl);
+    for (const id of probeKeys) {
+      const keys = await cleaner.keys(`rl:{${id}}:*`);
+      if (keys.length > 0) await cleaner.del(...keys);
+    }
+    cleaner.disconnect();
+  }
 
   const pool = new pg.Pool({ connectionString: dbUrl, max: 8 });
-  await pool.query('create table if not exists scale_out_probe (id bigserial primary key, body text not null)');
-  await pool.query("insert into scale_out_probe (body) select md5(i::text) from generate_series(1, 10000) i");
-  limits.pgReadsPerSecond = await rate(2, 8, (worker, n) => pool.query('select body from scale_out_probe where id = $1', [1 + ((worker * 997 + n) % 10_000)]));
-  limits.pgCommitsPerSecond = await rate(2, 8, () => pool.query('insert into scale_out_probe (body) values ($1)', ['probe']));
-  await pool.query('drop table scale_out_probe');
-  await pool.end();
+  try {
+    await pool.query('drop table if exists scale_out_probe');
+    await pool.query('create table scale_out_probe (id bigserial primary key, body text not null)');
+    await pool.query("insert into scale_out_probe (body) select md5(i::text) from generate_series(1, 10000) i");
+    limits.pgReadsPerSecond = await rate(2, 8, (worker, n) => pool.query('select body from scale_out_probe where id = $1', [1 + ((worker * 997 + n) % 10_000)]));
+    limits.pgCommitsPerSecond = await rate(2, 8, () => pool.query('insert into scale_out_probe (body) values ($1)', ['probe']));
+  } finally {
+    await pool.query('drop table if exists scale_out_probe');
+    await pool.end();
+  }
   return limits;
 }
 
@@ -145,7 +169,7 @@ async function main() {
     // out of the requests' share below and reported as its own constant.
     const idleBefore = await cpu();
     const idleStarted = performance.now();
-    await sleep(2_000);
+    await sleep(5_000);
     const idleAfter = await cpu();
     const idleUsPerS = idleAfter.map((after, i) => ((after.cpuUs - idleBefore[i].cpuUs) / (performance.now() - idleStarted)) * 1000);
     const before = await cpu();
@@ -165,11 +189,17 @@ async function main() {
     }));
 
     await load.call('openStreams', { ports, keys: keys.slice(1), perInstance: settings.streams });
-    while ((await Promise.all(instances.map((i) => i.call('streams')))).some((n) => n < settings.streams)) await sleep(100);
-    const waitForFrames = async (expected) => {
+    const streamsDeadline = Date.now() + 60_000;
+    while ((await Promise.all(instances.map((i) => i.call('streams')))).some((n) => n < settings.streams)) {
+      if (Date.now() > streamsDeadline) throw new Error(`the instances did not all hold ${settings.streams} streams within 60 s`);
+      await sleep(100);
+    }
+    // Frames per stream: every stream must get every pick once (a per-port sum could hide a
+    // missing frame behind a duplicate).
+    const waitForFrames = async (perStream) => {
       const deadline = Date.now() + 60_000;
       let frames = await load.call('frames');
-      while (ports.some((port) => frames[port] < expected) && Date.now() < deadline) {
+      while (ports.some((port) => frames[port].min < perStream) && Date.now() < deadline) {
         await sleep(100);
         frames = await load.call('frames');
       }
@@ -177,13 +207,26 @@ async function main() {
     };
     // Two picks first: the fan-out's first frames on a new instance pay for its JIT.
     await publisher.call('publish', { count: 2, intervalMs: 300 });
-    await waitForFrames(settings.streams * 2);
+    await waitForFrames(2);
     const streamsBefore = await cpu();
+    const framesStarted = performance.now();
     await publisher.call('publish', { count: settings.picks, intervalMs: 300 });
-    const frames = await waitForFrames(settings.streams * (2 + settings.picks));
+    const frames = await waitForFrames(2 + settings.picks);
+    const framesS = (performance.now() - framesStarted) / 1000;
     const streamsAfter = await cpu();
-    const expected = settings.streams * settings.picks;
-    const streams = ports.map((port, i) => ({ port, frames: frames[port] - settings.streams * 2, expected, cpuUsPerFrame: Math.round(((streamsAfter[i].cpuUs - streamsBefore[i].cpuUs) / Math.max(1, frames[port] - settings.streams * 2)) * 10) / 10, rssMiB: Math.round(streamsAfter[i].rss / 2 ** 20) }));
+    const streams = ports.map((port, i) => {
+      const { total, min, max } = frames[port];
+      const delivered = total - settings.streams * 2;
+      return {
+        port,
+        frames: delivered,
+        expected: settings.streams * settings.picks,
+        everyStreamEveryFrame: min === 2 + settings.picks && max === 2 + settings.picks,
+        // Its idle CPU over the window taken out, as for requests.
+        cpuUsPerFrame: Math.round(((streamsAfter[i].cpuUs - streamsBefore[i].cpuUs - idleUsPerS[i] * framesS) / Math.max(1, delivered)) * 10) / 10,
+        rssMiB: Math.round(streamsAfter[i].rss / 2 ** 20),
+      };
+    });
     await load.call('closeStreams');
     const step = { instances: k, cpuStall, totalReqPerSec: requests.reduce((sum, r) => sum + r.reqPerSec, 0), requests, streams };
     steps.push(step);
@@ -202,7 +245,7 @@ async function main() {
   const within = (value, model) => Math.abs(value - model) <= settings.tolerance * model;
   const checks = steps.flatMap((step) => [
     ...step.requests.map((r, i) => ({ instances: step.instances, instance: i + 1, constant: 'cachedRequestUs', measured: r.cpuUsPerRequest, model: constants.cachedRequestUs, ok: r.failed === 0 && within(r.cpuUsPerRequest, constants.cachedRequestUs) })),
-    ...step.streams.map((s, i) => ({ instances: step.instances, instance: i + 1, constant: 'streamFrameUs', measured: s.cpuUsPerFrame, model: constants.streamFrameUs, ok: s.frames === s.expected && within(s.cpuUsPerFrame, constants.streamFrameUs) })),
+    ...step.streams.map((s, i) => ({ instances: step.instances, instance: i + 1, constant: 'streamFrameUs', measured: s.cpuUsPerFrame, model: constants.streamFrameUs, ok: s.frames === s.expected && s.everyStreamEveryFrame && within(s.cpuUsPerFrame, constants.streamFrameUs) })),
   ]);
   constants.idleCpuMsPerS = steps[0].requests[0].idleCpuMsPerS;
   const results = { finishedAt: new Date().toISOString(), machine: machine(), settings, limits, constants, otherBenches, steps, checks, ok: checks.every((c) => c.ok) };
@@ -227,7 +270,7 @@ function markdown(r) {
   lines.push('', '**Shared parts, measured here** (one client process on this machine: a floor for what a dedicated server does):', '');
   lines.push('| Limit | Per second |', '|---|---:|');
   lines.push(`| Redis pub/sub, 1 KB messages to one subscriber | ${thousands(r.limits.redisPubSubPerSecond)} |`);
-  lines.push(`| Redis commands, one client, 64 in flight | ${thousands(r.limits.redisCommandsPerSecond)} |`);
+  lines.push(`| Redis limiter decisions (the decide script, as a request makes it), one process, 64 in flight | ${thousands(r.limits.redisDecisionsPerSecond)} |`);
   lines.push(`| PostgreSQL indexed reads, 8 clients | ${thousands(r.limits.pgReadsPerSecond)} |`);
   lines.push(`| PostgreSQL single-row commits, 8 clients (the outbox's and the relay's kind of write) | ${thousands(r.limits.pgCommitsPerSecond)} |`);
   lines.push(`| PostgreSQL bulk rows, the engine's first poll (npm run bench:engine: 2 x 28,000 price rows in one statement each) | ${thousands(engineBulkRowsPerSecond())} |`);
@@ -238,16 +281,16 @@ function markdown(r) {
     const ok = r.checks.filter((check) => check.instances === step.instances).every((check) => check.ok);
     lines.push(`| ${step.instances} | ${thousands(step.totalReqPerSec)} | ${step.cpuStall ?? '–'} | ${step.requests.map((x) => `${x.cpuUsPerRequest} µs`).join(', ')} | ${step.streams.map((x) => `${x.cpuUsPerFrame} µs`).join(', ')} | ${step.streams.map((x) => `${thousands(x.frames)}/${thousands(x.expected)}`).join(', ')} | ${ok ? 'within' : '**outside**'} |`);
   }
-  lines.push('', `**What a load needs** (plan: ${PLAN.cpuShare * 100} % of one core per instance, ${PLAN.streamMemoryMiB} MiB of streams per instance, a pick's fan-out within ${PLAN.fanOutBudgetMs} ms, ${PLAN.cachedShare * 100} % of requests cached, ${PLAN.picksPerSecondPeak} picks a second at peak, every stream reconnecting within 30 s after a deploy):`, '');
-  lines.push('| Load | Instances | Redis commands/s | PostgreSQL queries/s | First shared part to saturate (load / measured limit) | Its remedy |', '|---|---:|---:|---:|---|---|');
+  lines.push('', `**What a load needs** (plan: ${PLAN.cpuShare * 100} % of one core per instance; ${PLAN.streamMemoryMiB} MiB of streams per instance; a fan-out within ${PLAN.fanOutBudgetMs} ms; ${PLAN.picksPerSecondPeak} picks a second at peak, ${PLAN.messagesPerPick} bus messages each, written to a socket at most once per fan-out; ${PLAN.cachedShare * 100} % of requests cached; a rolling deploy whose restarted instance's streams come back within ${PLAN.reconnectWithinS} s, each a limiter decision, a replay query and an API-key lookup; each instance's relay polling ${PLAN.relayPollsPerSecond} times a second):`, '');
+  lines.push('| Load | Instances | Redis limiter decisions/s | Bus deliveries/s | PostgreSQL queries/s | First shared part to saturate (load / measured limit) | Its remedy |', '|---|---:|---:|---:|---:|---|---|');
   const scenarios = [
     ...[10_000, 100_000, 1_000_000].map((subscribers) => ({ label: `${thousands(subscribers)} stream subscribers`, subscribers })),
     ...[1_000, 10_000, 100_000].map((requestsPerSecond) => ({ label: `${thousands(requestsPerSecond)} API requests/s`, requestsPerSecond })),
   ];
   for (const scenario of scenarios) {
     const p = plan(scenario, c, r.limits);
-    const instances = scenario.subscribers ? `${p.streamInstances} (${thousands(p.streamsPerInstance)} streams each)` : `${p.apiInstances} (${thousands(p.requestsPerInstance)} req/s each)`;
-    lines.push(`| ${scenario.label} | ${instances} | ${thousands(p.redisCommandsPerSecond)} | ${thousands(p.pgQueriesPerSecond)} | ${p.firstShared} (${p.firstShare}) | ${p.firstShare >= 0.5 ? p.remedy : 'none needed yet'} |`);
+    const instances = scenario.subscribers ? `${p.streamInstances} (${thousands(p.streamsPerInstance)} streams each, bound by ${p.streamsBoundBy})` : `${p.apiInstances} (${thousands(p.requestsPerInstance)} req/s each)`;
+    lines.push(`| ${scenario.label} | ${instances} | ${thousands(p.redisDecisionsPerSecond)} | ${thousands(p.busDeliveriesPerSecond)} | ${thousands(p.pgQueriesPerSecond)} | ${p.firstShared} (${p.firstShare}) | ${p.firstShare >= 0.5 ? p.remedy : 'none needed yet'} |`);
   }
   lines.push('', END);
   return lines.join('\n');

@@ -379,6 +379,8 @@ async function runMode(mode, env) {
       await server.call('heapSnapshot', { file: heapFile('idle') }, 300_000);
       const { heapDiff } = await import('./heap-diff.mjs');
       const diff = heapDiff(heapFile('baseline'), heapFile('idle'), n);
+      // Hundreds of MB each: kept only in a directory asked for.
+      if (!process.env.BENCH_STREAMS_PROFILE_DIR) for (const stage of ['baseline', 'idle']) rmSync(heapFile(stage), { force: true });
       result.idle.heapProfile = { files: [heapFile('baseline'), heapFile('idle')], objectsPerStream: diff.objectsPerUnit, bytesPerStream: diff.bytesPerUnit, top: diff.rows.slice(0, 40) };
       phase(`heap profile: ${diff.objectsPerUnit} new objects, ${diff.bytesPerUnit} B self size per idle stream; largest: ${diff.rows.slice(0, 8).map((r) => `${r.group} ${r.bytesPerUnit} B`).join(', ')}`);
     }
@@ -443,6 +445,7 @@ function verdict(r) {
   if (!r.delivery) return 'no delivery measured';
   const p99 = r.delivery.latencyMs.p99;
   const rss = r.idle.rssPerStreamKiB;
+  if (r.delivery.clients !== 10_000) return `p99 ${p99} ms, RSS per idle stream ${rss} KiB (not judged: the targets are for 10,000 clients)`;
   return [
     `p99 ${p99} ms (target < ${TARGETS.p99Ms} ms): ${p99 !== null && p99 < TARGETS.p99Ms ? 'met' : '**missed**'}`,
     `RSS per idle stream ${rss} KiB (target < ${TARGETS.rssPerIdleKiB} KiB): ${rss < TARGETS.rssPerIdleKiB ? 'met' : '**missed**'}`,

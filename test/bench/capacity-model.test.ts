@@ -7,31 +7,37 @@ import { describe, expect, it } from 'vitest';
 import { PLAN, instanceConstants, plan } from '../../bench/capacity-model.mjs';
 
 const constants = { cachedRequestUs: 100, uncachedRequestUs: 1_000, streamFrameUs: 25, streamRssKiB: 16 };
-const limits = { redisCommandsPerSecond: 100_000, redisPubSubPerSecond: 100_000, pgReadsPerSecond: 10_000 };
+const limits = { redisDecisionsPerSecond: 50_000, redisPubSubPerSecond: 100_000, pgReadsPerSecond: 10_000 };
 
 describe('capacity model', () => {
   it('keeps the planning assumptions the docs state', () => {
-    expect(PLAN).toEqual({ cpuShare: 0.6, streamMemoryMiB: 1024, fanOutBudgetMs: 250, cachedShare: 0.9, picksPerSecondPeak: 20 });
+    expect(PLAN).toEqual({ cpuShare: 0.6, streamMemoryMiB: 1024, fanOutBudgetMs: 250, cachedShare: 0.9, picksPerSecondPeak: 20, messagesPerPick: 2, reconnectWithinS: 3, relayPollsPerSecond: 10 });
   });
 
-  it('sizes stream instances by the fan-out budget when memory allows more', () => {
-    // 250 ms / 25 µs = 10,000 streams; 1 GiB / 16 KiB = 65,536: latency decides.
+  it('sizes stream instances by the CPU of back-to-back fan-outs at the peak', () => {
+    // One fan-out may take 250 ms: 250,000 / 25 µs = 10,000 streams. At 20 picks a second the
+    // fan-outs run back to back, 4 a second: 600,000 µs / (4 x 25 µs) = 6,000 streams. Memory:
+    // 1 GiB / 16 KiB = 65,536. CPU decides.
     const p = plan({ subscribers: 1_000_000 }, constants, limits);
-    expect(p.streamsPerInstance).toBe(10_000);
-    expect(p.streamInstances).toBe(100);
-    // 20 picks a second through Redis to each of 100 instances.
-    expect(p.redisCommandsPerSecond).toBe(2_000);
-    // Every stream back within 30 s of a deploy, one replay query each: 33,333 a second.
-    expect(p.pgQueriesPerSecond).toBe(33_333);
+    expect(p.streamsPerInstance).toBe(6_000);
+    expect(p.streamsBoundBy).toBe('CPU at the peak');
+    expect(p.streamInstances).toBe(167);
+    // A restarted instance's 6,000 streams back within 3 s: 2,000 limiter decisions a second.
+    expect(p.redisDecisionsPerSecond).toBe(2_000);
+    // 20 picks x 2 messages to each of 167 instances.
+    expect(p.busDeliveriesPerSecond).toBe(6_680);
+    // 2,000 replays + 2,000 key lookups + 167 relays x 10 polls.
+    expect(p.pgQueriesPerSecond).toBe(5_670);
     expect(p.firstShared).toBe('PostgreSQL reads');
-    expect(p.firstShare).toBe(3.33);
+    expect(p.firstShare).toBe(0.57);
     expect(p.remedy).toMatch(/replicas/);
   });
 
   it('sizes stream instances by memory when streams are large', () => {
-    // 1 GiB / 256 KiB = 4,096 streams, fewer than the 10,000 the fan-out allows.
+    // 1 GiB / 256 KiB = 4,096 streams, fewer than the CPU's 6,000.
     const p = plan({ subscribers: 10_000 }, { ...constants, streamRssKiB: 256 }, limits);
     expect(p.streamsPerInstance).toBe(4_096);
+    expect(p.streamsBoundBy).toBe('memory');
     expect(p.streamInstances).toBe(3);
   });
 
@@ -40,11 +46,11 @@ describe('capacity model', () => {
     const p = plan({ requestsPerSecond: 100_000 }, constants, limits);
     expect(p.requestsPerInstance).toBe(3_157);
     expect(p.apiInstances).toBe(32);
-    // One limiter decision per request; a tenth of requests reach PostgreSQL.
-    expect(p.redisCommandsPerSecond).toBe(100_000);
-    expect(p.pgQueriesPerSecond).toBe(10_000);
-    expect(p.firstShared).toBe('Redis (one core)');
-    expect(p.firstShare).toBe(1);
+    // One limiter decision per request; a tenth of requests plus 32 relays x 10 polls reach PostgreSQL.
+    expect(p.redisDecisionsPerSecond).toBe(100_000);
+    expect(p.pgQueriesPerSecond).toBe(10_320);
+    expect(p.firstShared).toBe('Redis (limiter decisions)');
+    expect(p.firstShare).toBe(2);
   });
 
   it('reads every constant from the benches\' results files', () => {
