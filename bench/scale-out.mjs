@@ -31,7 +31,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { Redis } from 'ioredis';
 import { BENCH_DIR, ROOT, cpuStallWindow, exitCleanup, intEnv, log, machine, servicesUrls, sleep, startChild, stopChild, writeDocBlock } from './common.mjs';
 import { PLAN, engineBulkRowsPerSecond, instanceConstants, plan } from './capacity-model.mjs';
@@ -113,16 +112,19 @@ async function sharedLimits(dbUrl, redisUrl) {
     cleaner.disconnect();
   }
 
-  const pool = new pg.Pool({ connectionString: dbUrl, max: 8 });
+  // Through the ORM the app uses (its pool, its driver), 8 connections.
+  const { MikroORM } = await import('@mikro-orm/postgresql');
+  const orm = await MikroORM.init({ clientUrl: dbUrl, entities: [], discovery: { warnWhenNoEntities: false }, pool: { min: 8, max: 8 } });
+  const sql = (text, params = []) => orm.em.getConnection().execute(text, params);
   try {
-    await pool.query('drop table if exists scale_out_probe');
-    await pool.query('create table scale_out_probe (id bigserial primary key, body text not null)');
-    await pool.query("insert into scale_out_probe (body) select md5(i::text) from generate_series(1, 10000) i");
-    limits.pgReadsPerSecond = await rate(2, 8, (worker, n) => pool.query('select body from scale_out_probe where id = $1', [1 + ((worker * 997 + n) % 10_000)]));
-    limits.pgCommitsPerSecond = await rate(2, 8, () => pool.query('insert into scale_out_probe (body) values ($1)', ['probe']));
+    await sql('drop table if exists scale_out_probe');
+    await sql('create table scale_out_probe (id bigserial primary key, body text not null)');
+    await sql("insert into scale_out_probe (body) select md5(i::text) from generate_series(1, 10000) i");
+    limits.pgReadsPerSecond = await rate(2, 8, (worker, n) => sql('select body from scale_out_probe where id = ?', [1 + ((worker * 997 + n) % 10_000)]));
+    limits.pgCommitsPerSecond = await rate(2, 8, () => sql('insert into scale_out_probe (body) values (?)', ['probe']));
   } finally {
-    await pool.query('drop table if exists scale_out_probe');
-    await pool.end();
+    await sql('drop table if exists scale_out_probe');
+    await orm.close(true);
   }
   return limits;
 }
