@@ -21,7 +21,8 @@ export const PLAN = { cpuShare: 0.6, streamMemoryMiB: 1024, fanOutBudgetMs: 250,
 
 /** The per-instance constants, each with where it comes from. */
 export function instanceConstants() {
-  const bench = read('results.json').modes.services.targets;
+  const benchServices = read('results.json').modes.services;
+  const bench = benchServices.targets;
   const streams = read('streams-results.json').modes.services;
   const webhooks = read('webhooks-results.json').modes.services;
   const engine = read('engine-results.json');
@@ -29,7 +30,7 @@ export function instanceConstants() {
   const steadyMs = engine.modes.services.summary.steadyPoll.p50;
   return {
     cachedRequestUs: { value: bench.list.serverCpuUsPerRequest, from: 'npm run bench: GET /api/v1/picks, cached page, server CPU per request' },
-    uncachedRequestUs: { value: bench['list-uncached'].serverCpuUsPerRequest, from: `npm run bench: the same list, every request to PostgreSQL, saturated (${read('results.json').modes.services.date.slice(0, 10)})` },
+    uncachedRequestUs: { value: bench['list-uncached'].serverCpuUsPerRequest, from: `npm run bench: the same list, every request to PostgreSQL, saturated (${benchServices.date.slice(0, 10)})` },
     publicRequestUs: { value: bench.public.serverCpuUsPerRequest, from: 'npm run bench: GET /api/public/picks/today' },
     streamFrameUs: { value: streams.delivery.serverCpuUsPerFrame, from: 'npm run bench:streams: server CPU per frame delivered, 10,000 clients' },
     streamRssKiB: { value: streams.idle.rssPerStreamKiB, from: 'npm run bench:streams: RSS per idle stream, 10,000 clients' },

@@ -53,7 +53,7 @@ import { referenceConsensus } from '../dist/src/domain/reference-consensus.js';
 import { detectValue, referenceObservations } from '../dist/src/domain/value-detection.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow } from './common.mjs';
-import { dropLimiterCounters, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
+import { BENCH_TIER_LIMITS, dropLimiterCounters, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 if (!process.send) {
   process.stderr.write('bench/engine-server.mjs is started by bench/engine-run.mjs (npm run bench:engine), not directly.\n');
@@ -62,7 +62,6 @@ if (!process.send) {
 
 const mode = process.env.ENGINE_MODE;
 const adminToken = `bench-admin-${randomBytes(16).toString('hex')}`;
-const TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
 
 const problems = { count: 0, byMessage: {}, samples: [], info: {} };
 const note = (level) => (details, message) => {
@@ -183,7 +182,7 @@ async function main() {
       REFERENCE_BOOKMAKERS: process.env.ENGINE_REFERENCE_BOOKMAKERS || 'pinnacle',
       ODDS_POLL_SECONDS: '60',
       WEBHOOK_HOST_OVERRIDES: 'hooks.test=127.0.0.1',
-      TIER_LIMITS: JSON.stringify(TIER_LIMITS),
+      TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS),
     },
   });
   const config = loadConfig(env);

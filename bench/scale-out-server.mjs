@@ -16,9 +16,7 @@ import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands } from './common.mjs';
-import { dropLimiterCounters, pickInput, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
-
-const TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
+import { BENCH_TIER_LIMITS, createEnterpriseKeys, dropLimiterCounters, pickInput, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 if (!process.send) {
   process.stderr.write('bench/scale-out-server.mjs is started by bench/scale-out.mjs (npm run bench:scale-out), not directly.\n');
@@ -35,21 +33,17 @@ async function main() {
     adminToken,
     dbUrl: process.env.SCALEOUT_DB_URL,
     redisUrl: process.env.SCALEOUT_REDIS_URL,
-    extra: { TIER_LIMITS: JSON.stringify(TIER_LIMITS), STREAM_HEARTBEAT_SECONDS: '30' },
+    extra: { TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS), STREAM_HEARTBEAT_SECONDS: '30' },
   });
   const config = loadConfig(env);
   const runtime = await createRuntime(config, { adminToken, migrate: role === 'publisher' });
-  const keyIds = [];
+  let keyIds = [];
   let app = null;
   if (role === 'publisher') {
     await truncateTables(runtime.orm, ['outbox_events', 'picks', 'api_keys', 'monthly_usage']);
-    const keys = [];
-    for (let i = 0; i < Number(process.env.SCALEOUT_KEYS); i += 1) {
-      const { key, apiKey } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: `scale-out-${i}` });
-      keys.push(key);
-      keyIds.push(apiKey.id);
-    }
-    writeFileSync(process.env.SCALEOUT_KEYS_FILE, JSON.stringify(keys), { mode: 0o600 });
+    const created = await createEnterpriseKeys(runtime, Number(process.env.SCALEOUT_KEYS), 'scale-out');
+    keyIds = created.keyIds;
+    writeFileSync(process.env.SCALEOUT_KEYS_FILE, JSON.stringify(created.keys), { mode: 0o600 });
   } else {
     app = await buildApp(runtime, { logger: false });
     await app.listen({ port: 0, host: HOST, backlog: 4096 });

@@ -11,6 +11,24 @@ import { Session } from 'node:inspector/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import { HOST } from './common.mjs';
 
+/**
+ * The tier limits every bench server runs with: enterprise at 10^8 an hour and 10^9 a month, so
+ * the limiter always decides and never refuses.
+ */
+export const BENCH_TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
+
+/** `count` enterprise keys labelled `<label>-<i>`: their secrets and their ids, in order. */
+export async function createEnterpriseKeys(runtime, count, label) {
+  const keys = [];
+  const keyIds = [];
+  for (let i = 0; i < count; i += 1) {
+    const { key, apiKey } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: `${label}-${i}` });
+    keys.push(key);
+    keyIds.push(apiKey.id);
+  }
+  return { keys, keyIds };
+}
+
 /** The services-mode database must exist before the ORM connects; created when missing. */
 export async function ensureDatabase(url) {
   const { MikroORM } = await import('@mikro-orm/postgresql');

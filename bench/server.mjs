@@ -30,7 +30,7 @@ import { HOST, serveCommands } from './common.mjs';
 import { percentile } from './lib/stats.mjs';
 import { seedAnalysesSql, seedPicksSql } from './seed.mjs';
 import { rebuildTrackRecord } from '../dist/src/persistence/track-record-repository.js';
-import { dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
+import { BENCH_TIER_LIMITS, dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 export const LIST_PATH = '/api/v1/picks?limit=50';
 export const PUBLIC_PATH = '/api/public/picks/today';
@@ -38,7 +38,6 @@ export const TRACK_RECORD_PATH = '/api/v1/track-record?days_back=365';
 /** The flood's page: the first 500 entries, the largest page, as the anonymous clients of issue 38 asked it. */
 export const LEDGER_PATH = '/api/public/ledger?limit=500';
 const analysisPath = (matchId) => `/api/v1/match-analyses/${matchId}`;
-const BENCH_TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
 
 if (!process.send) {
   process.stderr.write('bench/server.mjs is started by bench/run.mjs (npm run bench), not directly.\n');

@@ -6,7 +6,7 @@
  * bench/server.mjs. GET /api/v1/picks/stream allows at most 10 concurrent streams per API
  * key (src/services/stream-slots.ts MAX_STREAMS_PER_KEY, shared by every way of subscribing), so it creates enough enterprise keys
  * (runtime.services.apiKeys.create) for the requested client count and writes them to a
- * file for the load processes. TIER_LIMITS gives enterprise 10^8 an hour / 10^9 a month.
+ * file for the load processes. BENCH_TIER_LIMITS gives enterprise 10^8 an hour / 10^9 a month.
  *
  * IPC commands (the control channel):
  *   stats      { gc? }        RSS and heap (after a full GC when started with --expose-gc),
@@ -37,9 +37,8 @@ import { loadConfig } from '../dist/src/config.js';
 import { v1PickJson } from '../dist/src/domain/pick-shape.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow, windowMeter } from './common.mjs';
-import { dropLimiterCounters, pickInput, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
+import { BENCH_TIER_LIMITS, createEnterpriseKeys, dropLimiterCounters, pickInput, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
-const TIER_LIMITS = { enterprise: { hourly: 100_000_000, monthly: 1_000_000_000 } };
 
 if (!process.send) {
   process.stderr.write('bench/streams-server.mjs is started by bench/streams-run.mjs (npm run bench:streams), not directly.\n');
@@ -96,7 +95,7 @@ async function main() {
     dataDir: process.env.STREAMS_DATA_DIR,
     dbUrl: process.env.STREAMS_DB_URL,
     redisUrl: process.env.STREAMS_REDIS_URL,
-    extra: { TIER_LIMITS: JSON.stringify(TIER_LIMITS), STREAM_HEARTBEAT_SECONDS: process.env.STREAM_HEARTBEAT_SECONDS ?? '30' },
+    extra: { TIER_LIMITS: JSON.stringify(BENCH_TIER_LIMITS), STREAM_HEARTBEAT_SECONDS: process.env.STREAM_HEARTBEAT_SECONDS ?? '30' },
   });
   const config = loadConfig(env);
   const started = performance.now();
@@ -104,13 +103,7 @@ async function main() {
 
   // Fresh data every run: the bench database (or temp DATA_DIR) is ours alone.
   await truncateTables(runtime.orm, ['outbox_events', 'picks', 'api_keys', 'monthly_usage']);
-  const keys = [];
-  const keyIds = [];
-  for (let i = 0; i < keyCount; i += 1) {
-    const { key, apiKey } = await runtime.services.apiKeys.create({ tier: 'enterprise', label: `streams-${i}` });
-    keys.push(key);
-    keyIds.push(apiKey.id);
-  }
+  const { keys, keyIds } = await createEnterpriseKeys(runtime, keyCount, 'streams');
   writeFileSync(process.env.STREAMS_KEYS_FILE, JSON.stringify(keys), { mode: 0o600 });
   const setupMs = performance.now() - started;
 
