@@ -5,7 +5,7 @@
  * as one JSON parameter read with jsonb_to_recordset, so names with commas or quotes need no
  * escaping and 12,000 prices cost one round trip.
  */
-import type { PricePoint } from '../domain/price-memory.js';
+import type { PricePoint, ReferenceMarketRow } from '../domain/price-memory.js';
 import type { Em } from './orm.js';
 import { dateOf, executeBound, numberOf } from './sql.js';
 
@@ -19,21 +19,7 @@ export interface OddsEventRow {
   commenceTime: Date;
 }
 
-export type { PricePoint };
-
-export interface ReferenceMarketRow {
-  eventId: string;
-  generation: number;
-  /** The reference book (one of REFERENCE_BOOKMAKERS). */
-  bookmaker: string;
-  market: string;
-  /** The market's line: null for h2h, the home handicap for spreads, the point for totals. */
-  line: number | null;
-  /** The reference's own prices (the closing line devigs them). */
-  prices: { name: string; price: number; point?: number }[];
-  /** The reference market's feed last_update. */
-  updatedAt: Date;
-}
+export type { PricePoint, ReferenceMarketRow };
 
 export interface OddsPointRecord {
   bookmaker: string;
@@ -127,8 +113,8 @@ export async function upsertOddsEvents(em: Em, events: readonly OddsEventRow[], 
 const NEW_FIXTURE = '(odds_events.completed and odds_events.commence_time <> excluded.commence_time)';
 
 /**
- * The next write epoch of odds_latest (src/domain/price-memory.ts), taken in the writer's
- * transaction before it reads or writes the table: the row stays locked until commit, so the
+ * The next write epoch of odds_latest and reference_markets (src/domain/price-memory.ts), taken
+ * in the writer's transaction before it reads or writes the tables: the row stays locked until commit, so the
  * writers after it wait and then see its write, and a rollback gives the number back.
  */
 export async function claimPriceWriteEpoch(em: Em): Promise<bigint> {
@@ -208,39 +194,64 @@ export async function recordPriceChanges(em: Em, points: readonly PricePoint[]):
  * observation: at kickoff these make the closing line (src/domain/closing-line.ts). A line that
  * moved replaces the old one, so that reference gives a pick on the old line no close.
  */
-export async function recordReferenceMarkets(em: Em, rows: readonly ReferenceMarketRow[]): Promise<void> {
-  if (rows.length === 0) return;
+export async function recordReferenceMarkets(em: Em, rows: readonly ReferenceMarketRow[]): Promise<ReferenceMarketsRecorded> {
+  if (rows.length === 0) return { unconfirmed: [] };
+  const sent = JSON.stringify(
+    rows.map((row) => ({
+      event_id: row.eventId,
+      generation: row.generation,
+      market: row.market,
+      bookmaker: row.bookmaker,
+      line: row.line,
+      prices: row.prices,
+      updated_at: row.updatedAt.toISOString(),
+    })),
+  );
   // A row changes when the reference's prices or line changed, or its last_update moved on: the
   // close is dated by the reference's own last last_update before kickoff, so its age at kickoff
   // (and whether it is stale) is exact. An observation that repeats the kept one, time included,
   // writes nothing. (Throttling the time's refresh to once a minute overstated the age by up to
   // a minute and could call a fresh close stale.)
-  await executeBound(
+  const [counted] = await executeBound<{ written: string | number }>(
     em,
-    `insert into reference_markets as r (event_id, generation, market, bookmaker, line, prices, updated_at)
-     select v.event_id, v.generation, v.market, v.bookmaker, v.line, v.prices, v.updated_at
-       from jsonb_to_recordset($1::jsonb) as v (event_id text, generation integer, market text, bookmaker text, line numeric(6,2), prices jsonb, updated_at timestamptz)
-       join odds_events e on e.id = v.event_id and e.generation = v.generation
-      where v.updated_at < e.commence_time
-     on conflict (event_id, generation, market, bookmaker) do update
-        set line = excluded.line, prices = excluded.prices, updated_at = excluded.updated_at
-      where r.updated_at <= excluded.updated_at
-        and (r.line is distinct from excluded.line or r.prices is distinct from excluded.prices
-             or r.updated_at < excluded.updated_at)`,
-    [
-      JSON.stringify(
-        rows.map((row) => ({
-          event_id: row.eventId,
-          generation: row.generation,
-          market: row.market,
-          bookmaker: row.bookmaker,
-          line: row.line,
-          prices: row.prices,
-          updated_at: row.updatedAt.toISOString(),
-        })),
-      ),
-    ],
+    `with written as (
+       insert into reference_markets as r (event_id, generation, market, bookmaker, line, prices, updated_at)
+       select v.event_id, v.generation, v.market, v.bookmaker, v.line, v.prices, v.updated_at
+         from jsonb_to_recordset($1::jsonb) as v (${SENT_REFERENCE_COLUMNS})
+         join odds_events e on e.id = v.event_id and e.generation = v.generation
+        where v.updated_at < e.commence_time
+       on conflict (event_id, generation, market, bookmaker) do update
+          set line = excluded.line, prices = excluded.prices, updated_at = excluded.updated_at
+        where r.updated_at <= excluded.updated_at
+          and (r.line is distinct from excluded.line or r.prices is distinct from excluded.prices
+               or r.updated_at < excluded.updated_at)
+       returning 1
+     ) select count(*) as written from written`,
+    [sent],
   );
+  // Every row written: the table holds each as sent (the usual poll, its memory sending only what
+  // moved). Otherwise some were left as they were (identical already, or refused: a newer
+  // observation kept, kickoff passed, another generation), and the table itself says which it
+  // does not hold as sent, for the engine's memory to forget.
+  if (numberOf(counted?.written ?? 0) === rows.length) return { unconfirmed: [] };
+  const notHeld = await executeBound<{ event_id: string; generation: string | number; market: string; bookmaker: string }>(
+    em,
+    `select v.event_id, v.generation, v.market, v.bookmaker
+       from jsonb_to_recordset($1::jsonb) as v (${SENT_REFERENCE_COLUMNS})
+      where not exists (select 1 from reference_markets r
+                         where r.event_id = v.event_id and r.generation = v.generation and r.market = v.market and r.bookmaker = v.bookmaker
+                           and r.line is not distinct from v.line and r.prices = v.prices and r.updated_at = v.updated_at)`,
+    [sent],
+  );
+  return { unconfirmed: notHeld.map((row) => ({ eventId: row.event_id, generation: numberOf(row.generation), market: row.market, bookmaker: row.bookmaker })) };
+}
+
+/** The columns of recordReferenceMarkets' parameter, as the statements read it. */
+const SENT_REFERENCE_COLUMNS = 'event_id text, generation integer, market text, bookmaker text, line numeric(6,2), prices jsonb, updated_at timestamptz';
+
+/** What recordReferenceMarkets did not store as sent (the engine's memory forgets these). */
+export interface ReferenceMarketsRecorded {
+  unconfirmed: { eventId: string; generation: number; market: string; bookmaker: string }[];
 }
 
 /** A final accepted for one generation of an event, with the score record it came from. */
@@ -341,9 +352,10 @@ export async function deleteOldOdds(em: Em, cutoff: Date, batch: number): Promis
      ), gone as (
        delete from odds_events where id in (select id from old) returning 1
      ), epoch as (
-       -- Deleting odds_latest rows is a write of it: a writer remembering prices forgets them.
+       -- Deleting odds_latest or reference_markets rows is a write of them: a writer remembering
+       -- prices and references forgets them.
        -- (A data-modifying CTE runs whether or not the query reads it.)
-       update odds_latest_epoch set epoch = epoch + 1 where exists (select 1 from latest) returning 1
+       update odds_latest_epoch set epoch = epoch + 1 where exists (select 1 from latest) or exists (select 1 from closes) returning 1
      ) select (select count(*) from gone) + (select count(*) from latest) + (select count(*) from closes) as n`,
     [cutoff.toISOString(), batch],
   );

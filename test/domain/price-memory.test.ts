@@ -3,7 +3,7 @@
  * what a committed write confirms, and when the memory may be used at all.
  */
 import { describe, expect, it } from 'vitest';
-import { PRICE_MEMORY_IDLE_MS, PRICE_MEMORY_REFRESH_MS, PriceMemory } from '../../src/domain/price-memory.js';
+import { PRICE_MEMORY_IDLE_MS, PRICE_MEMORY_REFRESH_MS, PriceMemory, ReferenceMemory, type ReferenceMarketRow } from '../../src/domain/price-memory.js';
 
 const AT = new Date('2026-11-24T12:00:00Z');
 const price = (eventId: string, outcome: string, value: number, at = AT) => ({ eventId, bookmaker: 'tipico', market: 'h2h', outcome, price: value, at });
@@ -68,5 +68,45 @@ describe('PriceMemory', () => {
     expect(memory.toSend([price('e1', 'Arsenal', 1.9)]).send).toHaveLength(0);
     expect(memory.toSend([price('e2', 'Arsenal', 2.5)]).send).toHaveLength(1);
     expect(memory.size()).toBe(1);
+  });
+});
+
+describe('ReferenceMemory', () => {
+  const market = (change: Partial<ReferenceMarketRow> = {}): ReferenceMarketRow => ({
+    eventId: 'e1',
+    generation: 0,
+    bookmaker: 'pinnacle',
+    market: 'totals',
+    line: 2.5,
+    prices: [
+      { name: 'Over', price: 1.95, point: 2.5 },
+      { name: 'Under', price: 1.91, point: 2.5 },
+    ],
+    updatedAt: AT,
+    ...change,
+  });
+
+  it('sends a reference market again when anything the upsert compares moved: prices, their order, line or last_update', () => {
+    const memory = new ReferenceMemory();
+    memory.confirm([market()], NONE, 1n, 0, ['e1']);
+    expect(memory.toSend([market()]).send).toHaveLength(0);
+    const [over, under] = market().prices;
+    const changes: Partial<ReferenceMarketRow>[] = [
+      { prices: [{ ...over!, price: 1.96 }, under!] },
+      { prices: [under!, over!] },
+      { line: 2.75 },
+      { updatedAt: new Date(AT.getTime() + 1) },
+      // Another generation or another book is another row.
+      { generation: 1 },
+      { bookmaker: 'betfair_ex_eu' },
+    ];
+    for (const change of changes) expect(memory.toSend([market(change)]).send).toEqual([market(change)]);
+  });
+
+  it('forgets a market the table did not store as sent', () => {
+    const memory = new ReferenceMemory();
+    memory.confirm([market()], new Set([ReferenceMemory.keyOf(market())]), 1n, 0, ['e1']);
+    expect(memory.toSend([market()]).send).toHaveLength(1);
+    expect(memory.size()).toBe(0);
   });
 });

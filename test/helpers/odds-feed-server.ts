@@ -134,6 +134,25 @@ export function v4OddsEvent(fields: {
   };
 }
 
+/** A v4 /odds event as an ingestOdds input (camelCase, the markets' own last_update kept). */
+export function ingestInputOf(v4Event: Record<string, unknown>) {
+  const event = v4Event as Record<string, any>;
+  return {
+    id: event.id,
+    sportKey: event.sport_key,
+    sportTitle: event.sport_title,
+    commenceTime: event.commence_time,
+    homeTeam: event.home_team,
+    awayTeam: event.away_team,
+    bookmakers: event.bookmakers.map((b: Record<string, any>) => ({
+      key: b.key,
+      title: b.title,
+      lastUpdate: b.last_update,
+      markets: b.markets.map((m: Record<string, any>) => ({ key: m.key, lastUpdate: m.last_update, outcomes: m.outcomes })),
+    })),
+  };
+}
+
 /**
  * A v4 /scores event; `scores` null before the start, in home, away order. `lastUpdate` defaults
  * to two hours after kickoff (a finished soccer match); null sends null.

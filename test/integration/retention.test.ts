@@ -155,5 +155,14 @@ describe('log retention', () => {
     expect((await new RetentionJob(t.runtime.orm, clock, { oddsHistoryDays: 14 }).prune()).odds).toBe(0);
     // A run that deleted no last price leaves the epoch alone: a writer's memory stays good.
     expect(await epoch()).toBe(epochBefore + 1);
+    // A reference's kept market is remembered under the same epoch: deleting one takes it too,
+    // even for an event with no last price left.
+    await event('old-closes', daysAgo(20));
+    await em.execute(
+      `insert into reference_markets (event_id, generation, market, bookmaker, line, prices, updated_at) values ('old-closes', 0, 'h2h', 'pinnacle', null, '[]', ?)`,
+      [daysAgo(21)],
+    );
+    expect((await new RetentionJob(t.runtime.orm, clock, { oddsHistoryDays: 14 }).prune()).odds).toBe(2);
+    expect(await epoch()).toBe(epochBefore + 2);
   });
 });

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimPriceWriteEpoch, recordPriceChanges } from '../../src/persistence/odds-repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { powerPrices, startOddsFeedServer, v4Bookmaker, v4OddsEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
+import { ingestInputOf, powerPrices, startOddsFeedServer, v4Bookmaker, v4OddsEvent, type OddsFeedServer } from '../helpers/odds-feed-server.js';
 
 const PICKS = `query { picks(first: 50) { nodes { id homeTeam selection } } }`;
 const INGEST = `mutation($events: [OddsEventInput!]!) { ingestOdds(events: $events) { events picksCreated skipped { eventId reason } } }`;
@@ -31,21 +31,7 @@ function valueEvent(id: string, at = new Date()) {
 
 /** The same event as an ingestOdds input (camelCase). */
 function valueInput(id: string) {
-  const event = valueEvent(id) as Record<string, any>;
-  return {
-    id: event.id,
-    sportKey: event.sport_key,
-    sportTitle: event.sport_title,
-    commenceTime: event.commence_time,
-    homeTeam: event.home_team,
-    awayTeam: event.away_team,
-    bookmakers: event.bookmakers.map((b: Record<string, any>) => ({
-      key: b.key,
-      title: b.title,
-      lastUpdate: b.last_update,
-      markets: b.markets.map((m: Record<string, any>) => ({ key: m.key, lastUpdate: m.last_update, outcomes: m.outcomes })),
-    })),
-  };
+  return ingestInputOf(valueEvent(id));
 }
 
 async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000): Promise<void> {

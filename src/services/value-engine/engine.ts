@@ -47,7 +47,7 @@ import {
   type RejectedOutcome,
   type ValueCandidate,
 } from '../../domain/value-detection.js';
-import { PriceMemory } from '../../domain/price-memory.js';
+import { PriceMemory, ReferenceMemory } from '../../domain/price-memory.js';
 import {
   claimPriceWriteEpoch,
   listOddsHistory,
@@ -158,6 +158,8 @@ export class ValueEngine {
   private readonly candidateRuns = new Map<string, { kickoffMs: number; runs: Map<string, number> }>();
   /** The prices this instance last confirmed in odds_latest: a poll sends only those that moved. */
   private readonly priceMemory = new PriceMemory();
+  /** The reference markets this instance last confirmed in reference_markets: sent only when they moved. */
+  private readonly referenceMemory = new ReferenceMemory();
   /** One poll's store at a time on this instance, so the write epochs it takes follow each other. */
   private readonly inStoreTurn = oneAtATime();
 
@@ -255,16 +257,18 @@ export class ValueEngine {
   }
 
   /**
-   * The poll's bulk writes in one transaction: events, the prices that moved (the memory's, when
-   * the write epoch shows nobody else wrote since; every price otherwise), the references'
-   * markets, kickoffs and closing lines. The memory takes the outcome only once committed.
+   * The poll's bulk writes in one transaction: events, the prices and the references' markets
+   * that moved (the memories', when the write epoch shows nobody else wrote since; all of them
+   * otherwise), kickoffs and closing lines. The memories take the outcome only once committed.
    */
   private async storePoll(events: readonly PlacedEvent[], points: readonly PricePoint[], referenceRows: readonly ReferenceMarketRow[], now: Date) {
     const memory = this.priceMemory;
-    const { moved, closed, prices } = await this.orm.em.fork().transactional(async (em) => {
+    const referenceMemory = this.referenceMemory;
+    const { moved, closed, prices, references } = await this.orm.em.fork().transactional(async (em) => {
       // First: from here to commit, another writer of odds_latest waits for this one.
       const epoch = await claimPriceWriteEpoch(em);
       if (!memory.follows(epoch, now.getTime())) memory.forget();
+      if (!referenceMemory.follows(epoch, now.getTime())) referenceMemory.forget();
       await upsertOddsEvents(
         em,
         events.map((event) => ({
@@ -281,17 +285,24 @@ export class ValueEngine {
       const { send, repeated } = memory.toSend(points);
       const recorded = await recordPriceChanges(em, send);
       const prices = { epoch, sent: send, unconfirmed: new Set([...repeated, ...recorded.unconfirmed.map((price) => PriceMemory.keyOf(price))]) };
-      await recordReferenceMarkets(em, referenceRows);
+      const referencesToSend = referenceMemory.toSend(referenceRows);
+      const referencesRecorded = await recordReferenceMarkets(em, referencesToSend.send);
+      const references = {
+        sent: referencesToSend.send,
+        unconfirmed: new Set([...referencesToSend.repeated, ...referencesRecorded.unconfirmed.map((row) => ReferenceMemory.keyOf(row))]),
+      };
       const moved = await moveKickoffs(em, events.map((event) => ({ eventId: event.id, generation: event.generation, commenceTime: event.commenceTime })), now);
       // A pick that was ever visible has its new kickoff in the public ledger.
       const ledgered = (await findPicksForUpdate(em, moved)).filter((pick) => pick.publishedAt != null);
       await recordLedgerEntries(em, 'pick.rescheduled', ledgered, now);
       const closed = await this.recordClosingLines(em, now);
-      return { moved, closed, prices };
+      return { moved, closed, prices, references };
     });
-    // Committed: the memory now holds what odds_latest holds. (A write that failed left the table
-    // and the epoch as they were, and the memory unconfirmed: it may serve the next write.)
-    memory.confirm(prices.sent, prices.unconfirmed, prices.epoch, now.getTime(), events.map((event) => event.id));
+    // Committed: the memories now hold what the tables hold. (A write that failed left the tables
+    // and the epoch as they were, and the memories unconfirmed: they may serve the next write.)
+    const mentioned = events.map((event) => event.id);
+    memory.confirm(prices.sent, prices.unconfirmed, prices.epoch, now.getTime(), mentioned);
+    referenceMemory.confirm(references.sent, references.unconfirmed, prices.epoch, now.getTime(), mentioned);
     return { moved, closed };
   }
 
