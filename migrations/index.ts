@@ -22,6 +22,7 @@ import { Migration20261207000000PickAvailability } from './Migration202612070000
 import { Migration20261208000000FeedCredits } from './Migration20261208000000_feed_credits.js';
 import { Migration20261209000000LedgerTree } from './Migration20261209000000_ledger_tree.js';
 import { Migration20261210000000PriceWriteEpoch } from './Migration20261210000000_price_write_epoch.js';
+import { Migration20261211000000PickAvailabilityRoom } from './Migration20261211000000_pick_availability_room.js';
 
 /** Every migration in order. Listed explicitly so the same code runs from src (tests) and dist (start). */
 export const MIGRATIONS: MigrationObject[] = [
@@ -48,4 +49,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261208000000_feed_credits', class: Migration20261208000000FeedCredits },
   { name: 'Migration20261209000000_ledger_tree', class: Migration20261209000000LedgerTree },
   { name: 'Migration20261210000000_price_write_epoch', class: Migration20261210000000PriceWriteEpoch },
+  { name: 'Migration20261211000000_pick_availability_room', class: Migration20261211000000PickAvailabilityRoom },
 ];
