@@ -24,11 +24,16 @@
  *     the picks of the first poll. That book's other outcomes of the market are shortened so
  *     its market keeps a 3-5 % margin (a book with a negative margin is left out by the
  *     engine), and the market is frozen from then on.
- * Every bookmaker's and market's `last_update` is the time of the feed's last change
- * (generate / step / inject), so references are always fresh.
+ * A market's `last_update` is the time one of its prices last moved (generate / step /
+ * inject), a bookmaker's the latest of its markets': a market nothing moved in keeps its time,
+ * as a feed reports a book's market that did not change. With `touchAll` (BENCH_ENGINE_FEED_TIMES=all)
+ * every market's and bookmaker's `last_update` is the time of the feed's last change instead,
+ * as if every book reconfirmed every market at every change. The bench's polls all come within
+ * minutes of `generate`, inside REFERENCE_MAX_AGE_SECONDS (300 s), so references stay fresh
+ * either way.
  *
  * IPC commands:
- *   generate { seed, events, bookmakers, references, markets, valueShare }  a new set of
+ *   generate { seed, events, bookmakers, references, markets, valueShare, touchAll }  a new set of
  *            matches (new ids: all new)
  *   step     { share }   moves that share of all prices (distinct cells) by one to three ticks
  *   inject   {}          one new edge (5-10 % post-tax) on an outcome that never had one
@@ -102,6 +107,8 @@ let layout = [];
 let width = 0;
 let matches = [];
 let changedAt = new Date();
+/** BENCH_ENGINE_FEED_TIMES=all: every market's last_update moves at every change. */
+let touchAll = false;
 /** `${match}:${market}:${outcome}` of every outcome that has (had) an edge: an injected edge always makes a new pick. */
 let valued = new Set();
 let cells = 0;
@@ -168,11 +175,13 @@ function priceAnEdge(m, mi, o, edge) {
   if (scale > 1) for (let j = 0; j < size; j += 1) if (j !== o) m.prices[at + j] = Math.max(1.01, floor2(m.prices[at + j] / scale));
   for (let j = 0; j < size; j += 1) m.base[at + j] = m.prices[at + j];
   m.frozen[book * layout.length + mi] = 1;
+  m.updatedMs[book * layout.length + mi] = Date.now();
   return { book, price, fair };
 }
 
-function generate({ seed, events, bookmakers, references = 1, markets = ['h2h'], valueShare }) {
+function generate({ seed, events, bookmakers, references = 1, markets = ['h2h'], valueShare, touchAll: everyMarket = false }) {
   random = rng(seed);
+  touchAll = everyMarket;
   refCount = references;
   books = booksFor(bookmakers, references);
   if (books.length <= refCount) throw new Error('the feed needs at least one soft book besides the references');
@@ -225,6 +234,8 @@ function generate({ seed, events, bookmakers, references = 1, markets = ['h2h'],
       base: Float64Array.from(prices),
       // Per (book, market): 1 once the book's market holds an edge (it no longer moves).
       frozen: new Uint8Array(books.length * layout.length),
+      // Per (book, market): when one of its prices last moved (its last_update).
+      updatedMs: new Float64Array(books.length * layout.length).fill(changedAt.getTime()),
     });
   }
   cells = events * books.length * width;
@@ -252,6 +263,7 @@ function generate({ seed, events, bookmakers, references = 1, markets = ['h2h'],
  * vanishes by drift, and the references never disagree.
  */
 function step({ share }) {
+  const nowMs = Date.now();
   const count = Math.round(share * cells);
   const picked = new Set();
   let moved = 0;
@@ -279,8 +291,9 @@ function step({ share }) {
       continue;
     }
     moved += 1;
+    m.updatedMs[b * layout.length + mi] = nowMs;
   }
-  changedAt = new Date();
+  changedAt = new Date(nowMs);
   body = null;
   return { moved, share: moved / cells };
 }
@@ -303,8 +316,13 @@ function inject() {
   throw new Error('no outcome left for a new edge');
 }
 
+/** When book b's market mi of match m last changed, as the feed reports it. */
+function marketTime(m, b, mi) {
+  return touchAll ? changedAt.getTime() : m.updatedMs[b * layout.length + mi];
+}
+
 /** One book's v4 market `mi` of match m. */
-function marketJson(m, b, mi, at) {
+function marketJson(m, b, mi) {
   const { key, offset, size } = layout[mi];
   const outcomes = [];
   for (let o = 0; o < size; o += 1) {
@@ -312,14 +330,13 @@ function marketJson(m, b, mi, at) {
     const price = m.prices[b * width + offset + o];
     outcomes.push(line === null ? { name: selection, price } : { name: selection, price, point: line });
   }
-  return { key, last_update: at, outcomes };
+  return { key, last_update: new Date(marketTime(m, b, mi)).toISOString(), outcomes };
 }
 
 /** The v4 body, rendered once per change (a real feed serves a prepared answer too). */
 let body = null;
 function render() {
   if (body) return body;
-  const at = changedAt.toISOString();
   body = Buffer.from(
     JSON.stringify(
       matches.map((m) => ({
@@ -332,8 +349,8 @@ function render() {
         bookmakers: books.map(([key, title], b) => ({
           key,
           title,
-          last_update: at,
-          markets: layout.map((_, mi) => marketJson(m, b, mi, at)),
+          last_update: new Date(Math.max(...layout.map((_, mi) => marketTime(m, b, mi)))).toISOString(),
+          markets: layout.map((_, mi) => marketJson(m, b, mi)),
         })),
       })),
     ),

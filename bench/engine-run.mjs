@@ -44,6 +44,10 @@
  * engine's ODDS_FEED_MARKETS), BENCH_ENGINE_VALUE_PERMILLE (30: outcomes with an edge in a new
  * feed, per 1000),
  * BENCH_ENGINE_CHANGE_PERMILLE (50: prices moved before each steady poll, per 1000),
+ * BENCH_ENGINE_FEED_TIMES (moved: a market's last_update moves when one of its prices moved;
+ * all: every market's at every change of the feed, as runs before 29 November 2026 served it),
+ * BENCH_ENGINE_PROFILE=1 (a CPU profile of the server over the steady polls, written to
+ * BENCH_ENGINE_PROFILE_DIR or the temp directory and summarised in the log),
  * BENCH_ENGINE_FIRST_POLLS (3), BENCH_ENGINE_STEADY_POLLS (10), BENCH_ENGINE_EDGES (60),
  * BENCH_ENGINE_DELIVERY_TIMEOUT_S (15), BENCH_ENGINE_QUIET_WAIT_S (60: before each mode, wait up
  * to this long for processes outside the bench to use < 0.3 cores; recorded either way).
@@ -53,7 +57,8 @@
  * BENCH_ENGINE_REPORT_ONLY=1 re-renders the block from the results file.
  */
 import http from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { BENCH_DIR, HOST, ROOT, reportOnly, selectModes, cpuStallWindow, exitCleanup, intEnv, keepPreviousModes, loadAverage, log, machine, modeClock, modeEnv, othersCpuMeter, othersCpuNow, servicesUrls, sleep, startChild, stopChild, wallNow, withTimeout, writeDocBlock } from './common.mjs';
 import { r1, r2, summarise } from './lib/stats.mjs';
@@ -71,6 +76,12 @@ const REFERENCES = ['pinnacle', 'betfair_ex_eu:0.5'];
 /** Outcomes of each market the feed can serve. */
 const MARKET_SIZES = { h2h: 3, spreads: 2, totals: 2 };
 
+function feedTimesEnv() {
+  const raw = process.env.BENCH_ENGINE_FEED_TIMES?.trim() || 'moved';
+  if (raw !== 'moved' && raw !== 'all') throw new Error(`BENCH_ENGINE_FEED_TIMES must be moved or all, got "${raw}"`);
+  return raw;
+}
+
 function marketsEnv() {
   const raw = process.env.BENCH_ENGINE_MARKETS?.trim() || 'h2h,spreads,totals';
   const keys = [...new Set(raw.split(',').map((k) => k.trim()).filter(Boolean))];
@@ -85,6 +96,7 @@ const settings = {
   markets: marketsEnv(),
   valueShare: intEnv('BENCH_ENGINE_VALUE_PERMILLE', 30, 0, 300) / 1000,
   changeShare: intEnv('BENCH_ENGINE_CHANGE_PERMILLE', 50, 0, 1000) / 1000,
+  feedTimes: feedTimesEnv(),
   firstPolls: intEnv('BENCH_ENGINE_FIRST_POLLS', 3, 1, 20),
   steadyPolls: intEnv('BENCH_ENGINE_STEADY_POLLS', 10, 0, 200),
   edges: intEnv('BENCH_ENGINE_EDGES', 60, 0, 1_000),
@@ -92,6 +104,7 @@ const settings = {
   // Before each mode, wait up to this long for processes outside the bench to use < quietCores.
   quietWaitS: intEnv('BENCH_ENGINE_QUIET_WAIT_S', 60, 0, 600),
   quietCores: 0.3,
+  profile: process.env.BENCH_ENGINE_PROFILE === '1',
 };
 if (settings.bookmakers <= settings.references) throw new Error('BENCH_ENGINE_BOOKMAKERS must leave at least one soft book besides the BENCH_ENGINE_REFERENCES references');
 settings.referenceBookmakers = REFERENCES.slice(0, settings.references).join(',');
@@ -239,14 +252,23 @@ async function runMode(mode, env) {
         references: settings.references,
         markets: settings.markets,
         valueShare: settings.valueShare,
+        touchAll: settings.feedTimes === 'all',
       });
       const r = await poll('first', { valueOutcomes: generated.valueOutcomes });
       phase(`first poll ${i + 1} (${generated.prices} prices, ${generated.valueOutcomes} edges, ${r1(r.responseBytes / 1024)} KiB): ${describe(r)}`);
     }
+    if (settings.profile) await server.call('profileStart', {});
     for (let i = 0; i < settings.steadyPolls; i += 1) {
       const moved = await feed.call('step', { share: settings.changeShare });
       const r = await poll('steady', { pricesMoved: moved.moved });
       phase(`steady poll ${i + 1} (${moved.moved} prices moved): ${describe(r)}`);
+    }
+    if (settings.profile) {
+      // Outside the repository: profiles are large and per machine.
+      const file = path.join(process.env.BENCH_ENGINE_PROFILE_DIR || os.tmpdir(), `engine-profile-${mode}-${Date.now()}.cpuprofile`);
+      await server.call('profileStop', { file });
+      const { summariseProfile } = await import('./profile.mjs');
+      phase(`steady polls' CPU profile: ${file}\n${JSON.stringify(summariseProfile(JSON.parse(readFileSync(file, 'utf8')), 25), null, 1)}`);
     }
     // 2. Edge latency: one new edge per poll, prices moving as before.
     for (let i = 0; i < settings.edges; i += 1) {
@@ -406,7 +428,7 @@ function markdown(results) {
   const st = results.settings;
   const lines = [BEGIN, ''];
   lines.push(
-    `Last run: ${results.finishedAt} on ${results.machine.cpus}, Node ${results.machine.node}. Feed: ${feedShape(st)} = ${fmt(st.prices)} prices a poll (one soccer_epl request); references ${st.referenceBookmakers ?? 'pinnacle'} (REFERENCE_BOOKMAKERS: each devigged on its own, a weighted consensus, never an offer), ${st.bookmakers - (st.references ?? 1)} soft books; ${r1(st.valueShare * 100)} % of outcomes with an edge over the consensus in a new feed; ${r1(st.changeShare * 100)} % of prices moved before each steady poll; ${st.firstPolls} first polls, ${st.steadyPolls} steady polls, ${st.edges} polls with one new edge each. Poll time = feed request start -> pollNow() resolved (every write committed). Edge latency = arrival of the new pick's SSE frame / webhook request - the feed finished sending the poll's response.`,
+    `Last run: ${results.finishedAt} on ${results.machine.cpus}, Node ${results.machine.node}. Feed: ${feedShape(st)} = ${fmt(st.prices)} prices a poll (one soccer_epl request); references ${st.referenceBookmakers ?? 'pinnacle'} (REFERENCE_BOOKMAKERS: each devigged on its own, a weighted consensus, never an offer), ${st.bookmakers - (st.references ?? 1)} soft books; ${r1(st.valueShare * 100)} % of outcomes with an edge over the consensus in a new feed; ${r1(st.changeShare * 100)} % of prices moved before each steady poll, ${(st.feedTimes ?? 'all') === 'all' ? "every market's last_update moved with every change" : "a market's last_update moved only when one of its prices did"}; ${st.firstPolls} first polls, ${st.steadyPolls} steady polls, ${st.edges} polls with one new edge each. Poll time = feed request start -> pollNow() resolved (every write committed). Edge latency = arrival of the new pick's SSE frame / webhook request - the feed finished sending the poll's response.`,
   );
   lines.push('');
   lines.push('| Mode | First poll ms (each) | Steady poll p50 / p99 / max ms | Steady parts p50 ms: fetch / validate / lookup / store / compute / picks | Poll < 1 s | Edge -> SSE p50 / p99 / max ms | Edge -> webhook p50 / p99 / max ms | Missing | Edge p99 < 1 s | Other processes (cores) |');

@@ -53,7 +53,7 @@ import { referenceConsensus } from '../dist/src/domain/reference-consensus.js';
 import { detectValue, referenceObservations } from '../dist/src/domain/value-detection.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow } from './common.mjs';
-import { BENCH_TIER_LIMITS, dropLimiterCounters, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
+import { BENCH_TIER_LIMITS, dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
 if (!process.send) {
   process.stderr.write('bench/engine-server.mjs is started by bench/engine-run.mjs (npm run bench:engine), not directly.\n');
@@ -237,6 +237,7 @@ async function main() {
   const spanMs = (spans) => spans.reduce((sum, [a, b]) => sum + (b - a), 0);
 
   serveCommands({
+    ...profileCommands(200),
     async poll() {
       const historyBefore = await count('odds_history');
       const pickIds = async () => new Set((await em().execute('select id from picks')).map((row) => String(row.id)));
