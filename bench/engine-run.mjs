@@ -275,9 +275,11 @@ async function runMode(mode, env) {
       const moved = await feed.call('step', { share: settings.changeShare });
       const edge = await feed.call('inject');
       const r = await poll('edge', { pricesMoved: moved.moved, edge });
-      const id = await server.call('pickFor', { eventId: edge.eventId, market: edge.market, selection: edge.selection });
-      r.edgePickId = id;
-      if (!id) phase(`edge ${i + 1}: no pick for ${edge.market} ${edge.selection}${edge.line === null ? '' : ` ${edge.line}`} of ${edge.eventId} (${edge.bookmaker} ${edge.price} over fair ${r2(edge.fair)})`);
+      const found = await server.call('pickFor', { eventId: edge.eventId, market: edge.market, selection: edge.selection });
+      r.edgePickId = found?.id ?? null;
+      r.edgePickStatus = found?.status ?? null;
+      if (found && found.status !== 'published') phase(`edge ${i + 1}: the pick for ${edge.market} ${edge.selection} of ${edge.eventId} was held (${found.status}): no frame or webhook is expected`);
+      if (!found) phase(`edge ${i + 1}: no pick for ${edge.market} ${edge.selection}${edge.line === null ? '' : ` ${edge.line}`} of ${edge.eventId} (${edge.bookmaker} ${edge.price} over fair ${r2(edge.fair)})`);
       if ((i + 1) % 10 === 0) phase(`edge ${i + 1}/${settings.edges}: poll ${r.fromRequestMs} ms, SSE ${r.sseMs.join('/')} ms, webhook ${r.webhookMs.join('/')} ms after the response`);
     }
     // 3. Storage, as the polls left it and compacted.
@@ -320,7 +322,10 @@ function summariseMode(result) {
   const edges = of('edge');
   const partsOf = (polls) => Object.fromEntries(Object.keys(polls[0]?.parts ?? {}).map((k) => [k, summarise(polls.map((p) => p.parts[k])).p50]));
   // The injected edge's pick only (other picks of an edge poll would be unexpected).
-  const edgeLatency = (field) => edges.map((p) => (p.edgePickId && p.pickIds.includes(p.edgePickId) ? p[field][p.pickIds.indexOf(p.edgePickId)] : null));
+  // A pick held for review is not published: no frame or webhook is due (results before the
+  // status was recorded count every edge pick as published).
+  const held = (p) => p.edgePickId && p.edgePickStatus != null && p.edgePickStatus !== 'published';
+  const edgeLatency = (field) => edges.filter((p) => !held(p)).map((p) => (p.edgePickId && p.pickIds.includes(p.edgePickId) ? p[field][p.pickIds.indexOf(p.edgePickId)] : null));
   const sse = edgeLatency('sseMs');
   const hook = edgeLatency('webhookMs');
   const missing = sse.filter((v) => v === null).length + hook.filter((v) => v === null).length;
@@ -339,6 +344,7 @@ function summariseMode(result) {
     pure: { parseMs: summarise(result.polls.map((p) => p.pure.parseMs)).p50, devigMs: summarise(result.polls.map((p) => p.pure.devigMs)).p50, detectMs: summarise(result.polls.map((p) => p.pure.detectMs)).p50 },
     edges: edges.length,
     edgesWithoutPick: edges.filter((p) => !p.edgePickId).length,
+    edgesHeld: edges.filter(held).length,
     extraPicksInEdgePolls: edges.reduce((n, p) => n + Math.max(0, p.picksCreated - 1), 0),
     sseMs: summarise(sse.filter((v) => v !== null)),
     webhookMs: summarise(hook.filter((v) => v !== null)),
@@ -445,7 +451,7 @@ function markdown(results) {
     const s = r.summary;
     const fp = s.firstPollParts;
     lines.push(
-      `- ${r.mode}: first poll parts p50 ms: fetch ${fp.fetchMs}, validate ${fp.validateMs}, lookup ${fp.lookupMs}, store ${fp.storeMs}, compute ${fp.computeMs}, picks ${fp.picksMs} (${s.firstPollPicks.join(' / ')} picks); the pure steps on the same ${s.responseKiB} KiB body: parse ${s.pure.parseMs}, devig ${s.pure.devigMs}, detect ${s.pure.detectMs} ms. The first polls' own picks (${s.firstPollPicks.join(' / ')} at once) reached SSE at p99 ${s.firstPollSseMs.p99} ms and the receiver at p99 ${s.firstPollWebhookMs.p99} ms after the response; an edge's SSE frame came p50 ${s.sseAfterPollMs.p50} ms after pollNow() resolved. The write transaction's statements, p50 ms, first / steady polls: ${Object.keys(s.steadyStatements ?? {}).map((n) => `${n} ${s.firstStatements?.[n] ?? '-'} / ${s.steadyStatements[n]}`).join(', ')}. References disagreeing on a selection (no pick, logged): ${Object.entries(r.serverProblems?.info ?? {}).filter(([m]) => /disagree/.test(m)).reduce((n, [, c]) => n + c, 0)}. CPU stall (PSI) ${r.cpuStall ?? 'n/a'}; load average at start ${r.loadAverageAtStart.join(' / ')}${r.serverProblems?.count ? `; server warnings: ${Object.entries(r.serverProblems.byMessage).map(([m, n]) => `${n} x ${m}`).join('; ')}` : ''}.`,
+      `- ${r.mode}: first poll parts p50 ms: fetch ${fp.fetchMs}, validate ${fp.validateMs}, lookup ${fp.lookupMs}, store ${fp.storeMs}, compute ${fp.computeMs}, picks ${fp.picksMs} (${s.firstPollPicks.join(' / ')} picks); the pure steps on the same ${s.responseKiB} KiB body: parse ${s.pure.parseMs}, devig ${s.pure.devigMs}, detect ${s.pure.detectMs} ms. The first polls' own picks (${s.firstPollPicks.join(' / ')} at once) reached SSE at p99 ${s.firstPollSseMs.p99} ms and the receiver at p99 ${s.firstPollWebhookMs.p99} ms after the response; an edge's SSE frame came p50 ${s.sseAfterPollMs.p50} ms after pollNow() resolved${s.edgesHeld ? `; ${s.edgesHeld} of the ${s.edges} edges' picks were held for review (not published: no frame or webhook due, not counted as missing)` : ''}. The write transaction's statements, p50 ms, first / steady polls: ${Object.keys(s.steadyStatements ?? {}).map((n) => `${n} ${s.firstStatements?.[n] ?? '-'} / ${s.steadyStatements[n]}`).join(', ')}. References disagreeing on a selection (no pick, logged): ${Object.entries(r.serverProblems?.info ?? {}).filter(([m]) => /disagree/.test(m)).reduce((n, [, c]) => n + c, 0)}. CPU stall (PSI) ${r.cpuStall ?? 'n/a'}; load average at start ${r.loadAverageAtStart.join(' / ')}${r.serverProblems?.count ? `; server warnings: ${Object.entries(r.serverProblems.byMessage).map(([m, n]) => `${n} x ${m}`).join('; ')}` : ''}.`,
     );
   }
   const storageModes = Object.values(results.modes).filter((r) => r.storageModel?.bytesPerRow?.asLeft);

@@ -36,7 +36,7 @@
  *               the ids of the picks it created
  *   afterPoll {}  after the poll's picks were delivered: the odds_history rows the poll wrote
  *               and the pure steps timed on its body
- *   pickFor { eventId, market, selection }  the id of the engine's pick for that outcome, or null
+ *   pickFor { eventId, market, selection }  the id and status of the engine's pick for that outcome, or null
  *   storage {}  rows and sizes of odds_history, odds_latest, odds_events, reference_markets
  *   stop    {}
  *
@@ -314,8 +314,8 @@ async function main() {
       };
     },
     async pickFor({ eventId, market, selection }) {
-      const rows = await em().execute('select id from picks where event_id = ? and market = ? and selection = ?', [eventId, market, selection]);
-      return rows[0] ? String(rows[0].id) : null;
+      const rows = await em().execute('select id, status from picks where event_id = ? and market = ? and selection = ?', [eventId, market, selection]);
+      return rows[0] ? { id: String(rows[0].id), status: String(rows[0].status) } : null;
     },
     async storage({ compact }) {
       // VACUUM FULL rewrites each table without its dead row versions: the compact size per live row.
