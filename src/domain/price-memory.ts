@@ -11,9 +11,9 @@
  * writers by commit. The memory is used only when the number a write gets follows the one of its
  * own last confirmed write, and is forgotten otherwise (another instance or a retention run wrote
  * in between), so that write sends every price. Both tables are written in the same transaction
- * after the epoch is taken, so one epoch serves both memories. A writer that does not take the epoch (an older
- * version during a rolling deploy, a hand-written statement) is caught by the refresh: every
- * PRICE_MEMORY_REFRESH_MS the memory starts over and a poll sends every price.
+ * after the epoch is taken, so one epoch serves both memories. A writer that does not take the
+ * epoch (an older version during a rolling deploy, a hand-written statement) is caught by the
+ * refresh: every PRICE_MEMORY_REFRESH_MS the memory starts over and a poll sends every price.
  */
 
 /** One bookmaker's price of one outcome, as a poll stores it. */
@@ -58,6 +58,11 @@ export function priceKeyWithinEvent(point: Pick<PricePoint, 'bookmaker' | 'marke
   return `${point.bookmaker}${SEPARATOR}${point.market}${SEPARATOR}${point.outcome}`;
 }
 
+/** A row's full key: its event and its key within the event (`repeated` and `unconfirmed` hold these). */
+function fullKey(eventId: string, withinEvent: string): string {
+  return `${eventId}${SEPARATOR}${withinEvent}`;
+}
+
 /** The key of a reference market within its event (reference_markets' primary key without the event). */
 export function referenceKeyWithinEvent(row: Pick<ReferenceMarketRow, 'generation' | 'market' | 'bookmaker'>): string {
   return `${row.generation}${SEPARATOR}${row.market}${SEPARATOR}${row.bookmaker}`;
@@ -76,7 +81,7 @@ export class RowMemory<T extends { eventId: string }> {
   private readonly events = new Map<string, { seenMs: number; rows: Map<string, number | string> }>();
   /** The write epoch of the last write this memory holds the outcome of; null: it holds nothing. */
   private epoch: bigint | null = null;
-  /** When the memory started from a write that sent every price. */
+  /** When the memory started from a write that sent every row. */
   private startedMs = 0;
 
   constructor(
@@ -114,12 +119,12 @@ export class RowMemory<T extends { eventId: string }> {
       const within = (withinKeys[index] = this.keyWithinEvent(point));
       let keys = seen.get(point.eventId);
       if (!keys) seen.set(point.eventId, (keys = new Set()));
-      if (keys.has(within)) repeated.add(`${point.eventId}${SEPARATOR}${within}`);
+      if (keys.has(within)) repeated.add(fullKey(point.eventId, within));
       else keys.add(within);
     });
     const send = points.filter((point, index) => {
       const within = withinKeys[index]!;
-      if (repeated.size > 0 && repeated.has(`${point.eventId}${SEPARATOR}${within}`)) return true;
+      if (repeated.size > 0 && repeated.has(fullKey(point.eventId, within))) return true;
       return this.events.get(point.eventId)?.rows.get(within) !== this.contentOf(point);
     });
     return { send, repeated };
@@ -141,16 +146,11 @@ export class RowMemory<T extends { eventId: string }> {
       const withinEvent = this.keyWithinEvent(point);
       let entry = this.events.get(point.eventId);
       if (!entry) this.events.set(point.eventId, (entry = { seenMs: nowMs, rows: new Map() }));
-      if (unconfirmed.size > 0 && unconfirmed.has(`${point.eventId}${SEPARATOR}${withinEvent}`)) entry.rows.delete(withinEvent);
+      if (unconfirmed.size > 0 && unconfirmed.has(fullKey(point.eventId, withinEvent))) entry.rows.delete(withinEvent);
       else entry.rows.set(withinEvent, this.contentOf(point));
     }
     for (const [eventId, entry] of this.events) if (nowMs - entry.seenMs > PRICE_MEMORY_IDLE_MS) this.events.delete(eventId);
     this.epoch = epoch;
-  }
-
-  /** The full key of a row, as `toSend` and `confirm` use it in `repeated` and `unconfirmed`. */
-  keyOf(row: T): string {
-    return `${row.eventId}${SEPARATOR}${this.keyWithinEvent(row)}`;
   }
 
   /** How many rows are remembered (metrics, tests). */
@@ -169,7 +169,7 @@ export class PriceMemory extends RowMemory<PricePoint> {
 
   /** The full key of a price, as `toSend` and `confirm` use it in `repeated` and `unconfirmed`. */
   static keyOf(point: Pick<PricePoint, 'eventId' | 'bookmaker' | 'market' | 'outcome'>): string {
-    return `${point.eventId}${SEPARATOR}${priceKeyWithinEvent(point)}`;
+    return fullKey(point.eventId, priceKeyWithinEvent(point));
   }
 }
 
@@ -184,6 +184,6 @@ export class ReferenceMemory extends RowMemory<ReferenceMarketRow> {
 
   /** The full key of a reference market, as `confirm` takes it in `unconfirmed`. */
   static keyOf(row: Pick<ReferenceMarketRow, 'eventId' | 'generation' | 'market' | 'bookmaker'>): string {
-    return `${row.eventId}${SEPARATOR}${referenceKeyWithinEvent(row)}`;
+    return fullKey(row.eventId, referenceKeyWithinEvent(row));
   }
 }

@@ -114,8 +114,9 @@ const NEW_FIXTURE = '(odds_events.completed and odds_events.commence_time <> exc
 
 /**
  * The next write epoch of odds_latest and reference_markets (src/domain/price-memory.ts), taken
- * in the writer's transaction before it reads or writes the tables: the row stays locked until commit, so the
- * writers after it wait and then see its write, and a rollback gives the number back.
+ * in the writer's transaction before it reads or writes the tables: the row stays locked until
+ * commit, so the writers after it wait and then see its write, and a rollback gives the number
+ * back.
  */
 export async function claimPriceWriteEpoch(em: Em): Promise<bigint> {
   const rows = await executeBound<{ epoch: string | number }>(em, `update odds_latest_epoch set epoch = epoch + 1 returning epoch::text as epoch`, []);
