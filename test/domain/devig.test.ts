@@ -9,10 +9,13 @@ import {
   MAX_BOOKSUM,
   MIN_BOOKSUM,
   SOLVER_MAX_ITERATIONS,
+  SolvedMarkets,
   devig,
   devigAll,
   isDevigMethod,
   overround,
+  solvedMarkets,
+  withFreshSolutions,
 } from '../../src/domain/devig.js';
 
 function expectRefusal(fn: () => unknown, reason: DevigRefusalReason): void {
@@ -322,5 +325,65 @@ describe('properties', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('remembered solutions', () => {
+  const solvedMethods = ['power', 'shin', 'odds_ratio'] as const;
+
+  it('a market solved once is answered again by method and prices, each answer its own arrays', () => {
+    // Long-shot prices: the three solved methods give three different answers here.
+    const prices = [1.25, 5.5, 12];
+    const first = structuredClone(solvedMethods.map((method) => devig(prices, method)));
+    for (let i = 0; i < first.length; i++) {
+      for (let j = i + 1; j < first.length; j++) expect(first[i]!.probabilities).not.toEqual(first[j]!.probabilities);
+    }
+    const solvedBefore = solvedMarkets.solved;
+    const again = solvedMethods.map((method) => devig(prices, method));
+    expect(solvedMarkets.solved).toBe(solvedBefore);
+    expect(again).toEqual(first);
+    // A caller changing its answer changes nobody else's.
+    again[0]!.probabilities[0] = 0.5;
+    again[0]!.fairPrices[0] = 2;
+    expect(devig(prices, 'power')).toEqual(first[0]);
+    // A price a hair away is another market.
+    const moved = devig([1.25, 5.5, 12.000000000000002], 'power');
+    expect(solvedMarkets.solved).toBe(solvedBefore + 1);
+    expect(moved.probabilities).not.toEqual(first[0]!.probabilities);
+  });
+
+  it('keeps two generations of `capacity` markets', () => {
+    const memory = new SolvedMarkets(2);
+    const computed: string[] = [];
+    const ask = (price: number) =>
+      memory.solve('power', [price, 2], () => {
+        computed.push(String(price));
+        return devig([price, 2], 'multiplicative');
+      });
+    ask(1.5);
+    ask(1.6);
+    ask(1.7); // the current generation was full: 1.5 and 1.6 are now the previous one
+    ask(1.5); // found in the previous generation, moved back
+    ask(1.8); // full again: 1.7 and 1.5 are the previous generation, 1.6 is gone
+    ask(1.5);
+    ask(1.6);
+    expect(computed).toEqual(['1.5', '1.6', '1.7', '1.8', '1.6']);
+    expect(memory.solved).toBe(5);
+  });
+
+  it('withFreshSolutions solves from scratch and keeps the remembered solutions', () => {
+    const prices = [1.9, 3.7, 4.4];
+    devig(prices, 'power');
+    const kept = solvedMarkets;
+    const solvedBefore = kept.solved;
+    const fresh = withFreshSolutions(() => {
+      expect(solvedMarkets).not.toBe(kept);
+      devig(prices, 'power');
+      return solvedMarkets.solved;
+    });
+    expect(fresh).toBe(1);
+    expect(solvedMarkets).toBe(kept);
+    devig(prices, 'power');
+    expect(kept.solved).toBe(solvedBefore);
   });
 });
