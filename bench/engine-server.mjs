@@ -28,7 +28,8 @@
  *             the weighted consensus, the offers)
  * and, for a cross-check, the pure steps timed again on the same body after the poll: parse
  * (parseOddsEvents), devig (each market's reference consensus: referenceObservations +
- * referenceConsensus), detect (detectValue, which devigs again).
+ * referenceConsensus), detect (detectValue, which devigs again); devig and detect each start with
+ * no remembered devig solutions, as a first poll does (the engine's steady polls reuse them).
  *
  * IPC commands:
  *   poll    {}  one odds poll; its wall time (from pollNow() and from the feed request's
@@ -48,12 +49,16 @@
 import { randomBytes } from 'node:crypto';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
+import * as devigModule from '../dist/src/domain/devig.js';
 import { parseOddsEvents } from '../dist/src/domain/odds-feed.js';
 import { referenceConsensus } from '../dist/src/domain/reference-consensus.js';
 import { detectValue, referenceObservations } from '../dist/src/domain/value-detection.js';
 import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow } from './common.mjs';
 import { BENCH_TIER_LIMITS, dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
+
+/** The pure steps devig from scratch, as a poll with nothing remembered does (source before the engine remembered solutions: always). */
+const withFreshSolutions = devigModule.withFreshSolutions ?? ((work) => work());
 
 if (!process.send) {
   process.stderr.write('bench/engine-server.mjs is started by bench/engine-run.mjs (npm run bench:engine), not directly.\n');
@@ -296,17 +301,21 @@ async function main() {
       const now = new Date();
       const { detection } = config.valueEngine;
       const weightOf = new Map(detection.references.map((reference) => [reference.key, reference.weight]));
-      for (const event of parsed.events) {
-        // Each market (key and line) priced by the references' consensus, as detection does.
-        const markets = new Map();
-        for (const observed of referenceObservations(event, detection, now)) {
-          const key = `${observed.market}:${observed.line}`;
-          markets.set(key, [...(markets.get(key) ?? []), { bookmaker: observed.bookmaker, weight: weightOf.get(observed.bookmaker), outcomes: observed.prices, updatedAt: observed.updatedAt }]);
+      withFreshSolutions(() => {
+        for (const event of parsed.events) {
+          // Each market (key and line) priced by the references' consensus, as detection does.
+          const markets = new Map();
+          for (const observed of referenceObservations(event, detection, now)) {
+            const key = `${observed.market}:${observed.line}`;
+            markets.set(key, [...(markets.get(key) ?? []), { bookmaker: observed.bookmaker, weight: weightOf.get(observed.bookmaker), outcomes: observed.prices, updatedAt: observed.updatedAt }]);
+          }
+          for (const quotes of markets.values()) if ('quotes' in referenceConsensus(quotes, detection.devigMethod)) fair += 1;
         }
-        for (const quotes of markets.values()) if ('quotes' in referenceConsensus(quotes, detection.devigMethod)) fair += 1;
-      }
+      });
       const t2 = performance.now();
-      for (const event of parsed.events) candidates += detectValue(event, config.valueEngine.detection, now).candidates.length;
+      withFreshSolutions(() => {
+        for (const event of parsed.events) candidates += detectValue(event, config.valueEngine.detection, now).candidates.length;
+      });
       const t3 = performance.now();
       return {
         pure: { parseMs: t1 - t0, devigMs: t2 - t1, detectMs: t3 - t2, events: parsed.events.length, skipped: parsed.skipped.length, fairMarkets: fair, candidates },
