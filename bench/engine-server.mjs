@@ -28,8 +28,8 @@
  *             the weighted consensus, the offers)
  * and, for a cross-check, the pure steps timed again on the same body after the poll: parse
  * (parseOddsEvents), devig (each market's reference consensus: referenceObservations +
- * referenceConsensus), detect (detectValue, which devigs again); devig and detect each start with
- * no remembered devig solutions, as a first poll does (the engine's steady polls reuse them).
+ * referenceConsensus), detect (detectValue, which devigs again); both solve every market's
+ * devig, remembering none, as before the engine remembered solutions (its steady polls reuse them).
  *
  * IPC commands:
  *   poll    {}  one odds poll; its wall time (from pollNow() and from the feed request's
@@ -57,8 +57,8 @@ import { createRuntime } from '../dist/src/runtime.js';
 import { HOST, serveCommands, wallNow } from './common.mjs';
 import { BENCH_TIER_LIMITS, dropLimiterCounters, profileCommands, serverEnv, shutdownSoon, truncateTables } from './server-common.mjs';
 
-/** The pure steps devig from scratch, as a poll with nothing remembered does (source before the engine remembered solutions: always). */
-const withFreshSolutions = devigModule.withFreshSolutions ?? ((work) => work());
+/** The pure steps solve every market's devig, remembering none (source before the engine remembered solutions: always). */
+const withoutRememberedSolutions = devigModule.withoutRememberedSolutions ?? ((work) => work());
 
 if (!process.send) {
   process.stderr.write('bench/engine-server.mjs is started by bench/engine-run.mjs (npm run bench:engine), not directly.\n');
@@ -301,7 +301,7 @@ async function main() {
       const now = new Date();
       const { detection } = config.valueEngine;
       const weightOf = new Map(detection.references.map((reference) => [reference.key, reference.weight]));
-      withFreshSolutions(() => {
+      withoutRememberedSolutions(() => {
         for (const event of parsed.events) {
           // Each market (key and line) priced by the references' consensus, as detection does.
           const markets = new Map();
@@ -313,7 +313,7 @@ async function main() {
         }
       });
       const t2 = performance.now();
-      withFreshSolutions(() => {
+      withoutRememberedSolutions(() => {
         for (const event of parsed.events) candidates += detectValue(event, config.valueEngine.detection, now).candidates.length;
       });
       const t3 = performance.now();

@@ -242,8 +242,9 @@ export function devig(prices: readonly number[], method: DevigMethod): DevigResu
  * steady poll prices most reference markets exactly as the poll before, and their bisection
  * (40-50 steps of a power sum, about 10 µs a market) was a third of detection. Two generations
  * bound the memory: when the current one holds `capacity` markets it becomes the previous one,
- * and an answer found there moves back. Every answer is handed out as fresh arrays, so a caller
- * may keep or change its own. A refusal is not remembered: it is solved again.
+ * and an answer found there moves back (a capacity of 0 remembers nothing). Every answer is
+ * handed out as fresh arrays, so a caller may keep or change its own. A refusal is not
+ * remembered: it is solved again.
  */
 export class SolvedMarkets {
   private current = new Map<string, DevigResult>();
@@ -254,6 +255,10 @@ export class SolvedMarkets {
   constructor(readonly capacity: number) {}
 
   solve(method: DevigMethod, prices: readonly number[], compute: () => DevigResult): DevigResult {
+    if (this.capacity === 0) {
+      this.solved += 1;
+      return compute();
+    }
     // A number's string is its shortest round-trip form: two price lists share a key only when equal.
     const key = `${method} ${prices.join(' ')}`;
     let answer = this.current.get(key);
@@ -277,13 +282,13 @@ export class SolvedMarkets {
 export let solvedMarkets = new SolvedMarkets(16_384);
 
 /**
- * Runs `work` with an empty memory of solutions and puts the kept one back after: how long the
- * devig takes from scratch (the engine bench's pure compute), without losing what the engine
+ * Runs `work` solving every market, remembering none, and puts the memory back after: how long
+ * the devig takes from scratch (the engine bench's pure compute), without losing what the engine
  * remembers.
  */
-export function withFreshSolutions<T>(work: () => T): T {
+export function withoutRememberedSolutions<T>(work: () => T): T {
   const kept = solvedMarkets;
-  solvedMarkets = new SolvedMarkets(kept.capacity);
+  solvedMarkets = new SolvedMarkets(0);
   try {
     return work();
   } finally {

@@ -15,7 +15,7 @@ import {
   isDevigMethod,
   overround,
   solvedMarkets,
-  withFreshSolutions,
+  withoutRememberedSolutions,
 } from '../../src/domain/devig.js';
 
 function expectRefusal(fn: () => unknown, reason: DevigRefusalReason): void {
@@ -371,17 +371,18 @@ describe('remembered solutions', () => {
     expect(memory.solved).toBe(5);
   });
 
-  it('withFreshSolutions solves from scratch and keeps the remembered solutions', () => {
+  it('withoutRememberedSolutions solves every market and keeps the remembered solutions', () => {
     const prices = [1.9, 3.7, 4.4];
-    devig(prices, 'power');
+    const remembered = devig(prices, 'power');
     const kept = solvedMarkets;
     const solvedBefore = kept.solved;
-    const fresh = withFreshSolutions(() => {
+    const fresh = withoutRememberedSolutions(() => {
       expect(solvedMarkets).not.toBe(kept);
-      devig(prices, 'power');
+      expect(devig(prices, 'power')).toEqual(remembered);
+      expect(devig(prices, 'power')).toEqual(remembered);
       return solvedMarkets.solved;
     });
-    expect(fresh).toBe(1);
+    expect(fresh).toBe(2);
     expect(solvedMarkets).toBe(kept);
     devig(prices, 'power');
     expect(kept.solved).toBe(solvedBefore);
