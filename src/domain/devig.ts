@@ -256,8 +256,9 @@ export class SolvedMarkets {
 
   solve(method: DevigMethod, prices: readonly number[], compute: () => DevigResult): DevigResult {
     if (this.capacity === 0) {
+      const answer = compute();
       this.solved += 1;
-      return compute();
+      return answer;
     }
     // A number's string is its shortest round-trip form: two price lists share a key only when equal.
     const key = `${method} ${prices.join(' ')}`;
@@ -284,7 +285,7 @@ export let solvedMarkets = new SolvedMarkets(16_384);
 /**
  * Runs `work` solving every market, remembering none, and puts the memory back after: how long
  * the devig takes from scratch (the engine bench's pure compute), without losing what the engine
- * remembers.
+ * remembers. `work` must be synchronous: the memory is back at its first `await`.
  */
 export function withoutRememberedSolutions<T>(work: () => T): T {
   const kept = solvedMarkets;

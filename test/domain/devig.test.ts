@@ -352,6 +352,33 @@ describe('remembered solutions', () => {
     expect(moved.probabilities).not.toEqual(first[0]!.probabilities);
   });
 
+  it('hands the first caller its own arrays too, keeps prices apart in the key, and solves a refusal again', () => {
+    const prices = [1.31, 4.7, 9.9];
+    const mine = devig(prices, 'odds_ratio');
+    const expected = structuredClone(mine);
+    mine.probabilities[0] = 0.5;
+    expect(devig(prices, 'odds_ratio')).toEqual(expected);
+
+    // Joined without a separator, these two would share a key.
+    const memory = new SolvedMarkets(8);
+    const even = devig([2, 2], 'multiplicative');
+    const uneven = devig([1.9, 2.1], 'multiplicative');
+    expect(memory.solve('power', [1.2, 55], () => even)).toEqual(even);
+    expect(memory.solve('power', [1.25, 5], () => uneven)).toEqual(uneven);
+    expect(memory.solved).toBe(2);
+
+    let attempts = 0;
+    const refusedOnce = () => {
+      attempts += 1;
+      if (attempts === 1) throw new DevigError('solver_failed', 'once');
+      return devig([2, 2], 'multiplicative');
+    };
+    expect(() => memory.solve('shin', [2, 2], refusedOnce)).toThrow(DevigError);
+    expect(memory.solve('shin', [2, 2], refusedOnce).probabilities).toEqual([0.5, 0.5]);
+    expect(attempts).toBe(2);
+    expect(memory.solved).toBe(3);
+  });
+
   it('keeps two generations of `capacity` markets', () => {
     const memory = new SolvedMarkets(2);
     const computed: string[] = [];
@@ -383,6 +410,12 @@ describe('remembered solutions', () => {
       return solvedMarkets.solved;
     });
     expect(fresh).toBe(2);
+    expect(() =>
+      withoutRememberedSolutions(() => {
+        throw new Error('work failed');
+      }),
+    ).toThrow('work failed');
+    expect(solvedMarkets).toBe(kept);
     expect(solvedMarkets).toBe(kept);
     devig(prices, 'power');
     expect(kept.solved).toBe(solvedBefore);
