@@ -18,7 +18,7 @@ import type { TestApp } from '../helpers/app.js';
 import { APPROVE, CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js';
 import { powerDevig, round4 } from '../helpers/independent-value.js';
-import { powerPrices, startEngineApp, startOddsFeedServer, type OddsFeedServer } from '../helpers/odds-feed-server.js';
+import { ingestInputOf, powerPrices, startEngineApp, startOddsFeedServer, type OddsFeedServer } from '../helpers/odds-feed-server.js';
 import { connectSse, type SseConnection } from '../helpers/sse.js';
 import { openStream, type OpenStream } from '../helpers/subscriptions.js';
 
@@ -439,19 +439,8 @@ describe('a match that leaves the feed', () => {
 
     // A batch an operator pushes without m1 covers no sport key: m1 stays.
     clock.advance(MINUTE);
-    const other = evertonFulham('m2', 3.9, new Date(clock.now().getTime() - 30_000)) as { bookmakers: { key: string; title: string; last_update: string; markets: MarketSpec[] }[] };
     const pushed = await t.graphql<{ ingestOdds: { events: number } }>(INGEST, {
-      events: [
-        {
-          id: 'm2',
-          sportKey: SPORT_KEY,
-          sportTitle: 'EPL',
-          commenceTime: KICKOFF.toISOString(),
-          homeTeam: 'Everton',
-          awayTeam: 'Fulham',
-          bookmakers: other.bookmakers.map((b) => ({ key: b.key, title: b.title, lastUpdate: b.last_update, markets: b.markets.map((m) => ({ key: m.key, outcomes: m.outcomes })) })),
-        },
-      ],
+      events: [ingestInputOf(evertonFulham('m2', 3.9, new Date(clock.now().getTime() - 30_000)))],
     });
     expect(pushed.errors).toBeUndefined();
     expect(pushed.data!.ingestOdds.events).toBe(1);
