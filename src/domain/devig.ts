@@ -220,18 +220,10 @@ export function devig(prices: readonly number[], method: DevigMethod): DevigResu
     case 'additive':
       return result(method, pi.map((p) => p - (booksum - 1) / n), booksum);
     case 'power':
-      return solvedMarkets.solve(method, prices, () => {
-        const solution = solvePower(pi, booksum, Math.min(...prices));
-        return result(method, solution.probabilities, booksum, solution);
-      });
     case 'shin':
-      return solvedMarkets.solve(method, prices, () => {
-        const solution = solveShin(pi, booksum);
-        return result(method, solution.probabilities, booksum, solution);
-      });
     case 'odds_ratio':
       return solvedMarkets.solve(method, prices, () => {
-        const solution = solveOddsRatio(pi, booksum);
+        const solution = method === 'power' ? solvePower(pi, booksum, Math.min(...prices)) : method === 'shin' ? solveShin(pi, booksum) : solveOddsRatio(pi, booksum);
         return result(method, solution.probabilities, booksum, solution);
       });
   }
