@@ -59,6 +59,42 @@ describe('PriceMemory', () => {
     expect(memory.toSend([price('e1', 'Arsenal', 1.9)]).send).toHaveLength(1);
   });
 
+  it('agrees with a plain map of full keys over many batches: events out of order, keys named twice or thrice, writes not confirmed', () => {
+    // The expectation is a plain map from PriceMemory.keyOf to the confirmed price, the memory's
+    // contract written the simplest way; a seeded generator makes the batches.
+    let seed = 45;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const memory = new PriceMemory();
+    const model = new Map<string, number>();
+    for (let round = 0; round < 300; round += 1) {
+      const batch = Array.from({ length: 1 + Math.floor(random() * 12) }, () => ({
+        eventId: pick(['e1', 'e2', 'e3']),
+        bookmaker: pick(['tipico', 'bet365']),
+        market: pick(['h2h', 'totals']),
+        outcome: pick(['Over 2.5', 'Under 2.5', 'Draw']),
+        price: pick([1.8, 1.9, 2.0]),
+        at: AT,
+      }));
+      const named = new Map<string, number>();
+      for (const point of batch) named.set(PriceMemory.keyOf(point), (named.get(PriceMemory.keyOf(point)) ?? 0) + 1);
+      const expected = batch.filter((point) => named.get(PriceMemory.keyOf(point))! > 1 || model.get(PriceMemory.keyOf(point)) !== point.price);
+      const { send, repeated } = memory.toSend(batch);
+      expect(send).toEqual(expected);
+      expect(send.every((point, index) => point === expected[index])).toBe(true);
+      expect([...repeated].sort()).toEqual([...named].filter(([, times]) => times > 1).map(([key]) => key).sort());
+      if (random() < 0.2) continue; // the write failed: nothing confirmed
+      const unconfirmed = new Set([...repeated, ...send.filter(() => random() < 0.1).map((point) => PriceMemory.keyOf(point))]);
+      memory.confirm(send, unconfirmed, BigInt(round), 0, ['e1', 'e2', 'e3']);
+      for (const point of send) {
+        const key = PriceMemory.keyOf(point);
+        if (unconfirmed.has(key)) model.delete(key);
+        else model.set(key, point.price);
+      }
+      expect(memory.size()).toBe(model.size);
+    }
+  });
+
   it('drops an event no poll mentioned for an hour, keeps one a poll mentioned without a change', () => {
     const memory = new PriceMemory();
     memory.confirm([price('e1', 'Arsenal', 1.9), price('e2', 'Arsenal', 2.5)], NONE, 1n, 0, ['e1', 'e2']);
