@@ -26,6 +26,8 @@
  *   compute   the rest of ingestOdds: building the price rows and the reference observations
  *             (referenceObservations) and detectValue for every event (each reference's devig,
  *             the weighted consensus, the offers)
+ *   gc        the garbage collector's pauses within the poll (already inside the parts above),
+ *             and the part each fell in
  * and, for a cross-check, the pure steps timed again on the same body after the poll: parse
  * (parseOddsEvents), devig (each market's reference consensus: referenceObservations +
  * referenceConsensus), detect (detectValue, which devigs again); both solve every market's
@@ -47,6 +49,7 @@
  * absent), ENGINE_FEED_MARKETS (ODDS_FEED_MARKETS; h2h,spreads,totals when absent).
  */
 import { randomBytes } from 'node:crypto';
+import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
 import { buildApp } from '../dist/src/app.js';
 import { loadConfig } from '../dist/src/config.js';
 import * as devigModule from '../dist/src/domain/devig.js';
@@ -85,6 +88,23 @@ const log = {
 };
 
 const em0 = (runtime) => runtime.orm.em.fork();
+
+/** The garbage collector's pauses on this thread (wall clock ms, kind), for each poll's share of them. */
+const gcPauses = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcPauses.push({ at: performance.timeOrigin + entry.startTime, ms: entry.duration, major: entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR });
+}).observe({ entryTypes: ['gc'] });
+
+/** The pauses between `from` and `to` (wall clock): their total, the mark-compact ones' and each pause's offset from `from`. */
+function gcBetween(from, to) {
+  const within = gcPauses.filter((pause) => pause.at >= from && pause.at < to);
+  gcPauses.splice(0, gcPauses.length);
+  return {
+    gcMs: within.reduce((sum, pause) => sum + pause.ms, 0),
+    gcMajorMs: within.filter((pause) => pause.major).reduce((sum, pause) => sum + pause.ms, 0),
+    pauses: within.map((pause) => ({ atMs: Math.round(pause.at - from), ms: Math.round(pause.ms * 10) / 10, major: pause.major })),
+  };
+}
 
 /** Wraps `target[name]` (an async method) so each call adds its wall time to `onDone`. */
 function timeMethod(target, name, onDone) {
@@ -251,6 +271,7 @@ async function main() {
       const startedAt = wallNow();
       const polled = await poller.pollNow(['odds']);
       const endedAt = wallNow();
+      await new Promise((resolve) => setImmediate(resolve)); // the observer hears of the last pauses
       const p = parts;
       parts = null;
       if (!polled) throw new Error('pollNow: another holder has the feed lease');
@@ -261,6 +282,11 @@ async function main() {
       const storeMs = spanMs(p.store);
       const lookupMs = spanMs(lookup);
       const picksMs = spanMs(p.picks);
+      const gc = gcBetween(p.fetch[0], endedAt);
+      const inside = (spans, at) => spans.some(([a, b]) => at >= a && at < b);
+      const partAt = (at) =>
+        at < p.fetch[1] ? 'fetch' : at < p.ingest[0] ? 'validate' : at >= p.ingest[1] ? 'after' : inside(p.store, at) ? 'store' : inside(lookup, at) ? 'lookup' : inside(p.picks, at) ? 'picks' : 'compute';
+      for (const pause of gc.pauses) pause.part = partAt(p.fetch[0] + pause.atMs);
       afterPoll = { historyBefore, body: lastBody };
       return {
         startedAt,
@@ -277,7 +303,11 @@ async function main() {
           picksMs,
           computeMs: ingestMs - storeMs - lookupMs - picksMs,
           afterMs: endedAt - p.ingest[1],
+          // Inside the parts above, not beside them.
+          gcMs: gc.gcMs,
+          gcMajorMs: gc.gcMajorMs,
         },
+        gcPauses: gc.pauses,
         statements: p.statements.map(([name, ms]) => ({ name, ms })),
         pickIds: [...(await pickIds())].filter((id) => !picksBefore.has(id)),
         picksTimed: p.picks.length,
