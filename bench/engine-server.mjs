@@ -89,20 +89,29 @@ const log = {
 
 const em0 = (runtime) => runtime.orm.em.fork();
 
-/** The garbage collector's pauses on this thread (wall clock ms, kind), for each poll's share of them. */
-const gcPauses = [];
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcPauses.push({ at: performance.timeOrigin + entry.startTime, ms: entry.duration, major: entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR });
-}).observe({ entryTypes: ['gc'] });
-
-/** The pauses between `from` and `to` (wall clock): their total, the mark-compact ones' and each pause's offset from `from`. */
-function gcBetween(from, to) {
-  const within = gcPauses.filter((pause) => pause.at >= from && pause.at < to);
-  gcPauses.splice(0, gcPauses.length);
-  return {
-    gcMs: within.reduce((sum, pause) => sum + pause.ms, 0),
-    gcMajorMs: within.filter((pause) => pause.major).reduce((sum, pause) => sum + pause.ms, 0),
-    pauses: within.map((pause) => ({ atMs: Math.round(pause.at - from), ms: Math.round(pause.ms * 10) / 10, major: pause.major })),
+/**
+ * Watches the garbage collector's pauses on this thread; the returned function stops and gives
+ * those from `from` on (wall clock ms): their total, the mark-compact ones', and each pause's
+ * offset from `from`; null when the observer heard of no pause at all (the embedded mode's
+ * server, with PGlite loaded, hears of none: not measured there, rather than none).
+ */
+function watchGc() {
+  const pauses = [];
+  const take = (entries) => {
+    for (const entry of entries) pauses.push({ at: performance.timeOrigin + entry.startTime, ms: entry.duration, major: entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR });
+  };
+  const observer = new PerformanceObserver((list) => take(list.getEntries()));
+  observer.observe({ entryTypes: ['gc'] });
+  return (from) => {
+    take(observer.takeRecords());
+    observer.disconnect();
+    if (pauses.length === 0) return null;
+    const within = pauses.filter((pause) => pause.at >= from);
+    return {
+      gcMs: within.reduce((sum, pause) => sum + pause.ms, 0),
+      gcMajorMs: within.filter((pause) => pause.major).reduce((sum, pause) => sum + pause.ms, 0),
+      pauses: within.map((pause) => ({ atMs: Math.round(pause.at - from), ms: Math.round(pause.ms * 10) / 10, major: pause.major })),
+    };
   };
 }
 
@@ -269,9 +278,10 @@ async function main() {
       const picksBefore = await pickIds();
       parts = { store: [], lookup: [], picks: [], statements: [] };
       const startedAt = wallNow();
+      const stopWatchingGc = watchGc();
       const polled = await poller.pollNow(['odds']);
       const endedAt = wallNow();
-      await new Promise((resolve) => setImmediate(resolve)); // the observer hears of the last pauses
+      const gc = stopWatchingGc(parts.fetch?.[0] ?? startedAt);
       const p = parts;
       parts = null;
       if (!polled) throw new Error('pollNow: another holder has the feed lease');
@@ -282,11 +292,10 @@ async function main() {
       const storeMs = spanMs(p.store);
       const lookupMs = spanMs(lookup);
       const picksMs = spanMs(p.picks);
-      const gc = gcBetween(p.fetch[0], endedAt);
       const inside = (spans, at) => spans.some(([a, b]) => at >= a && at < b);
       const partAt = (at) =>
         at < p.fetch[1] ? 'fetch' : at < p.ingest[0] ? 'validate' : at >= p.ingest[1] ? 'after' : inside(p.store, at) ? 'store' : inside(lookup, at) ? 'lookup' : inside(p.picks, at) ? 'picks' : 'compute';
-      for (const pause of gc.pauses) pause.part = partAt(p.fetch[0] + pause.atMs);
+      for (const pause of gc?.pauses ?? []) pause.part = partAt(p.fetch[0] + pause.atMs);
       afterPoll = { historyBefore, body: lastBody };
       return {
         startedAt,
@@ -304,10 +313,9 @@ async function main() {
           computeMs: ingestMs - storeMs - lookupMs - picksMs,
           afterMs: endedAt - p.ingest[1],
           // Inside the parts above, not beside them.
-          gcMs: gc.gcMs,
-          gcMajorMs: gc.gcMajorMs,
+          ...(gc && { gcMs: gc.gcMs, gcMajorMs: gc.gcMajorMs }),
         },
-        gcPauses: gc.pauses,
+        gcPauses: gc?.pauses ?? null,
         statements: p.statements.map(([name, ms]) => ({ name, ms })),
         pickIds: [...(await pickIds())].filter((id) => !picksBefore.has(id)),
         picksTimed: p.picks.length,
