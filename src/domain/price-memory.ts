@@ -49,18 +49,19 @@ export const PRICE_MEMORY_IDLE_MS = 60 * 60 * 1000;
 /** How long the memory is trusted after a write that sent every price (see above). */
 export const PRICE_MEMORY_REFRESH_MS = 15 * 60 * 1000;
 
-// Unambiguous: a bookmaker key is [a-z0-9_-] and a market one of a few names, so no field but the
-// first and the last can hold the separator.
+// Between the parts of a full key (what `repeated` and `unconfirmed` hold). Unambiguous: a bookmaker
+// key is [a-z0-9_-] and a market one of a few names, so no field but the first and the last can
+// hold it.
 const SEPARATOR = '\u0000';
 
-/** One part of a row's key within its event. */
-type KeyPart = string | number;
+/** One part of a row's key within its event: a string, so that the maps and `fullKey` agree on what is one key. */
+type KeyPart = string;
 
 /** A row's key within its event, in three parts (the memory nests a map per part). */
 type KeyPath<T> = readonly [(row: T) => KeyPart, (row: T) => KeyPart, (row: T) => KeyPart];
 
 const PRICE_KEY: KeyPath<Pick<PricePoint, 'bookmaker' | 'market' | 'outcome'>> = [(point) => point.bookmaker, (point) => point.market, (point) => point.outcome];
-const REFERENCE_KEY: KeyPath<Pick<ReferenceMarketRow, 'generation' | 'market' | 'bookmaker'>> = [(row) => row.generation, (row) => row.market, (row) => row.bookmaker];
+const REFERENCE_KEY: KeyPath<Pick<ReferenceMarketRow, 'generation' | 'market' | 'bookmaker'>> = [(row) => String(row.generation), (row) => row.market, (row) => row.bookmaker];
 
 /** A row's full key as one string: its event and its key path (`repeated` and `unconfirmed` hold these). */
 function fullKey<T>(path: KeyPath<T>, eventId: string, row: T): string {
@@ -113,7 +114,7 @@ export class RowMemory<T extends { eventId: string }> {
   private batch = 0;
 
   constructor(
-    /** The row's key within its event. */
+    /** The row's key within its event, part by part. */
     private readonly keyPath: KeyPath<T>,
     /** What the writer compares of the row: a row with the same content is not sent. */
     private readonly contentOf: (row: T) => number | string,
@@ -133,7 +134,10 @@ export class RowMemory<T extends { eventId: string }> {
     this.epoch = null;
   }
 
-  /** The memory of `eventId`; an event new to it starts unseen (confirm marks it seen). */
+  /**
+   * The memory of `eventId`. An event new to it starts unseen: one that toSend named but no
+   * confirm then mentioned or wrote leaves at the next confirm.
+   */
   private eventOf(eventId: string): { seenMs: number; rows: EventRows } {
     let event = this.events.get(eventId);
     if (!event) this.events.set(eventId, (event = { seenMs: Number.NEGATIVE_INFINITY, rows: new Map() }));
@@ -143,7 +147,8 @@ export class RowMemory<T extends { eventId: string }> {
   /**
    * The points to send: those whose price differs from the remembered one or that no price is
    * remembered for. A key given twice in one batch is sent every time, as the database decides
-   * between them (the latest `at` wins), and is not remembered.
+   * between them (the latest `at` wins), and is not remembered. It makes room for every key it is
+   * given (an entry that remembers nothing until confirm) and marks it with the batch.
    */
   toSend<R extends T>(points: readonly R[]): { send: R[]; repeated: Set<string> } {
     // A poll's points come grouped by event: one event lookup per run of points, no key string
@@ -173,13 +178,16 @@ export class RowMemory<T extends { eventId: string }> {
   /**
    * After the write numbered `epoch` committed: the points it sent now hold in odds_latest,
    * except `unconfirmed` (a newer price the database kept, or a key given twice), which are
-   * forgotten. Events no poll mentioned for PRICE_MEMORY_IDLE_MS are dropped.
+   * forgotten. An event is seen when mentioned, or when it is first written; events not seen
+   * for PRICE_MEMORY_IDLE_MS are dropped.
    */
   confirm(sent: readonly T[], unconfirmed: ReadonlySet<string>, epoch: bigint, nowMs: number, mentionedEventIds: Iterable<string>): void {
     if (this.epoch === null) this.startedMs = nowMs;
     for (const eventId of mentionedEventIds) this.eventOf(eventId).seenMs = nowMs;
     for (const point of sent) {
-      const entry = entryOf(this.eventOf(point.eventId).rows, this.keyPath, point);
+      const event = this.eventOf(point.eventId);
+      if (event.seenMs === Number.NEGATIVE_INFINITY) event.seenMs = nowMs;
+      const entry = entryOf(event.rows, this.keyPath, point);
       entry.content = unconfirmed.size > 0 && unconfirmed.has(fullKey(this.keyPath, point.eventId, point)) ? undefined : this.contentOf(point);
     }
     for (const [eventId, entry] of this.events) if (nowMs - entry.seenMs > PRICE_MEMORY_IDLE_MS) this.events.delete(eventId);

@@ -83,6 +83,11 @@ describe('PriceMemory', () => {
       expect(send).toEqual(expected);
       expect(send.every((point, index) => point === expected[index])).toBe(true);
       expect([...repeated].sort()).toEqual([...named].filter(([, times]) => times > 1).map(([key]) => key).sort());
+      if (random() < 0.05) {
+        memory.forget(); // another writer came between: everything is sent again
+        model.clear();
+        continue;
+      }
       if (random() < 0.2) continue; // the write failed: nothing confirmed
       const unconfirmed = new Set([...repeated, ...send.filter(() => random() < 0.1).map((point) => PriceMemory.keyOf(point))]);
       memory.confirm(send, unconfirmed, BigInt(round), 0, ['e1', 'e2', 'e3']);
@@ -93,6 +98,16 @@ describe('PriceMemory', () => {
       }
       expect(memory.size()).toBe(model.size);
     }
+  });
+
+  it('keeps what a write confirmed for an event the poll did not mention, for an hour from that write', () => {
+    const memory = new PriceMemory();
+    memory.confirm([price('e1', 'Arsenal', 1.9)], NONE, 1n, 0, []);
+    expect(memory.toSend([price('e1', 'Arsenal', 1.9)]).send).toHaveLength(0);
+    memory.confirm([], NONE, 2n, PRICE_MEMORY_IDLE_MS, []);
+    expect(memory.size()).toBe(1);
+    memory.confirm([], NONE, 3n, PRICE_MEMORY_IDLE_MS + 1, []);
+    expect(memory.size()).toBe(0);
   });
 
   it('drops an event no poll mentioned for an hour, keeps one a poll mentioned without a change', () => {
@@ -137,6 +152,13 @@ describe('ReferenceMemory', () => {
       { bookmaker: 'betfair_ex_eu' },
     ];
     for (const change of changes) expect(memory.toSend([market(change)]).send).toEqual([market(change)]);
+  });
+
+  it('forgets only the generation the table did not store', () => {
+    const memory = new ReferenceMemory();
+    memory.confirm([market({ generation: 1 }), market({ generation: 11 })], new Set([ReferenceMemory.keyOf(market({ generation: 1 }))]), 1n, 0, ['e1']);
+    expect(memory.toSend([market({ generation: 1 }), market({ generation: 11 })]).send).toEqual([market({ generation: 1 })]);
+    expect(memory.size()).toBe(1);
   });
 
   it('forgets a market the table did not store as sent', () => {
