@@ -410,12 +410,13 @@ describe('remembered solutions', () => {
       return solvedMarkets.solved;
     });
     expect(fresh).toBe(2);
+    expect(solvedMarkets).toBe(kept);
+    // Put back when the work throws, too.
     expect(() =>
       withoutRememberedSolutions(() => {
         throw new Error('work failed');
       }),
     ).toThrow('work failed');
-    expect(solvedMarkets).toBe(kept);
     expect(solvedMarkets).toBe(kept);
     devig(prices, 'power');
     expect(kept.solved).toBe(solvedBefore);
