@@ -172,6 +172,28 @@ describe('webhook deliveries', () => {
     expect(JSON.parse(hooks.requests[0]!.body.toString()).data).toMatchObject({ id: pickId, status: 'settled', result: 'won' });
   });
 
+  it('a subscription receives the events of its own instant and later, none created before it', async () => {
+    const clock = new ManualClock('2026-11-22T12:00:00.000Z');
+    const testApp = await app({ clock, runtime: { startDispatcher: false } });
+    const hooks = await receiver();
+    const key = await growthKey(testApp);
+    // The events wait in the outbox while later subscriptions are created: fan-out happens at relay.
+    await testApp.runtime.relay.stop();
+    const early = await publish(testApp, 'Early FC');
+    const sameInstant = await subscribe(testApp, key, hooks.url('hooks.test', '/same-instant'));
+    clock.advance(1);
+    const later = await subscribe(testApp, key, hooks.url('hooks.test', '/later'));
+    const next = await publish(testApp, 'Next FC');
+    await drive(testApp);
+
+    const received = (path: string) =>
+      hooks.requests.filter((request) => request.path === path).map((request) => JSON.parse(request.body.toString('utf8')).data.id as string).sort();
+    expect(received('/same-instant')).toEqual([early, next].sort());
+    expect(received('/later')).toEqual([next]);
+    expect((await deliveries(testApp, key, later.id)).nodes).toHaveLength(1);
+    expect((await deliveries(testApp, key, sameInstant.id)).nodes).toHaveLength(2);
+  });
+
   it('retries after 1 min, 5 min, 30 min, 2 h and 12 h, then exhausts the subscription, cancels its deliveries and creates none until reactivated', async () => {
     const clock = new ManualClock('2026-11-22T12:00:00.000Z');
     const testApp = await app({ clock, runtime: { startDispatcher: false } });
