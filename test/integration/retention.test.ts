@@ -9,6 +9,7 @@ import { newId } from '../../src/services/ids.js';
 import { LOG_RETENTION_DAYS, RetentionJob } from '../../src/services/retention.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/processes.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock('2026-11-22T12:00:00Z');
@@ -29,11 +30,10 @@ describe('log retention', () => {
     const apiKeyId = (await t.graphql<{ createApiKey: { apiKey: { id: string } } }>(CREATE_KEY, { input: { tier: 'GROWTH' } })).data!.createApiKey.apiKey.id;
     // The published pick's event is fanned out when relayed: wait for that before the
     // subscription exists, so the only deliveries are the ones written below.
-    for (let i = 0; i < 200; i += 1) {
+    await waitUntil('the published pick relayed', async () => {
       const [row] = await em.execute<{ n: string }[]>('select count(*) as n from outbox_events where relayed_at is null');
-      if (Number(row!.n) === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      return Number(row!.n) === 0;
+    }, 20_000, 20);
     // Then no relay: the unrelayed event written below must stay unrelayed (a relay would fan it
     // out to the subscription and add a delivery the test does not expect; PostgreSQL's relay,
     // woken by NOTIFY, did).

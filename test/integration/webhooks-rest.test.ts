@@ -14,6 +14,7 @@ import { ADMIN_TOKEN, createTestApp, type TestApp } from '../helpers/app.js';
 import { BODY_LIMIT_BYTES } from '../../src/server/http-limits.js';
 import { openApiValidator, type OpenApiValidator } from '../helpers/openapi.js';
 import { CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/processes.js';
 
 let t: TestApp;
 let openapi: any;
@@ -560,12 +561,11 @@ describe('GET /api/v1/webhooks/:id/deliveries', () => {
       const res = await t.graphql(PUBLISH, { input: pickInput({ homeTeam: `Delivery ${i}`, selection: `Delivery ${i}` }) });
       expect(res.errors).toBeUndefined();
     }
-    for (let i = 0; i < 100; i += 1) {
+    await waitUntil('the three events fanned out to the subscription', async () => {
       await t.runtime.relay.relayOnce();
       const [row] = await execute('select count(*)::int as n from webhook_deliveries where subscription_id = ?', [id]);
-      if (Number(row!.n) === 3) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      return Number(row!.n) === 3;
+    }, 20_000, 20);
     const [first] = await execute('select id from webhook_deliveries where subscription_id = ? order by created_at, id limit 1', [id]);
     withAttempt = String(first!.id);
     await execute(
