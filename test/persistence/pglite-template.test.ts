@@ -28,8 +28,8 @@ describe('a PGlite database booted from a migrated dump', () => {
     expect(await deploymentId(first)).not.toBe(await deploymentId(second));
     await first.em.fork().execute(`create table copy_probe (n int)`);
     await first.em.fork().execute(`insert into copy_probe values (1)`);
-    const [{ n }] = await first.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from copy_probe`);
-    expect(n).toBe(1);
+    const [row] = await first.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from copy_probe`);
+    expect(row!.n).toBe(1);
     await expect(second.em.fork().execute('select 1 from copy_probe')).rejects.toThrow(/copy_probe/);
   });
 });
