@@ -1,13 +1,15 @@
 /**
  * The relay when the bus refuses to publish (Redis down): the webhook fan-out of the batch
  * commits anyway, the batch stays unrelayed, and it is published and marked relayed, without
- * a second delivery, once the bus answers again.
+ * a second delivery, once the bus answers again. And a commit's kick that arrives during a
+ * pass is not lost.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryEventBus } from '../../src/services/events/memory-bus.js';
 import { OutboxRelay, RelayPublishError } from '../../src/services/events/outbox-relay.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CREATE_KEY, pickInput, PUBLISH } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/processes.js';
 
 class FlakyBus extends MemoryEventBus {
   down = true;
@@ -65,5 +67,59 @@ describe('OutboxRelay with the bus down', () => {
     expect(await count('select count(*) as n from outbox_events where relayed_at is null')).toBe(0);
     expect(await count('select count(*) as n from webhook_deliveries')).toBe(1);
     expect(await relay.relayOnce()).toBe(0);
+  });
+});
+
+/** A relay whose first pass, once it has relayed its batch, waits for `release` before it ends. */
+class HeldRelay extends OutboxRelay {
+  passes = 0;
+  private releaseFirst: () => void = () => undefined;
+  private readonly firstHeld = new Promise<void>((resolve) => (this.releaseFirst = resolve));
+  firstRelayed: Promise<void>;
+  private markFirstRelayed: () => void = () => undefined;
+
+  constructor(...args: ConstructorParameters<typeof OutboxRelay>) {
+    super(...args);
+    this.firstRelayed = new Promise<void>((resolve) => (this.markFirstRelayed = resolve));
+  }
+
+  release(): void {
+    this.releaseFirst();
+  }
+
+  override async relayOnce(): Promise<number> {
+    const relayed = await super.relayOnce();
+    this.passes += 1;
+    if (this.passes === 1) {
+      this.markFirstRelayed();
+      await this.firstHeld;
+    }
+    return relayed;
+  }
+}
+
+describe('OutboxRelay kicked during a pass', () => {
+  it('relays an event committed while a pass was under way right after that pass, not at the next tick', async () => {
+    t = await createTestApp({ runtime: { startDispatcher: false } });
+    await t.runtime.relay.stop();
+    const publish = async (team: string) => {
+      const published = await t!.graphql<{ publishPick: { id: string } }>(PUBLISH, { input: pickInput({ homeTeam: team, selection: team }) });
+      expect(published.errors).toBeUndefined();
+    };
+    const unrelayed = async () =>
+      Number((await t!.runtime.orm.em.fork().execute<{ n: string }[]>('select count(*) as n from outbox_events where relayed_at is null'))[0]!.n);
+    // An idle tick far beyond the test's time: only a kick can relay the second event.
+    const relay = new HeldRelay(t.runtime.orm, new MemoryEventBus(), { intervalMs: 3_600_000 });
+    await publish('Before FC');
+    relay.start();
+    await relay.firstRelayed;
+    expect(await unrelayed()).toBe(0);
+    // The pass listed the outbox before this commit: its kick arrives while the pass still runs.
+    await publish('During FC');
+    relay.kick();
+    relay.release();
+    await waitUntil('the event committed during the pass relayed', async () => relay.passes === 2 && (await unrelayed()) === 0, 20_000, 20);
+    expect(relay.passes).toBe(2);
+    await relay.stop();
   });
 });

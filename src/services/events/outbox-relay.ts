@@ -51,6 +51,8 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
   private running: Promise<void> | null = null;
+  /** A commit kicked during a pass, which may have listed the outbox before it: pass again at once. */
+  private kickedWhileRunning = false;
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private failures = 0;
@@ -71,7 +73,9 @@ export class OutboxRelay {
 
   /** Relays soon: called after a local commit so events do not wait for the next tick. */
   kick(): void {
-    if (!this.stopped && !this.running) this.schedule(0);
+    if (this.stopped) return;
+    if (this.running) this.kickedWhileRunning = true;
+    else this.schedule(0);
   }
 
   async stop(): Promise<void> {
@@ -114,12 +118,14 @@ export class OutboxRelay {
       this.timer = null;
       this.running = this.tick().finally(() => {
         this.running = null;
+        if (this.kickedWhileRunning) this.kick();
       });
     }, delayMs);
     this.timer.unref();
   }
 
   private async tick(): Promise<void> {
+    this.kickedWhileRunning = false;
     let relayed = 0;
     try {
       relayed = await this.relayOnce();
