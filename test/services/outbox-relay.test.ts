@@ -112,14 +112,18 @@ describe('OutboxRelay kicked during a pass', () => {
     const relay = new HeldRelay(t.runtime.orm, new MemoryEventBus(), { intervalMs: 3_600_000 });
     await publish('Before FC');
     relay.start();
-    await relay.firstRelayed;
-    expect(await unrelayed()).toBe(0);
-    // The pass listed the outbox before this commit: its kick arrives while the pass still runs.
-    await publish('During FC');
-    relay.kick();
-    relay.release();
-    await waitUntil('the event committed during the pass relayed', async () => relay.passes === 2 && (await unrelayed()) === 0, 20_000, 20);
-    expect(relay.passes).toBe(2);
-    await relay.stop();
+    try {
+      await relay.firstRelayed;
+      expect(await unrelayed()).toBe(0);
+      // The pass listed the outbox before this commit: its kick arrives while the pass still runs.
+      await publish('During FC');
+      relay.kick();
+      relay.release();
+      await waitUntil('the event committed during the pass relayed', async () => relay.passes === 2 && (await unrelayed()) === 0, 20_000, 20);
+      expect(relay.passes).toBe(2);
+    } finally {
+      relay.release();
+      await relay.stop();
+    }
   });
 });

@@ -74,8 +74,10 @@ export class OutboxRelay {
   /** Relays soon: called after a local commit so events do not wait for the next tick. */
   kick(): void {
     if (this.stopped) return;
+    // Kept while failing too: the pass under way may succeed, and the commit must not wait.
     if (this.running) this.kickedWhileRunning = true;
-    else this.schedule(0);
+    // While passes fail (the bus down), the backoff's timer already comes back for it.
+    else if (this.failures === 0) this.schedule(0);
   }
 
   async stop(): Promise<void> {
