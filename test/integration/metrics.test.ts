@@ -109,10 +109,9 @@ describe('metrics on their own listener', () => {
   });
 
   it('moves the pick, webhook, outbox and ledger families with a pick published and settled', async () => {
-    // Earlier tests' events leave the outbox first (a commit during a relay pass waits for the
-    // next tick, so one may still be pending here). The manual clock has not moved since the
-    // engine's pick, and a subscription receives the events of its own instant: subscribed
-    // while that pick waited, the hook would receive it too.
+    // Earlier tests' events leave the outbox first (a slow relay may not have passed yet). The
+    // manual clock has not moved since the engine's pick, and a subscription receives the events
+    // of its own instant: subscribed while that pick waited, the hook would receive it too.
     await expect.poll(async () => total(await scrape(), 'picks_outbox_pending'), { timeout: 20_000 }).toBe(0);
     const growth = await key('GROWTH');
     const subscribed = await t.graphql(CREATE_WEBHOOK, { input: { url: receiver.url('hooks.test', '/hook'), events: ['PICK_PUBLISHED'] } }, `Bearer ${growth}`);

@@ -75,13 +75,8 @@ class HeldRelay extends OutboxRelay {
   passes = 0;
   private releaseFirst: () => void = () => undefined;
   private readonly firstHeld = new Promise<void>((resolve) => (this.releaseFirst = resolve));
-  firstRelayed: Promise<void>;
   private markFirstRelayed: () => void = () => undefined;
-
-  constructor(...args: ConstructorParameters<typeof OutboxRelay>) {
-    super(...args);
-    this.firstRelayed = new Promise<void>((resolve) => (this.markFirstRelayed = resolve));
-  }
+  readonly firstRelayed = new Promise<void>((resolve) => (this.markFirstRelayed = resolve));
 
   release(): void {
     this.releaseFirst();
